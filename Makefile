@@ -1,0 +1,15 @@
+# newtricks top-level Makefile. Each subsystem adds its targets in mk/<name>.mk so that
+# work on one subsystem never edits another's rules.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+export GOFLAGS ?= -mod=mod
+
+# Everything downloaded (Hadoop jars, Python venvs, test media) lives here, outside git.
+CACHE ?= $(HOME)/.cache/newtricks
+export NEWTRICKS_CACHE := $(CACHE)
+
+include $(sort $(wildcard mk/*.mk))
+
+.PHONY: help
+help:
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'

@@ -1,0 +1,3 @@
+module github.com/newtricks/newtricks
+
+go 1.26
