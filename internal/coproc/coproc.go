@@ -1,0 +1,197 @@
+package coproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// Component is the part of a co-process that differs between namenode-ext and datanode-ext.
+type Component interface {
+	// Start is called once, on the first Configure. host is the connection to the Java host
+	// service, api the public gRPC server (not yet serving: register services on it), reg the
+	// Prometheus registry. Work that outlives Start runs until ctx is done.
+	Start(ctx context.Context, env Env) error
+	// Counters reports the component's state for Extension.Status.
+	Counters() Counters
+}
+
+// Env is what a Component gets at Start.
+type Env struct {
+	Conf       Conf
+	Request    *pb.ConfigureRequest
+	Host       *grpc.ClientConn
+	API        *grpc.Server
+	Registry   *prometheus.Registry
+	Log        hclog.Logger
+	Generation int32
+}
+
+// Counters is a component's contribution to Extension.Status.
+type Counters struct {
+	LastTxid       int64
+	EventsReceived int64
+	Named          map[string]int64
+}
+
+// Keys of the common configuration. The prefix is the co-process's ("newtricks.namenode.ext"
+// or "newtricks.datanode.ext").
+const (
+	// KeyAPIAddress: <prefix>.api.address, host:port of the public gRPC API; empty disables.
+	KeyAPIAddress = ".api.address"
+	// KeyMetricsAddress: <prefix>.metrics.address, host:port of the Prometheus /metrics
+	// endpoint; empty disables.
+	KeyMetricsAddress = ".metrics.address"
+)
+
+// Options describe one co-process.
+type Options struct {
+	Name           string // "namenode-ext"
+	Prefix         string // "newtricks.namenode.ext"
+	Version        string
+	DefaultAPI     string // default <prefix>.api.address
+	DefaultMetrics string // default <prefix>.metrics.address
+}
+
+// Coprocess implements pb.ExtensionServer around a Component.
+type Coprocess struct {
+	pb.UnimplementedExtensionServer
+
+	opts    Options
+	comp    Component
+	log     hclog.Logger
+	started time.Time
+
+	mu          sync.Mutex
+	configured  bool
+	apiAddr     string
+	metricsAddr string
+	host        *grpc.ClientConn
+	cancel      context.CancelFunc
+}
+
+// New returns a co-process that is not configured yet.
+func New(opts Options, comp Component, log hclog.Logger) *Coprocess {
+	return &Coprocess{opts: opts, comp: comp, log: log, started: time.Now()}
+}
+
+// Register adds the Extension service to the go-plugin server.
+func (c *Coprocess) Register(s *grpc.Server) { pb.RegisterExtensionServer(s, c) }
+
+// Configure starts the component on the first call. Later calls (the host re-sends its
+// configuration after it reconnects) are acknowledged with the addresses already in use.
+func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.configured {
+		return &pb.ConfigureResponse{ApiAddress: c.apiAddr, MetricsAddress: c.metricsAddr}, nil
+	}
+	if req.GetHostAddress() == "" {
+		return nil, status.Error(codes.InvalidArgument, "configure: host_address is empty")
+	}
+	conf := Conf(req.GetConf())
+	host, err := grpc.NewClient(req.GetHostAddress(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "configure: dial host %q: %v", req.GetHostAddress(), err)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	api := grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	runCtx, cancel := context.WithCancel(context.Background())
+	env := Env{Conf: conf, Request: req, Host: host, API: api, Registry: reg,
+		Log: c.log, Generation: req.GetGeneration()}
+	if err := c.comp.Start(runCtx, env); err != nil {
+		cancel()
+		host.Close()
+		return nil, toStatus(fmt.Errorf("configure: %w", err))
+	}
+
+	apiAddr, err := serveAPI(conf.String(c.opts.Prefix+KeyAPIAddress, c.opts.DefaultAPI), api, c.log)
+	if err != nil {
+		cancel()
+		host.Close()
+		return nil, status.Errorf(codes.FailedPrecondition, "configure: %v", err)
+	}
+	metricsAddr, err := serveMetrics(conf.String(c.opts.Prefix+KeyMetricsAddress, c.opts.DefaultMetrics), reg, c.log)
+	if err != nil {
+		c.log.Warn("metrics endpoint disabled", "error", err)
+	}
+	c.configured, c.host, c.cancel = true, host, cancel
+	c.apiAddr, c.metricsAddr = apiAddr, metricsAddr
+	c.log.Info("configured", "daemon", req.GetDaemonKind(), "daemon_id", req.GetDaemonId(),
+		"generation", req.GetGeneration(), "host", req.GetHostAddress(), "api", apiAddr, "metrics", metricsAddr)
+	return &pb.ConfigureResponse{ApiAddress: apiAddr, MetricsAddress: metricsAddr}, nil
+}
+
+// Status reports health and the component's counters. A co-process is healthy once it runs;
+// an unconfigured one is healthy too (the host configures it right after the health check).
+func (c *Coprocess) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
+	c.mu.Lock()
+	configured := c.configured
+	c.mu.Unlock()
+	resp := &pb.StatusResponse{
+		Healthy:    true,
+		Configured: configured,
+		Version:    c.opts.Version,
+		LastTxid:   -1,
+		UptimeMs:   time.Since(c.started).Milliseconds(),
+	}
+	if configured {
+		cs := c.comp.Counters()
+		resp.LastTxid, resp.EventsReceived, resp.Counters = cs.LastTxid, cs.EventsReceived, cs.Named
+	}
+	return resp, nil
+}
+
+func serveAPI(addr string, s *grpc.Server, log hclog.Logger) (string, error) {
+	if addr == "" {
+		return "", nil
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("listen for the API on %s: %w", addr, err)
+	}
+	go func() {
+		if err := s.Serve(lis); err != nil {
+			log.Error("api server stopped", "error", err)
+		}
+	}()
+	return lis.Addr().String(), nil
+}
+
+func serveMetrics(addr string, reg *prometheus.Registry, log hclog.Logger) (string, error) {
+	if addr == "" {
+		return "", nil
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("listen for metrics on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server stopped", "error", err)
+		}
+	}()
+	return lis.Addr().String(), nil
+}
