@@ -1,0 +1,113 @@
+package xformgraph
+
+import "fmt"
+
+// Kind is the type of a Value on a graph edge; graph validation matches an op's accepted
+// kinds against its input's kind.
+type Kind uint8
+
+const (
+	KindInvalid Kind = iota
+	KindBytes        // encoded media: Value.Bytes
+	KindImage        // one decoded image: Value.Image
+	KindFrames       // decoded video frames, presentation order, same size: Value.Frames
+	KindTensor       // Value.Tensor
+	// KindSame is only used in OpDef.Out: the output kind is the input kind (hflip works on
+	// an image and on a frame stack).
+	KindSame Kind = 255
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindBytes:
+		return "bytes"
+	case KindImage:
+		return "image"
+	case KindFrames:
+		return "frames"
+	case KindTensor:
+		return "tensor"
+	case KindSame:
+		return "same"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Value is what flows along an edge. Exactly the field named by Kind is set. Ops must not
+// modify their input in place: a value can feed several nodes.
+type Value struct {
+	Kind   Kind
+	Bytes  []byte
+	Image  *Image
+	Frames []*Image
+	Tensor *Tensor
+}
+
+// Image is an 8-bit interleaved (HWC) image: Channels is 1 (gray), 3 (RGB) or 4 (RGBA).
+// Pixel (x, y) channel c is Pix[y*Stride + x*Channels + c]. Frames and images share this
+// type so spatial ops work on both.
+type Image struct {
+	Width, Height int
+	Channels      int
+	Stride        int // bytes per row, >= Width*Channels
+	Pix           []byte
+}
+
+// NewImage allocates a tightly packed image.
+func NewImage(w, h, c int) *Image {
+	return &Image{Width: w, Height: h, Channels: c, Stride: w * c, Pix: make([]byte, w*h*c)}
+}
+
+// Row returns the w*c bytes of row y.
+func (m *Image) Row(y int) []byte {
+	o := y * m.Stride
+	return m.Pix[o : o+m.Width*m.Channels]
+}
+
+// Static is what graph validation knows about a value before running: the kind and, when
+// fixed by the ops so far, its dimensions (0 = not known until run time).
+type Static struct {
+	Kind     Kind
+	T        int // frames (KindFrames, 4-D tensors)
+	H, W     int
+	Channels int
+	DType    DType  // KindTensor only
+	Layout   Layout // KindTensor only
+}
+
+// Bytes is the byte size of the value when all dimensions are known, else 0.
+func (s Static) Bytes() int64 {
+	if s.H == 0 || s.W == 0 || s.Channels == 0 {
+		return 0
+	}
+	n := int64(s.H) * int64(s.W) * int64(s.Channels)
+	if s.Kind == KindFrames || s.Layout.Rank() == 4 {
+		if s.T == 0 {
+			return 0
+		}
+		n *= int64(s.T)
+	}
+	if s.Kind == KindTensor {
+		n *= int64(s.DType.Size())
+	}
+	return n
+}
+
+// Size is the run-time byte size of v (what the output limit is compared with).
+func (v Value) Size() int64 {
+	switch v.Kind {
+	case KindBytes:
+		return int64(len(v.Bytes))
+	case KindImage:
+		return int64(len(v.Image.Pix))
+	case KindFrames:
+		var n int64
+		for _, f := range v.Frames {
+			n += int64(len(f.Pix))
+		}
+		return n
+	case KindTensor:
+		return int64(len(v.Tensor.Data))
+	}
+	return 0
+}
