@@ -1,0 +1,82 @@
+package dnext
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/newtricks/newtricks/internal/coproc"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// Version is reported in Extension.Status.
+const Version = "0.1.0"
+
+// Options are datanode-ext's process-level defaults.
+var Options = coproc.Options{
+	Name:           "datanode-ext",
+	Prefix:         Prefix,
+	Version:        Version,
+	DefaultAPI:     "0.0.0.0:9890",
+	DefaultMetrics: "127.0.0.1:9891",
+}
+
+// Ext is the datanode-ext component.
+type Ext struct {
+	mu   sync.Mutex
+	uuid string
+}
+
+// New returns datanode-ext.
+func New() *Ext { return &Ext{} }
+
+// Start implements coproc.Component.
+func (e *Ext) Start(ctx context.Context, env coproc.Env) error {
+	cfg, err := ConfigFromConf(env.Conf)
+	if err != nil {
+		return err
+	}
+	host := pb.NewDataNodeHostClient(env.Host)
+	e.setUUID(env.Request.GetDaemonId())
+	pb.RegisterReplicasServer(env.API, &replicasAPI{host: host, cfg: cfg, uuid: e.getUUID})
+	go e.learnIdentity(ctx, host, env)
+	return nil
+}
+
+// learnIdentity asks the DataNode who it is, for logs and responses; the hook may have
+// launched us before the DataNode registered with the NameNode.
+func (e *Ext) learnIdentity(ctx context.Context, host pb.DataNodeHostClient, env coproc.Env) {
+	for delay := 200 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		id, err := host.Identity(cctx, &pb.IdentityRequest{})
+		cancel()
+		if err == nil && id.GetUuid() != "" {
+			e.setUUID(id.GetUuid())
+			env.Log.Info("datanode identity", "uuid", id.GetUuid(), "xfer", id.GetXferAddr(),
+				"block_pools", id.GetBlockPoolIds(), "block_tokens", id.GetBlockTokenEnabled())
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
+}
+
+func (e *Ext) setUUID(u string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if u != "" {
+		e.uuid = u
+	}
+}
+
+func (e *Ext) getUUID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.uuid
+}
+
+// Counters implements coproc.Component.
+func (e *Ext) Counters() coproc.Counters { return coproc.Counters{LastTxid: -1} }

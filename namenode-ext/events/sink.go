@@ -1,0 +1,160 @@
+package events
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// Subscriber is called for every accepted event, on the delivering goroutine: it must not
+// block (the NameNode hook waits for the acknowledgement). Hand slow work to your own queue.
+type Subscriber func(Event)
+
+// Sink implements the EventSink service.
+type Sink struct {
+	pb.UnimplementedEventSinkServer
+
+	mu          sync.Mutex
+	ring        []Event // recent events, oldest first once full
+	next        int
+	full        bool
+	lastTxid    int64
+	received    int64
+	dropped     int64 // audit events the hook dropped, as it last reported
+	subscribers []Subscriber
+
+	mReceived   *prometheus.CounterVec
+	mDuplicates prometheus.Counter
+	mDropped    prometheus.Gauge
+	mLastTxid   prometheus.Gauge
+}
+
+// NewSink keeps the last retain events for RecentEvents. lastTxid is the highest namespace
+// txid already processed (-1 if none): older deliveries are ignored as duplicates.
+func NewSink(retain int, lastTxid int64) *Sink {
+	if retain < 1 {
+		retain = 1
+	}
+	return &Sink{
+		ring:     make([]Event, retain),
+		lastTxid: lastTxid,
+		mReceived: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "newtricks", Subsystem: "events", Name: "received_total",
+			Help: "Events accepted from the NameNode hook, by kind (audit, namespace).",
+		}, []string{"kind"}),
+		mDuplicates: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "newtricks", Subsystem: "events", Name: "duplicate_total",
+			Help: "Namespace events delivered again after a retry and ignored.",
+		}),
+		mDropped: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "newtricks", Subsystem: "events", Name: "audit_dropped",
+			Help: "Audit events the NameNode hook dropped because its queue was full (since NameNode start).",
+		}),
+		mLastTxid: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "newtricks", Subsystem: "events", Name: "last_txid",
+			Help: "Highest inotify txid received.",
+		}),
+	}
+}
+
+// Collectors returns the sink's metrics.
+func (s *Sink) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{s.mReceived, s.mDuplicates, s.mDropped, s.mLastTxid}
+}
+
+// Subscribe adds fn to the subscribers. Call before the sink serves.
+func (s *Sink) Subscribe(fn Subscriber) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subscribers = append(s.subscribers, fn)
+}
+
+// Deliver accepts one batch. Namespace events at or below the last txid are duplicates of an
+// earlier delivery whose acknowledgement was lost and are skipped.
+func (s *Sink) Deliver(_ context.Context, b *pb.EventBatch) (*pb.DeliverAck, error) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropped = b.GetAuditDroppedTotal()
+	s.mDropped.Set(float64(s.dropped))
+	for _, pe := range b.GetEvents() {
+		ev, ok := fromProto(pe, now)
+		if !ok {
+			continue
+		}
+		if ns := ev.Namespace; ns != nil {
+			if ns.Txid <= s.lastTxid {
+				s.mDuplicates.Inc()
+				continue
+			}
+			s.lastTxid = ns.Txid
+			s.mReceived.WithLabelValues("namespace").Inc()
+		} else {
+			s.mReceived.WithLabelValues("audit").Inc()
+		}
+		s.received++
+		s.ring[s.next] = ev
+		s.next = (s.next + 1) % len(s.ring)
+		s.full = s.full || s.next == 0
+		for _, fn := range s.subscribers {
+			fn(ev)
+		}
+	}
+	s.mLastTxid.Set(float64(s.lastTxid))
+	return &pb.DeliverAck{LastTxid: s.lastTxid}, nil
+}
+
+// SetRetain changes how many recent events are kept, keeping the newest ones.
+func (s *Sink) SetRetain(retain int) {
+	if retain < 1 {
+		retain = 1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if retain == len(s.ring) {
+		return
+	}
+	old := s.orderedLocked()
+	if len(old) > retain {
+		old = old[len(old)-retain:]
+	}
+	s.ring = make([]Event, retain)
+	s.next = copy(s.ring, old) % retain
+	s.full = len(old) == retain
+}
+
+func (s *Sink) orderedLocked() []Event {
+	if s.full {
+		return append(append([]Event(nil), s.ring[s.next:]...), s.ring[:s.next]...)
+	}
+	return append([]Event(nil), s.ring[:s.next]...)
+}
+
+// Stats returns the last txid, the number of accepted events and the hook's drop total.
+func (s *Sink) Stats() (lastTxid, received, auditDropped int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastTxid, s.received, s.dropped
+}
+
+// Recent returns up to limit of the newest retained events (all if limit <= 0) whose path or
+// destination starts with prefix, oldest first.
+func (s *Sink) Recent(limit int, prefix string) []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Event
+	for _, e := range s.orderedLocked() {
+		if prefix == "" || strings.HasPrefix(e.Path(), prefix) || (e.Dst() != "" && strings.HasPrefix(e.Dst(), prefix)) {
+			out = append(out, e)
+		}
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out
+}

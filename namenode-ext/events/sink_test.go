@@ -1,0 +1,94 @@
+package events
+
+import (
+	"context"
+	"testing"
+
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+func nsEvent(txid int64, typ pb.NamespaceEvent_Type, path string) *pb.Event {
+	return &pb.Event{Kind: &pb.Event_Namespace{Namespace: &pb.NamespaceEvent{Txid: txid, Type: typ, Path: path}}}
+}
+
+func auditEvent(cmd, src string) *pb.Event {
+	return &pb.Event{Kind: &pb.Event_Audit{Audit: &pb.AuditEvent{Cmd: cmd, Src: src, Allowed: true}}}
+}
+
+func TestDeliverDedupesRetriedNamespaceEvents(t *testing.T) {
+	s := NewSink(10, -1)
+	var seen []string
+	s.Subscribe(func(e Event) { seen = append(seen, e.Path()) })
+	batch := &pb.EventBatch{Events: []*pb.Event{
+		nsEvent(5, pb.NamespaceEvent_CREATE, "/a"), auditEvent("open", "/b"), nsEvent(6, pb.NamespaceEvent_CLOSE, "/a"),
+	}, AuditDroppedTotal: 3}
+	ack, err := s.Deliver(context.Background(), batch)
+	if err != nil || ack.GetLastTxid() != 6 {
+		t.Fatalf("Deliver = %v, %v; want last txid 6", ack, err)
+	}
+	// The hook retries a batch whose acknowledgement it lost: namespace events must not repeat.
+	retry := &pb.EventBatch{Events: []*pb.Event{nsEvent(6, pb.NamespaceEvent_CLOSE, "/a"), nsEvent(7, pb.NamespaceEvent_UNLINK, "/a")}}
+	if ack, _ = s.Deliver(context.Background(), retry); ack.GetLastTxid() != 7 {
+		t.Fatalf("last txid = %d, want 7", ack.GetLastTxid())
+	}
+	want := []string{"/a", "/b", "/a", "/a"}
+	if len(seen) != len(want) {
+		t.Fatalf("subscriber saw %v, want %v", seen, want)
+	}
+	last, received, _ := s.Stats()
+	if last != 7 || received != 4 {
+		t.Fatalf("Stats = %d, %d; want 7, 4", last, received)
+	}
+}
+
+func TestRecentIsBoundedAndFiltered(t *testing.T) {
+	s := NewSink(3, -1)
+	for i, p := range []string{"/x/1", "/y/2", "/x/3", "/x/4", "/y/5"} {
+		if _, err := s.Deliver(context.Background(), &pb.EventBatch{Events: []*pb.Event{nsEvent(int64(i+1), pb.NamespaceEvent_CLOSE, p)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		limit  int
+		prefix string
+		want   []string
+	}{
+		{0, "", []string{"/x/3", "/x/4", "/y/5"}},
+		{1, "", []string{"/y/5"}},
+		{0, "/x/", []string{"/x/3", "/x/4"}},
+	}
+	for _, tc := range tests {
+		got := s.Recent(tc.limit, tc.prefix)
+		var paths []string
+		for _, e := range got {
+			paths = append(paths, e.Path())
+		}
+		if len(paths) != len(tc.want) {
+			t.Errorf("Recent(%d, %q) = %v, want %v", tc.limit, tc.prefix, paths, tc.want)
+			continue
+		}
+		for i := range paths {
+			if paths[i] != tc.want[i] {
+				t.Errorf("Recent(%d, %q) = %v, want %v", tc.limit, tc.prefix, paths, tc.want)
+				break
+			}
+		}
+	}
+}
+
+func TestSetRetainKeepsNewest(t *testing.T) {
+	s := NewSink(4, -1)
+	for i := 1; i <= 6; i++ {
+		s.Deliver(context.Background(), &pb.EventBatch{Events: []*pb.Event{nsEvent(int64(i), pb.NamespaceEvent_CLOSE, "/f")}})
+	}
+	s.SetRetain(2)
+	got := s.Recent(0, "")
+	if len(got) != 2 || got[0].Namespace.Txid != 5 || got[1].Namespace.Txid != 6 {
+		t.Fatalf("after SetRetain(2): %+v", got)
+	}
+	s.SetRetain(5)
+	s.Deliver(context.Background(), &pb.EventBatch{Events: []*pb.Event{nsEvent(7, pb.NamespaceEvent_CLOSE, "/f")}})
+	if got = s.Recent(0, ""); len(got) != 3 || got[2].Namespace.Txid != 7 {
+		t.Fatalf("after SetRetain(5) + 1 event: %d events", len(got))
+	}
+}

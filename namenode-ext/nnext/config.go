@@ -1,0 +1,37 @@
+package nnext
+
+import (
+	"fmt"
+
+	"github.com/newtricks/newtricks/internal/coproc"
+)
+
+// Prefix of every namenode-ext key in hdfs-site.xml.
+const Prefix = "newtricks.namenode.ext"
+
+// Config is namenode-ext's own configuration, read from the keys the NameNode hook pushes.
+type Config struct {
+	// EventsRetain (newtricks.namenode.ext.events.retain, default 10000) is how many recent
+	// events RecentEvents can return.
+	EventsRetain int
+	// LogLevel (newtricks.namenode.ext.log.level, default "info").
+	LogLevel string
+}
+
+// ConfigFromConf reads and validates Config.
+func ConfigFromConf(c coproc.Conf) (Config, error) {
+	retain, err := c.Int(Prefix+".events.retain", 10000)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := Config{EventsRetain: int(retain), LogLevel: c.String(Prefix+".log.level", "info")}
+	return cfg, cfg.Validate()
+}
+
+// Validate checks ranges.
+func (c Config) Validate() error {
+	if c.EventsRetain < 1 || c.EventsRetain > 10_000_000 {
+		return fmt.Errorf("%w: %s.events.retain=%d must be in [1, 10000000]", coproc.ErrBadConfig, Prefix, c.EventsRetain)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package nnext
+
+import (
+	"context"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+
+	"github.com/newtricks/newtricks/internal/coproc"
+	"github.com/newtricks/newtricks/namenode-ext/events"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// Version is reported in Extension.Status.
+const Version = "0.1.0"
+
+// Options are namenode-ext's process-level defaults.
+var Options = coproc.Options{
+	Name:           "namenode-ext",
+	Prefix:         Prefix,
+	Version:        Version,
+	DefaultAPI:     "0.0.0.0:9880",
+	DefaultMetrics: "127.0.0.1:9881",
+}
+
+// Ext is the namenode-ext component.
+type Ext struct {
+	sink    *events.Sink
+	started atomic.Bool
+}
+
+// New returns namenode-ext. The event sink exists before Configure so the hook can deliver
+// as soon as the handshake is done.
+func New() *Ext {
+	return &Ext{sink: events.NewSink(10000, -1)}
+}
+
+// RegisterPlugin registers the services the NameNode hook calls over the go-plugin socket.
+func (e *Ext) RegisterPlugin(s *grpc.Server) { pb.RegisterEventSinkServer(s, e.sink) }
+
+// Start implements coproc.Component.
+func (e *Ext) Start(ctx context.Context, env coproc.Env) error {
+	cfg, err := ConfigFromConf(env.Conf)
+	if err != nil {
+		return err
+	}
+	e.sink.SetRetain(cfg.EventsRetain)
+	host := pb.NewNameNodeHostClient(env.Host)
+	env.Registry.MustRegister(e.sink.Collectors()...)
+	pb.RegisterNamespaceServer(env.API, &namespaceAPI{host: host, sink: e.sink})
+	if err := startSubsystems(ctx, env, host, e.sink); err != nil {
+		return err
+	}
+	e.started.Store(true)
+	return nil
+}
+
+// Counters implements coproc.Component.
+func (e *Ext) Counters() coproc.Counters {
+	last, received, dropped := e.sink.Stats()
+	return coproc.Counters{LastTxid: last, EventsReceived: received,
+		Named: map[string]int64{"audit_dropped_total": dropped}}
+}
