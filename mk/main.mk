@@ -1,0 +1,39 @@
+# The project's main entry points: build, test, verify, demo. Subsystems add their own
+# targets (and prerequisites of these) in their mk/*.mk files.
+GO_BINARIES := namenode-ext datanode-ext newtricks
+BIN := $(CURDIR)/bin
+HOOKS_JAR := $(CURDIR)/hadoop-patches/target/newtricks-hadoop-hooks.jar
+HADOOP_VERSION ?= 3.4.2
+HADOOP_LIB := $(CACHE)/hadoop-$(HADOOP_VERSION)/lib
+
+# Environment every test, benchmark and the demo get: where the real parts are.
+TEST_ENV := NEWTRICKS_CLUSTER_TESTS=1 NEWTRICKS_HADOOP_LIB=$(HADOOP_LIB) \
+  NEWTRICKS_HOOKS_JAR=$(HOOKS_JAR) NEWTRICKS_BIN=$(BIN) \
+  NEWTRICKS_XFORM_MEDIA=$(CURDIR)/xformgraph/testdata/media NEWTRICKS_PYTHON=$(CACHE)/venv-test/bin/python
+
+.PHONY: build
+build: deps-apt ## build the Go binaries into bin/
+	go build -o $(BIN)/ ./namenode-ext/cmd/namenode-ext ./datanode-ext/cmd/datanode-ext ./cmd/newtricks
+
+.PHONY: verify
+verify: deps-apt $(TOOLS_BIN)/protoc-gen-go $(TOOLS_BIN)/protoc-gen-go-grpc ## gofmt, go vet, generated protos unchanged
+	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+	go vet ./...
+	@tmp=$$(mktemp -d); \
+	PATH=$(TOOLS_BIN):$$PATH protoc -I proto --go_out=$$tmp --go_opt=module=github.com/newtricks/newtricks \
+	  --go-grpc_out=$$tmp --go-grpc_opt=module=github.com/newtricks/newtricks $(PROTO_FILES) && \
+	if ! diff -r $$tmp/proto/gen proto/gen >/dev/null; then echo "proto/gen is stale: run make proto"; diff -r $$tmp/proto/gen proto/gen | head -20; rm -rf $$tmp; exit 1; fi; \
+	rm -rf $$tmp; echo "verify: ok"
+
+# Everything the tests need, installed by the tests' own command.
+TEST_PREREQS := deps-apt hadoop jar build xform-media xform-pyenv
+
+.PHONY: test
+test: $(TEST_PREREQS) verify ## run every test: unit, Java, conformance against real Hadoop
+	@mkdir -p $(CACHE)
+	$(TEST_ENV) go test -p 1 -count=1 -timeout 60m ./... 2>&1 | tee $(CACHE)/last-test.log; exit $${PIPESTATUS[0]}
+	$(MAKE) --no-print-directory java-test
+
+.PHONY: demo
+demo: deps-apt hadoop jar build ## start a local cluster with the extensions and show what they see
+	$(TEST_ENV) go run ./cmd/newtricks demo
