@@ -1,0 +1,195 @@
+package ffmpeg
+
+// #include "helpers.h"
+// #include <stdlib.h>
+import "C"
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+)
+
+// InputOptions bound what the demuxer may read or guess while opening an input. Zero
+// fields keep FFmpeg's defaults.
+type InputOptions struct {
+	// Format forces a demuxer by short name ("mov", "matroska"...); empty probes.
+	Format string
+	// ProbeSize caps the bytes avformat_find_stream_info reads (AVFormatContext.probesize).
+	ProbeSize int64
+	// AnalyzeDuration caps the stream time analysed (AVFormatContext.max_analyze_duration).
+	AnalyzeDuration time.Duration
+	// FormatProbeSize caps the bytes read to guess the container (format_probesize).
+	FormatProbeSize int
+	// IOBufferSize is the custom AVIOContext buffer for in-memory inputs; default 64 KiB.
+	IOBufferSize int
+}
+
+// FormatContext is an opened input (AVFormatContext plus, for in-memory inputs, its
+// custom AVIOContext and the C copy of the bytes).
+type FormatContext struct {
+	c *C.nt_input
+}
+
+// OpenFile opens the media file at path.
+func OpenFile(path string, opts InputOptions) (*FormatContext, error) {
+	in := C.nt_input_alloc(0)
+	if in == nil {
+		return nil, ErrNoMem
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	return open(in, cpath, opts)
+}
+
+// OpenBytes opens an in-memory input. data is copied once into C memory, so the caller may
+// reuse it as soon as OpenBytes returns.
+func OpenBytes(data []byte, opts InputOptions) (*FormatContext, error) {
+	if len(data) == 0 {
+		return nil, ErrInvalidData
+	}
+	in := C.nt_input_alloc(C.int64_t(len(data)))
+	if in == nil {
+		return nil, ErrNoMem
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(in.data)), len(data)), data)
+	return open(in, nil, opts)
+}
+
+func open(in *C.nt_input, path *C.char, opts InputOptions) (*FormatContext, error) {
+	var cformat *C.char
+	if opts.Format != "" {
+		cformat = C.CString(opts.Format)
+		defer C.free(unsafe.Pointer(cformat))
+	}
+	buf := opts.IOBufferSize
+	if buf <= 0 {
+		buf = 64 << 10
+	}
+	ret := C.nt_input_open(in, path, cformat, C.int64_t(opts.ProbeSize),
+		C.int64_t(opts.AnalyzeDuration/time.Microsecond), C.int(opts.FormatProbeSize), C.int(buf))
+	if ret < 0 {
+		C.nt_input_free(in)
+		return nil, Error(ret)
+	}
+	return &FormatContext{c: in}, nil
+}
+
+// Close releases the input. It is safe to call more than once.
+func (f *FormatContext) Close() {
+	if f.c != nil {
+		C.nt_input_free(f.c)
+		f.c = nil
+	}
+}
+
+// Interrupt makes the current and every later blocking call on f fail with ErrExit. It is
+// the one method safe to call from another goroutine (e.g. from context.AfterFunc).
+func (f *FormatContext) Interrupt() {
+	if c := f.c; c != nil {
+		C.nt_input_interrupt(c)
+	}
+}
+
+// FindStreamInfo reads (and may decode) the start of the input to fill in stream parameters
+// that the container headers lack; bounded by InputOptions.ProbeSize/AnalyzeDuration.
+func (f *FormatContext) FindStreamInfo() error {
+	if f.c == nil {
+		return ErrClosed
+	}
+	return newError(C.avformat_find_stream_info(f.c.fmt, nil))
+}
+
+// FormatName is the demuxer's short name, e.g. "mov,mp4,m4a,3gp,3g2,mj2" or "matroska,webm".
+func (f *FormatContext) FormatName() string {
+	if f.c == nil || f.c.fmt.iformat == nil {
+		return ""
+	}
+	return C.GoString(f.c.fmt.iformat.name)
+}
+
+// NumStreams is the number of streams found so far.
+func (f *FormatContext) NumStreams() int {
+	if f.c == nil {
+		return 0
+	}
+	return int(f.c.fmt.nb_streams)
+}
+
+// Stream returns a copy of stream i's parameters.
+func (f *FormatContext) Stream(i int) (StreamInfo, error) {
+	if f.c == nil {
+		return StreamInfo{}, ErrClosed
+	}
+	var si C.nt_stream_info
+	if err := newError(C.nt_stream_info_get(f.c.fmt, C.int(i), &si)); err != nil {
+		return StreamInfo{}, err
+	}
+	return streamInfo(&si), nil
+}
+
+// BestVideoStream picks the default video stream (av_find_best_stream); ErrStreamNotFound
+// if there is none.
+func (f *FormatContext) BestVideoStream() (int, error) {
+	if f.c == nil {
+		return -1, ErrClosed
+	}
+	ret := C.av_find_best_stream(f.c.fmt, C.AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+	if ret < 0 {
+		return -1, Error(ret)
+	}
+	return int(ret), nil
+}
+
+// DiscardOtherStreams makes ReadPacket skip every stream but keep, so the demuxer does not
+// allocate packets nobody wants.
+func (f *FormatContext) DiscardOtherStreams(keep int) {
+	if f.c != nil {
+		C.nt_discard_others(f.c.fmt, C.int(keep))
+	}
+}
+
+// ReadPacket reads the next packet into p (which is unreferenced first). It returns an
+// error matching ErrEOF at the end of the input.
+func (f *FormatContext) ReadPacket(p *Packet) error {
+	if f.c == nil || p.c == nil {
+		return ErrClosed
+	}
+	C.av_packet_unref(p.c)
+	return newError(C.av_read_frame(f.c.fmt, p.c))
+}
+
+// SeekFlags are AVSEEK_FLAG_* values.
+type SeekFlags int
+
+// Seek flags.
+const (
+	SeekBackward SeekFlags = C.AVSEEK_FLAG_BACKWARD // seek to the key frame at or before ts
+	SeekByte     SeekFlags = C.AVSEEK_FLAG_BYTE     // ts is a byte offset
+	SeekAny      SeekFlags = C.AVSEEK_FLAG_ANY      // any frame, not only key frames
+)
+
+// SeekFrame seeks stream to timestamp ts (in the stream's time base) with av_seek_frame.
+// Decoders must be flushed afterwards.
+func (f *FormatContext) SeekFrame(stream int, ts int64, flags SeekFlags) error {
+	if f.c == nil {
+		return ErrClosed
+	}
+	if err := newError(C.av_seek_frame(f.c.fmt, C.int(stream), C.int64_t(ts), C.int(flags))); err != nil {
+		return fmt.Errorf("seek stream %d to %d: %w", stream, ts, err)
+	}
+	return nil
+}
+
+// SeekStart rewinds to the beginning of the input.
+func (f *FormatContext) SeekStart(stream int) error {
+	if f.c == nil {
+		return ErrClosed
+	}
+	ret := C.avformat_seek_file(f.c.fmt, C.int(stream), C.INT64_MIN, C.INT64_MIN, C.INT64_MIN, C.AVSEEK_FLAG_BACKWARD)
+	if ret < 0 {
+		// Some demuxers refuse timestamp seeks; byte 0 works for every seekable input.
+		ret = C.av_seek_frame(f.c.fmt, C.int(stream), 0, C.AVSEEK_FLAG_BYTE)
+	}
+	return newError(ret)
+}

@@ -1,0 +1,174 @@
+#include "helpers.h"
+#include <string.h>
+
+static int nt_read(void *opaque, uint8_t *buf, int size) {
+	nt_input *in = opaque;
+	int64_t left = in->size - in->pos;
+	if (left <= 0) return AVERROR_EOF;
+	if (size > left) size = (int)left;
+	memcpy(buf, in->data + in->pos, size);
+	in->pos += size;
+	return size;
+}
+
+static int64_t nt_seek(void *opaque, int64_t off, int whence) {
+	nt_input *in = opaque;
+	int64_t np;
+	whence &= ~AVSEEK_FORCE;
+	switch (whence) {
+	case AVSEEK_SIZE: return in->size;
+	case SEEK_SET: np = off; break;
+	case SEEK_CUR: np = in->pos + off; break;
+	case SEEK_END: np = in->size + off; break;
+	default: return AVERROR(EINVAL);
+	}
+	if (np < 0 || np > in->size) return AVERROR(EINVAL);
+	in->pos = np;
+	return np;
+}
+
+static int nt_interrupt_cb(void *opaque) {
+	nt_input *in = opaque;
+	return __atomic_load_n(&in->interrupted, __ATOMIC_RELAXED);
+}
+
+nt_input *nt_input_alloc(int64_t size) {
+	nt_input *in = av_mallocz(sizeof(*in));
+	if (!in) return NULL;
+	if (size > 0) {
+		in->data = av_malloc(size);
+		if (!in->data) { av_free(in); return NULL; }
+		in->size = size;
+	}
+	return in;
+}
+
+int nt_input_open(nt_input *in, const char *path, const char *format, int64_t probesize,
+		  int64_t analyzeduration, int format_probesize, int io_buffer) {
+	const AVInputFormat *ifmt = NULL;
+	if (format && format[0]) {
+		ifmt = av_find_input_format(format);
+		if (!ifmt) return AVERROR_DEMUXER_NOT_FOUND;
+	}
+	AVFormatContext *fmt = avformat_alloc_context();
+	if (!fmt) return AVERROR(ENOMEM);
+	fmt->interrupt_callback.callback = nt_interrupt_cb;
+	fmt->interrupt_callback.opaque = in;
+	if (probesize > 0) fmt->probesize = probesize;
+	if (analyzeduration > 0) fmt->max_analyze_duration = analyzeduration;
+	if (format_probesize > 0) fmt->format_probesize = format_probesize;
+	if (!path) {
+		uint8_t *buf = av_malloc(io_buffer);
+		if (!buf) { avformat_free_context(fmt); return AVERROR(ENOMEM); }
+		in->pb = avio_alloc_context(buf, io_buffer, 0, in, nt_read, NULL, nt_seek);
+		if (!in->pb) { av_free(buf); avformat_free_context(fmt); return AVERROR(ENOMEM); }
+		fmt->pb = in->pb;
+		fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+	}
+	// On failure avformat_open_input frees fmt and sets it to NULL.
+	int ret = avformat_open_input(&fmt, path ? path : "", ifmt, NULL);
+	if (ret < 0) return ret;
+	in->fmt = fmt;
+	return 0;
+}
+
+void nt_input_interrupt(nt_input *in) {
+	__atomic_store_n(&in->interrupted, 1, __ATOMIC_RELAXED);
+}
+
+void nt_input_free(nt_input *in) {
+	if (!in) return;
+	if (in->fmt) avformat_close_input(&in->fmt);
+	if (in->pb) {
+		av_freep(&in->pb->buffer);
+		avio_context_free(&in->pb);
+	}
+	av_freep(&in->data);
+	av_free(in);
+}
+
+int nt_stream_info_get(AVFormatContext *fmt, int i, nt_stream_info *o) {
+	if (i < 0 || (unsigned)i >= fmt->nb_streams) return AVERROR(EINVAL);
+	AVStream *st = fmt->streams[i];
+	AVCodecParameters *par = st->codecpar;
+	memset(o, 0, sizeof(*o));
+	o->index = i;
+	o->media_type = par->codec_type;
+	o->codec_id = par->codec_id;
+	o->width = par->width;
+	o->height = par->height;
+	o->format = par->format;
+	o->tb_num = st->time_base.num;
+	o->tb_den = st->time_base.den;
+	o->fr_num = st->avg_frame_rate.num;
+	o->fr_den = st->avg_frame_rate.den;
+	o->rfr_num = st->r_frame_rate.num;
+	o->rfr_den = st->r_frame_rate.den;
+	o->start_time = st->start_time;
+	o->duration = st->duration;
+	o->nb_frames = st->nb_frames;
+	size_t sz = 0;
+	const int32_t *m = (const int32_t *)av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &sz);
+	if (m && sz >= 9 * sizeof(int32_t)) {
+		double r = av_display_rotation_get(m);
+		if (r == r) { // not NaN
+			o->has_rotation = 1;
+			o->rotation = r;
+			// det of the 2x2 part < 0 means a mirror.
+			int64_t det = (int64_t)m[0] * m[4] - (int64_t)m[1] * m[3];
+			o->hflip = det < 0;
+		}
+	}
+	return 0;
+}
+
+void nt_discard_others(AVFormatContext *fmt, int keep) {
+	for (unsigned i = 0; i < fmt->nb_streams; i++)
+		fmt->streams[i]->discard = ((int)i == keep) ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
+}
+
+int nt_decoder_open(AVCodecContext **out, AVFormatContext *fmt, int stream, int codec_id,
+		    int threads, int thread_type, int lowres, int64_t max_pixels) {
+	*out = NULL;
+	AVCodecParameters *par = NULL;
+	if (fmt) {
+		if (stream < 0 || (unsigned)stream >= fmt->nb_streams) return AVERROR_STREAM_NOT_FOUND;
+		par = fmt->streams[stream]->codecpar;
+		codec_id = par->codec_id;
+	}
+	const AVCodec *codec = avcodec_find_decoder(codec_id);
+	if (!codec) return AVERROR_DECODER_NOT_FOUND;
+	AVCodecContext *c = avcodec_alloc_context3(codec);
+	if (!c) return AVERROR(ENOMEM);
+	int ret = 0;
+	if (par) {
+		ret = avcodec_parameters_to_context(c, par);
+		if (ret < 0) { avcodec_free_context(&c); return ret; }
+		c->pkt_timebase = fmt->streams[stream]->time_base;
+	}
+	c->thread_count = threads;
+	if (thread_type) c->thread_type = thread_type;
+	if (lowres > 0) {
+		if (lowres > codec->max_lowres) lowres = codec->max_lowres;
+		c->lowres = lowres;
+	}
+	if (max_pixels > 0) c->max_pixels = max_pixels;
+	ret = avcodec_open2(c, codec, NULL);
+	if (ret < 0) { avcodec_free_context(&c); return ret; }
+	*out = c;
+	return 0;
+}
+
+void nt_sws_colorspace(struct SwsContext *sws, int colorspace, int src_range) {
+	// Same choice as libavfilter's scale filter with in_color_matrix=auto: the frame's
+	// matrix, full-range RGB out.
+	const int *inv = sws_getCoefficients(colorspace);
+	const int *tab = sws_getCoefficients(SWS_CS_DEFAULT);
+	sws_setColorspaceDetails(sws, inv, src_range, tab, 1, 0, 1 << 16, 1 << 16);
+}
+
+int nt_sws_frame(struct SwsContext *sws, const AVFrame *src, uint8_t *dst, int dst_stride) {
+	uint8_t *dd[4] = {dst, NULL, NULL, NULL};
+	int ds[4] = {dst_stride, 0, 0, 0};
+	return sws_scale(sws, (const uint8_t *const *)src->data, src->linesize, 0, src->height, dd, ds);
+}
