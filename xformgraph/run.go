@@ -1,0 +1,69 @@
+package xformgraph
+
+import (
+	"context"
+	"fmt"
+)
+
+// Sample is one training sample: a stable key (e.g. its path and offset), the epoch and
+// the encoded bytes.
+type Sample struct {
+	Key   string
+	Epoch uint64
+	Data  []byte
+}
+
+// Output holds the graph's output values in Graph.Outputs order.
+type Output struct {
+	Names  []string
+	Values []Value
+}
+
+// Run executes g on s. Nodes run one after another in topological order on the calling
+// goroutine: parallelism is across samples, which keeps each sample's bytes independent
+// of scheduling. Errors are *SampleError naming the sample and node.
+func (g *Graph) Run(ctx context.Context, s Sample) (*Output, error) {
+	if int64(len(s.Data)) > g.Limits.MaxInputBytes {
+		return nil, &SampleError{Key: s.Key, Err: fmt.Errorf("%w: input %d bytes, limit %d", ErrLimit, len(s.Data), g.Limits.MaxInputBytes)}
+	}
+	vals := make([]Value, len(g.Nodes))
+	for i, n := range g.Nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, &SampleError{Key: s.Key, Node: n.ID, Op: n.Op.Name, Err: err}
+		}
+		in := Value{Kind: KindBytes, Bytes: s.Data}
+		if n.Input != InputID {
+			in = vals[g.index[n.Input]]
+		}
+		env := NewEnv(g.Seed, s.Key, s.Epoch, n.ID, n.Params, g.Limits)
+		out, err := runOp(ctx, n, env, in)
+		if err != nil {
+			return nil, &SampleError{Key: s.Key, Node: n.ID, Op: n.Op.Name, Err: err}
+		}
+		want := n.Out.Kind
+		if out.Kind != want {
+			return nil, &SampleError{Key: s.Key, Node: n.ID, Op: n.Op.Name, Err: fmt.Errorf("%w: op returned %v, declared %v", ErrTypeMismatch, out.Kind, want)}
+		}
+		vals[i] = out
+	}
+	o := &Output{Names: g.Outputs}
+	for _, id := range g.Outputs {
+		v := vals[g.index[id]]
+		if v.Size() > g.Limits.MaxOutputBytes {
+			return nil, &SampleError{Key: s.Key, Node: id, Err: fmt.Errorf("%w: output %d bytes, limit %d", ErrLimit, v.Size(), g.Limits.MaxOutputBytes)}
+		}
+		o.Values = append(o.Values, v)
+	}
+	return o, nil
+}
+
+// runOp turns a panic inside an op into an error: a malformed sample must never take the
+// DataNode extension down.
+func runOp(ctx context.Context, n *Node, env *Env, in Value) (out Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: op panicked: %v", ErrDecode, r)
+		}
+	}()
+	return n.Op.Run(ctx, env, in)
+}
