@@ -1,0 +1,24 @@
+// Package cluster starts and supervises a real HDFS cluster on loopback: one NameNode and N
+// DataNodes, each a separate JVM launched from the pinned Hadoop jars (`make hadoop`), with
+// generated core-site.xml / hdfs-site.xml per daemon so that per-node overrides work.
+//
+// Tests, benchmarks, the demo and the `newtricks cluster` CLI all use it. Every address is a
+// free port on 127.0.0.1, so several named clusters ("dc-a", "dc-b") run side by side as long
+// as their base directories differ.
+//
+// Processes never outlive the harness: every daemon runs in its own process group (so the Go
+// co-processes that the Java hooks launch die with it), Stop kills whole groups, and unless
+// Config.Detached is set each JVM gets Pdeathsig=SIGKILL from an OS thread that lives exactly
+// as long as the Cluster, so a crashed or killed test binary takes its JVMs with it.
+// Co-processes are not covered by Pdeathsig (they are the JVM's children, not ours); they
+// die with the group on Stop, and the hooks must stop them when their JVM exits.
+//
+// Layout of Config.BaseDir:
+//
+//	state.json                 pids, ports and dirs (read by Attach and `newtricks cluster`)
+//	namenode/conf/             core-site.xml, hdfs-site.xml, log4j.properties
+//	namenode/name/             dfs.namenode.name.dir
+//	namenode/namenode.log      stdout+stderr of every run, appended
+//	datanode-<i>/conf/ data/ datanode-<i>.log
+//	tmp/                       hadoop.tmp.dir
+package cluster

@@ -1,0 +1,88 @@
+// Package clustertest starts real HDFS clusters (package cluster) from tests: it skips
+// clearly when the machine cannot or should not run one, always tears the cluster down, and
+// prints every daemon's log tail when the test fails.
+//
+// Cluster tests run only when NEWTRICKS_CLUSTER_TESTS=1 (`make test` sets it), so a plain
+// `go test ./...` stays fast and passes without Java or Hadoop.
+package clustertest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/newtricks/newtricks/internal/cluster"
+)
+
+// EnvGate is the environment variable that must be "1" for cluster tests to run.
+const EnvGate = "NEWTRICKS_CLUSTER_TESTS"
+
+// LogTailLines is how many lines of each daemon's log a failing test prints.
+const LogTailLines = 80
+
+// Skip skips t unless cluster tests are enabled and cfg could start (java on PATH, Hadoop
+// jars present). It returns cfg with defaults that depend on the environment filled in.
+func Skip(t testing.TB, cfg cluster.Config) cluster.Config {
+	t.Helper()
+	if os.Getenv(EnvGate) != "1" {
+		t.Skipf("real-HDFS cluster test: set %s=1 to run (after `make hadoop`)", EnvGate)
+	}
+	if cfg.HadoopLib == "" {
+		cfg.HadoopLib = cluster.DefaultHadoopLib()
+	}
+	if err := cluster.CheckRuntime(cfg); err != nil {
+		t.Skipf("real-HDFS cluster test: %v", err)
+	}
+	return cfg
+}
+
+// Start starts a cluster for t (see Skip for when it skips instead). An empty cfg.BaseDir
+// becomes a fresh directory under t.TempDir(); an empty cfg.Name becomes the test's name.
+// The cluster is stopped in t.Cleanup (also after a panic), and if t failed by then, the
+// tail of every daemon's log is written to the test output. A failed start fails t now.
+func Start(t testing.TB, cfg cluster.Config) *cluster.Cluster {
+	t.Helper()
+	cfg = Skip(t, cfg)
+	if cfg.Name == "" {
+		cfg.Name = sanitize(t.Name())
+	}
+	if cfg.BaseDir == "" {
+		cfg.BaseDir = filepath.Join(t.TempDir(), cfg.Name)
+	}
+	c, err := cluster.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("start cluster %s: %v", cfg.Name, err)
+	}
+	t.Logf("cluster %s up in %v: namenode %s (http %s), %d datanodes, base %s",
+		cfg.Name, c.StartupTime().Round(1e6), c.NameNodeAddr(), c.NameNodeHTTPAddr(), len(c.DataNodes()), c.BaseDir())
+	t.Cleanup(func() {
+		if t.Failed() {
+			var b strings.Builder
+			c.DumpLogs(&b, LogTailLines)
+			t.Logf("logs of cluster %s:\n%s", cfg.Name, b.String())
+		}
+		if err := c.Stop(); err != nil {
+			t.Errorf("stop cluster %s: %v", cfg.Name, err)
+		}
+	})
+	return c
+}
+
+func sanitize(name string) string {
+	b := []byte(name)
+	for i, ch := range b {
+		ok := ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_' || ch == '.'
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 60 {
+		b = b[len(b)-60:]
+	}
+	if len(b) == 0 || b[0] == '_' || b[0] == '.' || b[0] == '-' {
+		b = append([]byte("c"), b...)
+	}
+	return string(b)
+}
