@@ -1,0 +1,426 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/colinmarc/hdfs/v2"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/newtricks/newtricks/internal/cluster"
+	"github.com/newtricks/newtricks/internal/exttest"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+const blockSize = 1 << 20 // small blocks so a test file spans several
+
+// writeFile writes data to name as the client's user with the given permission.
+func writeFile(c *hdfs.Client, name string, data []byte, perm os.FileMode) error {
+	w, err := c.CreateFile(name, 3, blockSize, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+func randomBytes(t *testing.T, n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// findEvents returns the namespace events of one type for path.
+func findEvents(resp *pb.RecentEventsResponse, typ, path string) []*pb.NamespaceRecord {
+	var out []*pb.NamespaceRecord
+	for _, e := range resp.GetEvents() {
+		if ns := e.GetNamespace(); ns != nil && ns.GetType() == typ && ns.GetPath() == path {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+func findAudit(resp *pb.RecentEventsResponse, cmd, src, user string) bool {
+	for _, e := range resp.GetEvents() {
+		if a := e.GetAudit(); a != nil && a.GetCmd() == cmd && a.GetSrc() == src && a.GetUser() == user {
+			return true
+		}
+	}
+	return false
+}
+
+// dataNodeAPIFor maps a block location to the datanode-ext serving that DataNode.
+func dataNodeAPIFor(c *cluster.Cluster, lay exttest.Layout, loc *pb.DatanodeRef) (string, error) {
+	for _, dn := range c.DataNodes() {
+		if dn.XferAddr == loc.GetXferAddr() {
+			return lay.DataNodeAPI[dn.Index], nil
+		}
+	}
+	return "", fmt.Errorf("no datanode with transfer address %s", loc.GetXferAddr())
+}
+
+// TestSpine runs the spine's conformance cases in order on one real cluster with the hooks.
+func TestSpine(t *testing.T) {
+	a := artifacts(t)
+	c, lay := startCluster(t, a, exttest.Options{Name: "spine", DataNodes: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	ns, nsConn, err := exttest.NamespaceClient(lay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nsConn.Close()
+	replicaClients := map[string]pb.ReplicasClient{}
+	for _, addr := range lay.DataNodeAPI {
+		cc, err := exttest.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		replicaClients[addr] = pb.NewReplicasClient(cc)
+	}
+	// datanode-ext answers a malformed request with InvalidArgument once it serves.
+	dnServing := func(addr string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			_, err := replicaClients[addr].Read(ctx, &pb.ReadReplicaRequest{})
+			if status.Code(err) == codes.InvalidArgument {
+				return nil
+			}
+			return fmt.Errorf("datanode-ext %s: %v", addr, err)
+		}
+	}
+	nnServing := func(ctx context.Context) error {
+		_, err := ns.RecentEvents(ctx, &pb.RecentEventsRequest{Limit: 1})
+		return err
+	}
+
+	t.Run("healthy within 10s of daemon start", func(t *testing.T) {
+		check := func(name string, pid int, probe func(context.Context) error) {
+			started, err := processStart(pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deadline, cancel := context.WithDeadline(ctx, started.Add(10*time.Second))
+			defer cancel()
+			if err := exttest.WaitServing(deadline, probe); err != nil {
+				t.Errorf("%s (pid %d, started %s ago): %v", name, pid, time.Since(started).Round(time.Millisecond), err)
+				return
+			}
+			t.Logf("%s serving %s after its daemon started", name, time.Since(started).Round(time.Millisecond))
+		}
+		check("namenode-ext", c.NameNodePID(), nnServing)
+		for _, dn := range c.DataNodes() {
+			check(fmt.Sprintf("datanode-ext %d", dn.Index), dn.PID, dnServing(lay.DataNodeAPI[dn.Index]))
+		}
+		// The hook reports the co-process's health in the NameNode's JMX too.
+		bean, err := jmx(c.NameNodeHTTPAddr(), "Hadoop:service=NameNode,name=NewtricksNameNodeHook")
+		if err != nil {
+			t.Fatalf("hook metrics in JMX: %v", err)
+		}
+		t.Logf("NewtricksNameNodeHook: %v", bean)
+	})
+
+	alice, err := c.Client("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	root, err := c.Client("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, dir := range []string{"/data", "/secret"} {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := root.Chown(dir, "alice", "alice"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	payload := randomBytes(t, 2*blockSize+12345) // three blocks, the last one partial
+
+	t.Run("create and close events within 2s, open through the audit logger", func(t *testing.T) {
+		written := time.Now()
+		if err := writeFile(alice, "/data/f1", payload, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		took := eventually(t, 2*time.Second, "CREATE and CLOSE of /data/f1 at namenode-ext", func() error {
+			resp, err := ns.RecentEvents(ctx, &pb.RecentEventsRequest{PathPrefix: "/data/f1"})
+			if err != nil {
+				return err
+			}
+			if len(findEvents(resp, "CREATE", "/data/f1")) == 0 {
+				return errors.New("no CREATE yet")
+			}
+			closes := findEvents(resp, "CLOSE", "/data/f1")
+			if len(closes) == 0 {
+				return errors.New("no CLOSE yet")
+			}
+			if closes[0].GetSize() != int64(len(payload)) {
+				return fmt.Errorf("CLOSE size %d, want %d", closes[0].GetSize(), len(payload))
+			}
+			return nil
+		})
+		t.Logf("CREATE+CLOSE seen %v after the writer closed (%v after it started)", took, time.Since(written).Round(time.Millisecond))
+
+		bob, err := c.Client("bob")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bob.Close()
+		got, err := bob.ReadFile("/data/f1")
+		if err != nil || !bytes.Equal(got, payload) {
+			t.Fatalf("bob reads /data/f1: %v (equal=%v)", err, bytes.Equal(got, payload))
+		}
+		eventually(t, 2*time.Second, "audit open of /data/f1 by bob", func() error {
+			resp, err := ns.RecentEvents(ctx, &pb.RecentEventsRequest{PathPrefix: "/data/f1"})
+			if err != nil {
+				return err
+			}
+			if !findAudit(resp, "open", "/data/f1", "bob") {
+				return errors.New("no open event yet")
+			}
+			return nil
+		})
+	})
+
+	t.Run("every block resolves to a local replica with the written bytes", func(t *testing.T) {
+		lb, err := ns.Locate(ctx, &pb.LocateRequest{Path: "/data/f1", User: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lb.GetBlocks()) != 3 {
+			t.Fatalf("%d blocks, want 3", len(lb.GetBlocks()))
+		}
+		for _, b := range lb.GetBlocks() {
+			if len(b.GetLocations()) == 0 {
+				t.Fatalf("block %d has no locations", b.GetBlockId())
+			}
+			want := payload[b.GetOffset() : b.GetOffset()+b.GetNumBytes()]
+			for _, loc := range b.GetLocations() {
+				addr, err := dataNodeAPIFor(c, lay, loc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, err := replicaClients[addr].Read(ctx, &pb.ReadReplicaRequest{Block: b, User: "alice", IncludeData: true})
+				if err != nil {
+					t.Fatalf("block %d on %s: %v", b.GetBlockId(), loc.GetXferAddr(), err)
+				}
+				if resp.GetPath() == "" || !bytes.Equal(resp.GetData(), want) {
+					t.Fatalf("block %d on %s: path %q, %d bytes, equal=%v", b.GetBlockId(), loc.GetXferAddr(),
+						resp.GetPath(), len(resp.GetData()), bytes.Equal(resp.GetData(), want))
+				}
+				if st, err := os.Stat(resp.GetPath()); err != nil || st.Size() != b.GetNumBytes() {
+					t.Fatalf("replica file %s: %v", resp.GetPath(), err)
+				}
+			}
+		}
+	})
+
+	t.Run("a user without read permission gets no replica path or bytes", func(t *testing.T) {
+		secret := randomBytes(t, 4096)
+		if err := writeFile(alice, "/secret/f", secret, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// bob cannot even get block tokens: the NameNode checks as bob.
+		if _, err := ns.Locate(ctx, &pb.LocateRequest{Path: "/secret/f", User: "bob"}); status.Code(err) != codes.PermissionDenied {
+			t.Fatalf("Locate as bob: %v, want PermissionDenied", err)
+		}
+		lb, err := ns.Locate(ctx, &pb.LocateRequest{Path: "/secret/f", User: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := lb.GetBlocks()[0]
+		if len(b.GetToken().GetIdentifier()) == 0 {
+			t.Fatal("no block access token: dfs.block.access.token.enable must be on")
+		}
+		addr, err := dataNodeAPIFor(c, lay, b.GetLocations()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := replicaClients[addr]
+		// bob replays alice's token: the DataNode binds tokens to their user.
+		if resp, err := rc.Read(ctx, &pb.ReadReplicaRequest{Block: b, User: "bob", IncludeData: true}); status.Code(err) != codes.PermissionDenied {
+			t.Fatalf("Read as bob with alice's token: %v (path %q, %d bytes), want PermissionDenied", err, resp.GetPath(), len(resp.GetData()))
+		}
+		// No token at all.
+		noToken := &pb.LocatedBlock{BlockPoolId: b.GetBlockPoolId(), BlockId: b.GetBlockId(), GenStamp: b.GetGenStamp(), NumBytes: b.GetNumBytes()}
+		if _, err := rc.Read(ctx, &pb.ReadReplicaRequest{Block: noToken, User: "bob"}); status.Code(err) != codes.PermissionDenied {
+			t.Fatalf("Read without token: %v, want PermissionDenied", err)
+		}
+		// A forged token (alice's identifier, wrong password).
+		forged := &pb.LocatedBlock{BlockPoolId: b.GetBlockPoolId(), BlockId: b.GetBlockId(), GenStamp: b.GetGenStamp(), NumBytes: b.GetNumBytes(),
+			Token: &pb.Token{Identifier: b.GetToken().GetIdentifier(), Password: []byte("forged-password-0000"), Kind: b.GetToken().GetKind(), Service: b.GetToken().GetService()}}
+		if _, err := rc.Read(ctx, &pb.ReadReplicaRequest{Block: forged, User: "alice"}); status.Code(err) != codes.PermissionDenied {
+			t.Fatalf("Read with forged token: %v, want PermissionDenied", err)
+		}
+		// alice's token for another block does not open this one.
+		other, err := ns.Locate(ctx, &pb.LocateRequest{Path: "/data/f1", User: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		swapped := &pb.LocatedBlock{BlockPoolId: b.GetBlockPoolId(), BlockId: b.GetBlockId(), GenStamp: b.GetGenStamp(), NumBytes: b.GetNumBytes(),
+			Token: other.GetBlocks()[0].GetToken()}
+		if _, err := rc.Read(ctx, &pb.ReadReplicaRequest{Block: swapped, User: "alice"}); status.Code(err) != codes.PermissionDenied {
+			t.Fatalf("Read with another block's token: %v, want PermissionDenied", err)
+		}
+		// alice herself reads it.
+		resp, err := rc.Read(ctx, &pb.ReadReplicaRequest{Block: b, User: "alice", IncludeData: true})
+		if err != nil || !bytes.Equal(resp.GetData(), secret) {
+			t.Fatalf("Read as alice: %v", err)
+		}
+	})
+
+	t.Run("kill -9 of the co-processes: restarted within 5s, HDFS serves, no CLOSE missed", func(t *testing.T) {
+		bob, err := c.Client("bob")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bob.Close()
+		// Writers and readers run through the outage and must all succeed.
+		var failures atomic.Int64
+		var writtenMu sync.Mutex
+		var written []string
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				name := fmt.Sprintf("/data/outage-%03d", i)
+				if err := writeFile(alice, name, payload[:4096+i], 0o644); err != nil {
+					failures.Add(1)
+					t.Errorf("write %s during outage: %v", name, err)
+					continue
+				}
+				writtenMu.Lock()
+				written = append(written, name)
+				writtenMu.Unlock()
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				got, err := bob.ReadFile("/data/f1")
+				if err != nil || !bytes.Equal(got, payload) {
+					failures.Add(1)
+					t.Errorf("read during outage: %v", err)
+				}
+			}
+		}()
+
+		time.Sleep(300 * time.Millisecond)
+		oldNN, err := c.KillChildren(cluster.NameNode, "namenode-ext")
+		if err != nil || len(oldNN) == 0 {
+			t.Fatalf("kill namenode-ext: %v (pids %v)", err, oldNN)
+		}
+		oldDN, err := c.KillChildren(cluster.DataNode(0), "datanode-ext")
+		if err != nil || len(oldDN) == 0 {
+			t.Fatalf("kill datanode-ext 0: %v (pids %v)", err, oldDN)
+		}
+		killed := time.Now()
+		restarted := func(d cluster.Daemon, name string, old []int, probe func(context.Context) error) {
+			eventually(t, 5*time.Second, name+" restarted", func() error {
+				pids, err := c.Children(d, name)
+				if err != nil || len(pids) == 0 || pids[0] == old[0] {
+					return fmt.Errorf("no new %s process (%v, %v)", name, pids, err)
+				}
+				pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+				defer cancel()
+				return probe(pctx)
+			})
+		}
+		restarted(cluster.NameNode, "namenode-ext", oldNN, nnServing)
+		restarted(cluster.DataNode(0), "datanode-ext", oldDN, dnServing(lay.DataNodeAPI[0]))
+		t.Logf("both co-processes serving again %v after kill -9", time.Since(killed).Round(time.Millisecond))
+		time.Sleep(500 * time.Millisecond)
+		close(stop)
+		wg.Wait()
+		if failures.Load() > 0 {
+			t.Fatalf("%d HDFS operations failed during the outage", failures.Load())
+		}
+		writtenMu.Lock()
+		defer writtenMu.Unlock()
+		if len(written) == 0 {
+			t.Fatal("no file written during the outage")
+		}
+		eventually(t, 5*time.Second, "a CLOSE event for every file written across the restart", func() error {
+			resp, err := ns.RecentEvents(ctx, &pb.RecentEventsRequest{PathPrefix: "/data/outage-"})
+			if err != nil {
+				return err
+			}
+			for _, name := range written {
+				if len(findEvents(resp, "CLOSE", name)) == 0 {
+					return fmt.Errorf("no CLOSE for %s (of %d files)", name, len(written))
+				}
+			}
+			return nil
+		})
+		t.Logf("%d files written during the outage, every CLOSE delivered", len(written))
+	})
+}
+
+// TestDaemonsServeWithoutWorkingCoprocess: a missing binary and one that exits at once
+// must not stop the NameNode or the DataNodes.
+func TestDaemonsServeWithoutWorkingCoprocess(t *testing.T) {
+	a := artifacts(t)
+	c, _ := startCluster(t, a, exttest.Options{Name: "broken-ext", DataNodes: 3,
+		NameNodeExt: "/nonexistent/namenode-ext", DataNodeExt: "/bin/false"})
+	cl, err := c.Client("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	data := randomBytes(t, 3*blockSize/2)
+	root, err := c.Client("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := root.Chmod("/", 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		name := fmt.Sprintf("/f%d", i)
+		if err := writeFile(cl, name, data, 0o644); err != nil {
+			t.Fatalf("write %s: %v", name, err)
+		}
+		got, err := cl.ReadFile(name)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("read %s: %v", name, err)
+		}
+	}
+	bean, err := jmx(c.NameNodeHTTPAddr(), "Hadoop:service=NameNode,name=NewtricksNameNodeHook")
+	if err != nil {
+		t.Fatalf("hook metrics: %v", err)
+	}
+	t.Logf("hook metrics with a missing binary: %v", bean)
+}
+

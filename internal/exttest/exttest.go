@@ -1,0 +1,217 @@
+// Package exttest starts real clusters with the newtricks hooks enabled, for conformance
+// tests, benchmarks and the demo: it wires the hooks jar and the Go binaries into a
+// cluster.Config, gives every co-process its own API and metrics port, and dials them.
+package exttest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/newtricks/newtricks/internal/cluster"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// Hook class names and the keys that enable them (see BUILDING.md).
+const (
+	NameNodePluginClass = "io.newtricks.hadoop.NameNodePlugin"
+	DataNodePluginClass = "io.newtricks.hadoop.DataNodePlugin"
+	AuditLoggerClass    = "io.newtricks.hadoop.AuditForwarder"
+)
+
+// ErrMissing is returned when a built artifact the hooks need is absent.
+var ErrMissing = errors.New("newtricks artifact missing")
+
+// Artifacts are the built parts of newtricks.
+type Artifacts struct {
+	HooksJar      string // hadoop-patches/target/newtricks-hadoop-hooks.jar
+	NameNodeExt   string // bin/namenode-ext
+	DataNodeExt   string // bin/datanode-ext
+	NewtricksCLI  string // bin/newtricks
+	HadoopLibDir  string
+	binDirDefault string
+}
+
+// ArtifactsFromEnv reads NEWTRICKS_HOOKS_JAR, NEWTRICKS_BIN and NEWTRICKS_HADOOP_LIB (set by
+// `make test`) and checks that every file exists.
+func ArtifactsFromEnv() (Artifacts, error) {
+	bin := os.Getenv("NEWTRICKS_BIN")
+	a := Artifacts{
+		HooksJar:     os.Getenv("NEWTRICKS_HOOKS_JAR"),
+		NameNodeExt:  filepath.Join(bin, "namenode-ext"),
+		DataNodeExt:  filepath.Join(bin, "datanode-ext"),
+		NewtricksCLI: filepath.Join(bin, "newtricks"),
+		HadoopLibDir: os.Getenv("NEWTRICKS_HADOOP_LIB"),
+	}
+	if bin == "" || a.HooksJar == "" {
+		return a, fmt.Errorf("%w: NEWTRICKS_BIN and NEWTRICKS_HOOKS_JAR must be set (make test sets them)", ErrMissing)
+	}
+	for _, f := range []string{a.HooksJar, a.NameNodeExt, a.DataNodeExt} {
+		if _, err := os.Stat(f); err != nil {
+			return a, fmt.Errorf("%w: %v (run make jar build)", ErrMissing, err)
+		}
+	}
+	return a, nil
+}
+
+// Options change what Setup enables.
+type Options struct {
+	Name      string
+	DataNodes int
+	// NameNodeExt and DataNodeExt override the co-process binaries (a missing path or a
+	// misbehaving binary, for fault tests). Empty: the built ones.
+	NameNodeExt, DataNodeExt string
+	// NoHooks starts a plain cluster (the baseline of overhead tests).
+	NoHooks bool
+	// HDFSSite, NameNodeSite and DataNodeSite are merged over what Setup sets.
+	HDFSSite     map[string]string
+	NameNodeSite map[string]string
+	DataNodeSite func(i int) map[string]string
+}
+
+// Layout is where a Setup cluster's co-processes listen.
+type Layout struct {
+	NameNodeAPI     string
+	NameNodeMetrics string
+	DataNodeAPI     []string
+	DataNodeMetrics []string
+	SocketDir       string
+}
+
+// Setup builds the cluster.Config for a cluster with the hooks enabled under baseDir.
+func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, error) {
+	n := o.DataNodes
+	if n == 0 {
+		n = 3
+	}
+	ports, err := freePorts(2 + 2*n)
+	if err != nil {
+		return cluster.Config{}, Layout{}, err
+	}
+	// Unix socket paths are limited to 108 bytes: keep the socket dir short.
+	sock, err := os.MkdirTemp("", "nt-sock-")
+	if err != nil {
+		return cluster.Config{}, Layout{}, err
+	}
+	lay := Layout{
+		NameNodeAPI:     "127.0.0.1:" + strconv.Itoa(ports[0]),
+		NameNodeMetrics: "127.0.0.1:" + strconv.Itoa(ports[1]),
+		SocketDir:       sock,
+	}
+	for i := 0; i < n; i++ {
+		lay.DataNodeAPI = append(lay.DataNodeAPI, "127.0.0.1:"+strconv.Itoa(ports[2+2*i]))
+		lay.DataNodeMetrics = append(lay.DataNodeMetrics, "127.0.0.1:"+strconv.Itoa(ports[3+2*i]))
+	}
+	nnExt, dnExt := a.NameNodeExt, a.DataNodeExt
+	if o.NameNodeExt != "" {
+		nnExt = o.NameNodeExt
+	}
+	if o.DataNodeExt != "" {
+		dnExt = o.DataNodeExt
+	}
+	hdfs := map[string]string{}
+	nnSite := map[string]string{}
+	if !o.NoHooks {
+		hdfs["newtricks.ext.socket.dir"] = sock
+		hdfs["newtricks.ext.log.dir"] = filepath.Join(baseDir, "ext-logs")
+		nnSite["dfs.namenode.plugins"] = NameNodePluginClass
+		nnSite["dfs.namenode.audit.loggers"] = "default," + AuditLoggerClass
+		nnSite["newtricks.namenode.ext.binary"] = nnExt
+		nnSite["newtricks.namenode.ext.api.address"] = lay.NameNodeAPI
+		nnSite["newtricks.namenode.ext.metrics.address"] = lay.NameNodeMetrics
+	}
+	for k, v := range o.HDFSSite {
+		hdfs[k] = v
+	}
+	for k, v := range o.NameNodeSite {
+		nnSite[k] = v
+	}
+	cfg := cluster.Config{
+		Name:         o.Name,
+		DataNodes:    n,
+		BaseDir:      baseDir,
+		HadoopLib:    a.HadoopLibDir,
+		HDFSSite:     hdfs,
+		NameNodeSite: nnSite,
+		DataNodeSite: func(i int) map[string]string {
+			m := map[string]string{}
+			if !o.NoHooks {
+				m["dfs.datanode.plugins"] = DataNodePluginClass
+				m["newtricks.datanode.ext.binary"] = dnExt
+				m["newtricks.datanode.ext.api.address"] = lay.DataNodeAPI[i]
+				m["newtricks.datanode.ext.metrics.address"] = lay.DataNodeMetrics[i]
+			}
+			if o.DataNodeSite != nil {
+				for k, v := range o.DataNodeSite(i) {
+					m[k] = v
+				}
+			}
+			return m
+		},
+	}
+	if !o.NoHooks {
+		cfg.ExtraClasspath = []string{a.HooksJar}
+	}
+	return cfg, lay, nil
+}
+
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("pick free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// Dial connects to a co-process API address.
+func Dial(addr string) (*grpc.ClientConn, error) {
+	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(128<<20)))
+}
+
+// WaitServing polls a co-process's public API until it answers a health probe (a Status-like
+// call is not public, so the caller passes the probe), or ctx ends.
+func WaitServing(ctx context.Context, probe func(context.Context) error) error {
+	var last error
+	for {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		last = probe(cctx)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not serving: %w (last error: %v)", ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// NamespaceClient dials namenode-ext's public API.
+func NamespaceClient(lay Layout) (pb.NamespaceClient, *grpc.ClientConn, error) {
+	cc, err := Dial(lay.NameNodeAPI)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pb.NewNamespaceClient(cc), cc, nil
+}
