@@ -1,0 +1,153 @@
+// Command nn measures what the newtricks hooks cost the NameNode: Hadoop's own
+// NNThroughputBenchmark (hadoop-hdfs tests jar) runs against two real NameNodes started side
+// by side, one plain and one with the hooks and namenode-ext, alternating rounds so that
+// machine noise hits both alike. It prints ops/s per operation (median over rounds) and the
+// ratio hooks/plain, and as its last line `BENCH nn-overhead min_ratio=<x>`.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/newtricks/newtricks/internal/cluster"
+	"github.com/newtricks/newtricks/internal/exttest"
+)
+
+func main() {
+	ops := flag.String("ops", "create,mkdirs,open,fileStatus,rename,delete", "NNThroughputBenchmark operations")
+	rounds := flag.Int("rounds", 3, "rounds per NameNode (alternating)")
+	files := flag.Int("files", 4000, "files (or dirs) per operation")
+	threads := flag.Int("threads", 4, "client threads")
+	flag.Parse()
+	if err := run(strings.Split(*ops, ","), *rounds, *files, *threads); err != nil {
+		log.Fatal(err)
+	}
+}
+
+type result map[string][]float64 // op -> ops/s per round
+
+func run(ops []string, rounds, files, threads int) error {
+	a, err := exttest.ArtifactsFromEnv()
+	if err != nil {
+		return err
+	}
+	base, err := os.MkdirTemp("", "bench-nn-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(base)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+
+	start := func(name string, noHooks bool) (*cluster.Cluster, error) {
+		cfg, _, err := exttest.Setup(a, filepath.Join(base, name), exttest.Options{Name: name, NoHooks: noHooks, DataNodes: 1})
+		if err != nil {
+			return nil, err
+		}
+		return cluster.Start(ctx, cfg)
+	}
+	plain, err := start("plain", true)
+	if err != nil {
+		return fmt.Errorf("start plain cluster: %w", err)
+	}
+	defer plain.Stop()
+	hooked, err := start("hooks", false)
+	if err != nil {
+		return fmt.Errorf("start cluster with hooks: %w", err)
+	}
+	defer hooked.Stop()
+
+	res := map[string]result{"plain": {}, "hooks": {}}
+	for r := 0; r < rounds; r++ {
+		for _, side := range []struct {
+			name string
+			c    *cluster.Cluster
+		}{{"plain", plain}, {"hooks", hooked}} {
+			for _, op := range ops {
+				v, err := nnbench(ctx, a, side.c, op, files, threads)
+				if err != nil {
+					return fmt.Errorf("%s round %d %s: %w", side.name, r, op, err)
+				}
+				res[side.name][op] = append(res[side.name][op], v)
+				fmt.Printf("round %d %-6s %-11s %10.0f ops/s\n", r+1, side.name, op, v)
+			}
+		}
+	}
+	fmt.Printf("\n%-11s %14s %14s %7s\n", "operation", "plain ops/s", "hooks ops/s", "ratio")
+	minRatio := 0.0
+	for i, op := range ops {
+		p, h := median(res["plain"][op]), median(res["hooks"][op])
+		ratio := h / p
+		fmt.Printf("%-11s %14.0f %14.0f %7.3f\n", op, p, h, ratio)
+		if i == 0 || ratio < minRatio {
+			minRatio = ratio
+		}
+	}
+	fmt.Printf("(medians of %d rounds, %d files, %d threads; NameNodes run side by side and alternate)\n", rounds, files, threads)
+	fmt.Printf("BENCH nn-overhead min_ratio=%.3f\n", minRatio)
+	return nil
+}
+
+var (
+	statsRE = regexp.MustCompile(`--- (\w+) stats\s+---`)
+	opsRE   = regexp.MustCompile(`Ops per sec:\s*([0-9.]+)`)
+)
+
+// nnbench runs one NNThroughputBenchmark operation against c's NameNode and returns ops/s.
+func nnbench(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, op string, files, threads int) (float64, error) {
+	args := []string{"-Xmx512m", "-cp", a.HadoopLibDir + "/*",
+		"org.apache.hadoop.hdfs.server.namenode.NNThroughputBenchmark",
+		"-fs", c.URI(), "-op", op, "-threads", strconv.Itoa(threads)}
+	if op == "mkdirs" {
+		args = append(args, "-dirs", strconv.Itoa(files))
+	} else {
+		args = append(args, "-files", strconv.Itoa(files))
+	}
+	args = append(args, "-baseDirName", fmt.Sprintf("/nnbench-%d", time.Now().UnixNano()))
+	cmd := exec.CommandContext(ctx, "java", args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("%v\n%s", err, tail(string(out), 30))
+	}
+	// Stats are printed per operation; "open", "rename" and "delete" first create their
+	// inputs, so take the block named after op.
+	text := string(out)
+	for _, loc := range statsRE.FindAllStringSubmatchIndex(text, -1) {
+		if !strings.EqualFold(text[loc[2]:loc[3]], op) {
+			continue
+		}
+		m := opsRE.FindStringSubmatch(text[loc[1]:])
+		if m == nil {
+			break
+		}
+		return strconv.ParseFloat(m[1], 64)
+	}
+	return 0, fmt.Errorf("no %q stats in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
