@@ -147,7 +147,10 @@ func startProcess(sp *spawner, d Daemon, cmd *exec.Cmd, logPath, marker string) 
 	st, _ := f.Stat()
 	fmt.Fprintf(f, "=== newtricks %s: %s %s\n", time.Now().UTC().Format(time.RFC3339), d, strings.Join(cmd.Args, " "))
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Own process group, so signalling -pid reaches the co-processes too. A detached daemon
+	// gets its own session instead (which is also a new group), so closing the terminal
+	// that ran `newtricks cluster up` does not hang it up.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: sp != nil, Setsid: sp == nil}
 	if sp != nil {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 		sp.do(func() { err = cmd.Start() })

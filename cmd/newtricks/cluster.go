@@ -1,0 +1,349 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/newtricks/newtricks/internal/cluster"
+	"github.com/newtricks/newtricks/internal/exttest"
+)
+
+func init() {
+	register("cluster", command{
+		summary: "start, inspect and stop a local HDFS cluster (up | status | down)",
+		run:     runCluster,
+	})
+}
+
+const clusterUsage = `usage:
+  newtricks cluster up     [--name dc-a] [--datanodes 3] [--dir DIR] [--conf k=v ...] [--core k=v ...]
+                           [--jar hooks.jar [--nn-ext BIN] [--dn-ext BIN]] [--timeout 90s]
+  newtricks cluster status [--name dc-a] [--dir DIR] [--json]
+  newtricks cluster down   [--name dc-a] [--dir DIR] [--purge]
+
+A cluster is one NameNode and N DataNodes, each a JVM on 127.0.0.1 from the Hadoop jars that
+'make hadoop' put in $NEWTRICKS_CACHE/hadoop-` + cluster.HadoopVersion + `/lib. 'up' leaves them
+running after it exits and records them in DIR/state.json; DIR defaults to
+$NEWTRICKS_CACHE/clusters/NAME ($NEWTRICKS_CACHE defaults to ~/.cache/newtricks).
+--jar enables the newtricks hooks; the co-process binaries default to namenode-ext and
+datanode-ext next to this executable.
+`
+
+func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usagef("missing subcommand: up, status or down")
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, clusterUsage)
+		return nil
+	case "up":
+		return clusterUp(ctx, args[1:], stdout, stderr)
+	case "status":
+		return clusterStatus(ctx, args[1:], stdout, stderr)
+	case "down":
+		return clusterDown(args[1:], stdout, stderr)
+	default:
+		return usagef("unknown subcommand %q: want up, status or down", args[0])
+	}
+}
+
+// kvFlags collects repeated k=v flags.
+type kvFlags map[string]string
+
+func (f kvFlags) String() string { return fmt.Sprint(map[string]string(f)) }
+
+func (f kvFlags) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want key=value, got %q", s)
+	}
+	f[k] = v
+	return nil
+}
+
+// common flags of every subcommand.
+type clusterFlags struct {
+	name, dir string
+}
+
+func newFlagSet(sub string, stderr io.Writer, cf *clusterFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("newtricks cluster "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, clusterUsage) }
+	fs.StringVar(&cf.name, "name", "dc-a", "cluster name")
+	fs.StringVar(&cf.dir, "dir", "", "base directory (default $NEWTRICKS_CACHE/clusters/NAME)")
+	return fs
+}
+
+// parse parses args and turns flag errors into usage errors.
+func parse(fs *flag.FlagSet, args []string, cf *clusterFlags) error {
+	printUsage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage()
+			return errSilentOK
+		}
+		return usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if cf.dir == "" {
+		cf.dir = filepath.Join(cluster.DefaultCacheDir(), "clusters", cf.name)
+	}
+	return nil
+}
+
+// errSilentOK ends a command successfully after -h printed the usage.
+var errSilentOK = errors.New("help shown")
+
+func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cf clusterFlags
+	hdfsSite, coreSite := kvFlags{}, kvFlags{}
+	fs := newFlagSet("up", stderr, &cf)
+	n := fs.Int("datanodes", 3, "number of DataNodes (0: NameNode only)")
+	fs.Var(hdfsSite, "conf", "hdfs-site.xml `key=value` for every daemon (repeatable)")
+	fs.Var(coreSite, "core", "core-site.xml `key=value` for every daemon (repeatable)")
+	jar := fs.String("jar", "", "newtricks hooks jar: put it on the classpath and enable the hooks")
+	nnExt := fs.String("nn-ext", "", "namenode-ext binary (with --jar)")
+	dnExt := fs.String("dn-ext", "", "datanode-ext binary (with --jar)")
+	timeout := fs.Duration("timeout", cluster.DefaultStartupTimeout, "startup timeout")
+	if err := parse(fs, args, &cf); err != nil {
+		return okIfHelp(err)
+	}
+	if *n < 0 {
+		return usagef("--datanodes %d: must be >= 0", *n)
+	}
+	if (*nnExt != "" || *dnExt != "") && *jar == "" {
+		return usagef("--nn-ext and --dn-ext need --jar (the hooks that launch them)")
+	}
+	if old, err := cluster.Attach(cf.dir); err == nil {
+		if old.Running(cluster.NameNode) {
+			return fmt.Errorf("cluster %s is already running in %s (namenode pid %d); run `newtricks cluster down --name %s` first",
+				cf.name, cf.dir, old.NameNodePID(), cf.name)
+		}
+		_ = old.Stop() // stale state: make sure nothing of it survives
+	}
+
+	cfg := cluster.Config{
+		Name:           cf.name,
+		DataNodes:      *n,
+		NoDataNodes:    *n == 0,
+		BaseDir:        cf.dir,
+		CoreSite:       coreSite,
+		StartupTimeout: *timeout,
+		Detached:       true,
+	}
+	var layout *exttest.Layout
+	if *jar != "" {
+		abs, err := filepath.Abs(*jar)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return fmt.Errorf("hooks jar: %w", err)
+		}
+		a := exttest.Artifacts{HooksJar: abs, NameNodeExt: siblingBinary("namenode-ext"), DataNodeExt: siblingBinary("datanode-ext")}
+		o := exttest.Options{Name: cf.name, DataNodes: *n, NameNodeExt: absOrEmpty(*nnExt), DataNodeExt: absOrEmpty(*dnExt), HDFSSite: hdfsSite}
+		ecfg, lay, err := exttest.Setup(a, cf.dir, o)
+		if err != nil {
+			return err
+		}
+		ecfg.CoreSite, ecfg.StartupTimeout, ecfg.Detached, ecfg.NoDataNodes, ecfg.HadoopLib = coreSite, *timeout, true, *n == 0, ""
+		cfg, layout = ecfg, &lay
+	} else {
+		cfg.HDFSSite = hdfsSite
+	}
+	if err := cluster.CheckRuntime(cfg); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(stdout, "starting cluster %s in %s ...\n", cf.name, cf.dir)
+	c, err := cluster.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if layout != nil {
+		b, _ := json.MarshalIndent(layout, "", "  ")
+		_ = os.WriteFile(filepath.Join(cf.dir, "ext.json"), append(b, '\n'), 0o644)
+	}
+	fmt.Fprintf(stdout, "cluster %s up in %.1fs\n", c.Name(), c.StartupTime().Seconds())
+	printCluster(stdout, c)
+	if layout != nil {
+		fmt.Fprintf(stdout, "  namenode-ext      api %s  metrics http://%s/metrics\n", layout.NameNodeAPI, layout.NameNodeMetrics)
+		for i := range layout.DataNodeAPI {
+			fmt.Fprintf(stdout, "  datanode-ext %d    api %s  metrics http://%s/metrics\n", i, layout.DataNodeAPI[i], layout.DataNodeMetrics[i])
+		}
+	}
+	fmt.Fprintf(stdout, "stop it with: newtricks cluster down --name %s%s\n", cf.name, dirFlag(cf))
+	return nil
+}
+
+func okIfHelp(err error) error {
+	if errors.Is(err, errSilentOK) {
+		return nil
+	}
+	return err
+}
+
+// siblingBinary is name next to the running executable, or "" if there is none.
+func siblingBinary(name string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(exe), name)
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+func absOrEmpty(p string) string {
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+func dirFlag(cf clusterFlags) string {
+	if cf.dir == filepath.Join(cluster.DefaultCacheDir(), "clusters", cf.name) {
+		return ""
+	}
+	return " --dir " + cf.dir
+}
+
+func printCluster(w io.Writer, c *cluster.Cluster) {
+	fmt.Fprintf(w, "  fs.defaultFS      %s\n", c.URI())
+	fmt.Fprintf(w, "  namenode          pid %-7d web http://%s  log %s\n", c.NameNodePID(), c.NameNodeHTTPAddr(), c.LogPath(cluster.NameNode))
+	for _, d := range c.DataNodes() {
+		pid := fmt.Sprint(d.PID)
+		if !d.Running {
+			pid = "down"
+		}
+		fmt.Fprintf(w, "  datanode %-2d       pid %-7s web http://%s  xfer %s  log %s\n", d.Index, pid, d.HTTPAddr, d.XferAddr, d.LogPath)
+	}
+}
+
+func clusterStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cf clusterFlags
+	fs := newFlagSet("status", stderr, &cf)
+	asJSON := fs.Bool("json", false, "print state.json and the NameNode's view as JSON")
+	if err := parse(fs, args, &cf); err != nil {
+		return okIfHelp(err)
+	}
+	c, err := cluster.Attach(cf.dir)
+	if errors.Is(err, cluster.ErrNoState) {
+		fmt.Fprintf(stdout, "cluster %s: not running (no %s in %s)\n", cf.name, cluster.StateFile, cf.dir)
+		return errSilent
+	}
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, jmxErr := c.Status(ctx)
+	if *asJSON {
+		out := struct {
+			State    cluster.State           `json:"state"`
+			NameNode *cluster.NameNodeStatus `json:"namenode,omitempty"`
+			Error    string                  `json:"error,omitempty"`
+		}{State: c.State()}
+		if jmxErr == nil {
+			out.NameNode = &st
+		} else {
+			out.Error = jmxErr.Error()
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "cluster %s (%s)\n", c.Name(), c.BaseDir())
+		printCluster(stdout, c)
+	}
+	healthy := c.Running(cluster.NameNode) && jmxErr == nil
+	running := 0
+	for _, d := range c.DataNodes() {
+		if d.Running {
+			running++
+		}
+	}
+	if !*asJSON {
+		switch {
+		case !c.Running(cluster.NameNode):
+			fmt.Fprintln(stdout, "  state             namenode not running")
+		case jmxErr != nil:
+			fmt.Fprintf(stdout, "  state             namenode JMX unreachable: %v\n", jmxErr)
+		default:
+			sm := "off"
+			if st.SafeMode != "" {
+				sm = st.SafeMode
+			}
+			fmt.Fprintf(stdout, "  state             safe mode %s; %d live / %d dead datanodes (%d processes running)\n",
+				sm, st.NumLiveDataNodes, st.NumDeadDataNodes, running)
+		}
+	}
+	if !healthy || st.SafeMode != "" || st.NumLiveDataNodes < len(c.DataNodes()) {
+		return errSilent
+	}
+	return nil
+}
+
+func clusterDown(args []string, stdout, stderr io.Writer) error {
+	var cf clusterFlags
+	fs := newFlagSet("down", stderr, &cf)
+	purge := fs.Bool("purge", false, "also remove the base directory (data and logs)")
+	if err := parse(fs, args, &cf); err != nil {
+		return okIfHelp(err)
+	}
+	c, err := cluster.Attach(cf.dir)
+	switch {
+	case errors.Is(err, cluster.ErrNoState):
+		fmt.Fprintf(stdout, "cluster %s: not running\n", cf.name)
+	case err != nil:
+		return err
+	default:
+		if err := c.Stop(); err != nil {
+			return err
+		}
+		removeSocketDir(cf.dir)
+		fmt.Fprintf(stdout, "cluster %s: stopped\n", cf.name)
+	}
+	if *purge {
+		if err := os.RemoveAll(cf.dir); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed %s\n", cf.dir)
+	}
+	return nil
+}
+
+// removeSocketDir removes the co-process socket dir that `up --jar` created outside the
+// base dir (unix socket paths must stay short).
+func removeSocketDir(dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "ext.json"))
+	if err != nil {
+		return
+	}
+	var lay exttest.Layout
+	if json.Unmarshal(b, &lay) == nil && strings.Contains(filepath.Base(lay.SocketDir), "nt-sock-") {
+		_ = os.RemoveAll(lay.SocketDir)
+	}
+	_ = os.Remove(filepath.Join(dir, "ext.json"))
+}

@@ -1,0 +1,17 @@
+// Command newtricks drives a newtricks deployment: `newtricks cluster up|status|down` and
+// the subcommands registered in this directory's other files.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
