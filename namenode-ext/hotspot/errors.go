@@ -11,15 +11,15 @@ import (
 // Sentinel errors of the hotspot manager. statusTable maps them to gRPC codes at the Hints
 // edge; hintclient maps the codes back.
 var (
-	ErrBadConfig     = errors.New("bad configuration")
-	ErrInvalid       = errors.New("invalid hint")
-	ErrNotFound      = errors.New("not found")
-	ErrPermission    = errors.New("permission denied")
-	ErrUnavailable   = errors.New("namenode unavailable")
-	ErrRecovering    = errors.New("recovering hints after a restart")
-	ErrTooManyHints  = errors.New("too many active hints")
-	ErrQuota         = errors.New("space quota exceeded")
-	ErrFinished      = errors.New("hint already finished")
+	ErrBadConfig      = errors.New("bad configuration")
+	ErrInvalid        = errors.New("invalid hint")
+	ErrNotFound       = errors.New("not found")
+	ErrPermission     = errors.New("permission denied")
+	ErrUnavailable    = errors.New("namenode unavailable")
+	ErrRecovering     = errors.New("recovering hints after a restart")
+	ErrTooManyHints   = errors.New("too many active hints")
+	ErrQuota          = errors.New("space quota exceeded")
+	ErrFinished       = errors.New("hint already finished")
 	ErrNothingPlanned = errors.New("nothing to plan")
 )
 

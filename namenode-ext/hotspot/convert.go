@@ -1,0 +1,88 @@
+package hotspot
+
+import (
+	"math"
+	"time"
+
+	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// msDuration converts wire milliseconds, saturating instead of overflowing so that a huge
+// value is rejected by validation rather than wrapping to a small or negative one.
+func msDuration(ms int64) time.Duration {
+	const maxMs = math.MaxInt64 / int64(time.Millisecond)
+	switch {
+	case ms > maxMs:
+		return math.MaxInt64
+	case ms < -maxMs:
+		return math.MinInt64
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+func unixMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func requestFromProto(r *nnv1.CreateHintRequest) Request {
+	return Request{
+		Paths:       r.Paths,
+		HotIn:       msDuration(r.HotInMs),
+		HotFor:      msDuration(r.HotForMs),
+		Readers:     int(r.Readers),
+		User:        r.User,
+		Replication: int(r.Replication),
+		DryRun:      r.DryRun,
+	}
+}
+
+func planToProto(p *Plan) *nnv1.HintPlan {
+	out := &nnv1.HintPlan{
+		HintId:           p.HintID,
+		BytesToCopy:      p.BytesToCopy,
+		EstimatedReadyMs: unixMs(p.EstimatedReady),
+		HotFromMs:        unixMs(p.HotFrom),
+		DeadlineMs:       unixMs(p.Deadline),
+		SkippedOmitted:   int32(p.SkippedOmitted),
+		Notes:            p.Notes,
+		Partial:          p.Partial,
+		Inputs: &nnv1.PlanInputs{
+			LiveDatanodes:         int32(p.Load.Live),
+			Load:                  p.Factor.Load,
+			FactorCap:             int32(p.Factor.Cap),
+			Demand:                int32(p.Factor.Demand),
+			AvgXceivers:           p.Load.AvgXceivers,
+			PendingReconstruction: p.Load.Pending,
+		},
+	}
+	for _, f := range p.Files {
+		out.Files = append(out.Files, &nnv1.FilePlan{Path: f.Path, Length: f.Length,
+			OriginalReplication: int32(f.Original), TargetReplication: int32(f.Target), Note: f.Note})
+	}
+	for _, s := range p.Skipped {
+		out.Skipped = append(out.Skipped, &nnv1.SkippedPath{Path: s.Path, Code: s.Code, Reason: s.Reason})
+	}
+	return out
+}
+
+// StatusToProto converts a HintStatus to its wire form.
+func StatusToProto(s *HintStatus) *nnv1.HintStatus {
+	out := &nnv1.HintStatus{
+		HintId:     s.ID,
+		State:      s.State,
+		CreatedMs:  unixMs(s.Created),
+		ReadyMs:    unixMs(s.ReadyAt),
+		DeadlineMs: unixMs(s.Deadline),
+		User:       s.User,
+		Ready:      s.Ready(),
+		Implicit:   s.Implicit,
+	}
+	for _, f := range s.Files {
+		out.Files = append(out.Files, &nnv1.FileProgress{Path: f.Path, OriginalReplication: int32(f.Original),
+			TargetReplication: int32(f.Target), ReplicasPlaced: int32(f.Placed), Ready: f.Ready, Length: f.Length})
+	}
+	return out
+}

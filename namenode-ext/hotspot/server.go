@@ -1,0 +1,60 @@
+package hotspot
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+
+	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// RegisterGRPC registers the Hints service on s (namenode-ext's public API server).
+func (m *Manager) RegisterGRPC(s *grpc.Server) {
+	nnv1.RegisterHintsServer(s, &server{m: m})
+}
+
+// server is the thin gRPC shim over Manager: convert, call, map errors.
+type server struct {
+	nnv1.UnimplementedHintsServer
+	m *Manager
+}
+
+func (s *server) Create(ctx context.Context, req *nnv1.CreateHintRequest) (*nnv1.HintPlan, error) {
+	plan, err := s.m.Create(ctx, requestFromProto(req))
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return planToProto(plan), nil
+}
+
+func (s *server) Status(ctx context.Context, req *nnv1.HintStatusRequest) (*nnv1.HintStatus, error) {
+	st, err := s.m.Status(ctx, req.HintId, req.User)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return StatusToProto(st), nil
+}
+
+func (s *server) Extend(ctx context.Context, req *nnv1.ExtendHintRequest) (*nnv1.HintStatus, error) {
+	st, err := s.m.Extend(ctx, req.HintId, req.User, msDuration(req.ExtendByMs))
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return StatusToProto(st), nil
+}
+
+func (s *server) Done(ctx context.Context, req *nnv1.DoneHintRequest) (*nnv1.HintStatus, error) {
+	st, err := s.m.Done(ctx, req.HintId, req.User, req.Cancel)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	return StatusToProto(st), nil
+}
+
+func (s *server) List(ctx context.Context, req *nnv1.ListHintsRequest) (*nnv1.ListHintsResponse, error) {
+	out := &nnv1.ListHintsResponse{}
+	for _, st := range s.m.List(ctx, req.User) {
+		out.Hints = append(out.Hints, StatusToProto(st))
+	}
+	return out, nil
+}
