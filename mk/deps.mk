@@ -1,7 +1,7 @@
 # Installs what the build needs on a fresh Debian machine. Idempotent and quick when done.
 APT_PACKAGES := openjdk-17-jdk-headless maven protobuf-compiler pkg-config \
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg imagemagick \
-  python3-venv iproute2 procps
+  python3-venv iproute2 procps docker-compose
 
 .PHONY: deps-apt
 deps-apt: ## install the Debian packages the build and tests need

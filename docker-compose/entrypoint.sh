@@ -1,0 +1,20 @@
+#!/bin/sh
+# Starts one HDFS daemon ("namenode" or "datanode") with the newtricks hooks enabled.
+set -eu
+role=${1:?usage: entrypoint.sh namenode|datanode}
+OPENS="-XX:+IgnoreUnrecognizedVMOptions"
+for p in java.io java.lang java.lang.reflect java.math java.net java.text java.util \
+         java.util.concurrent java.util.zip sun.security.util sun.security.x509; do
+  OPENS="$OPENS --add-opens=java.base/$p=ALL-UNNAMED"
+done
+CP="/opt/newtricks/conf/$role:/opt/hadoop/lib/*"
+JAVA="java $OPENS -Dhadoop.log.dir=/var/log/hadoop -cp $CP"
+mkdir -p /var/log/hadoop /data
+case "$role" in
+  namenode)
+    [ -d /data/name/current ] || $JAVA org.apache.hadoop.hdfs.server.namenode.NameNode -format -force -nonInteractive
+    exec $JAVA org.apache.hadoop.hdfs.server.namenode.NameNode ;;
+  datanode)
+    exec $JAVA org.apache.hadoop.hdfs.server.datanode.DataNode ;;
+  *) echo "unknown role $role" >&2; exit 2 ;;
+esac
