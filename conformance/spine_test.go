@@ -423,4 +423,3 @@ func TestDaemonsServeWithoutWorkingCoprocess(t *testing.T) {
 	}
 	t.Logf("hook metrics with a missing binary: %v", bean)
 }
-

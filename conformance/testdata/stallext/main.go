@@ -13,7 +13,9 @@ import (
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
-type stalledSink struct{ pb.UnimplementedEventSinkServer }
+type stalledSink struct {
+	pb.UnimplementedEventSinkServer
+}
 
 func (stalledSink) Deliver(ctx context.Context, _ *pb.EventBatch) (*pb.DeliverAck, error) {
 	<-ctx.Done()
@@ -23,7 +25,7 @@ func (stalledSink) Deliver(ctx context.Context, _ *pb.EventBatch) (*pb.DeliverAc
 type nothing struct{}
 
 func (nothing) Start(context.Context, coproc.Env) error { return nil }
-func (nothing) Counters() coproc.Counters                { return coproc.Counters{LastTxid: -1} }
+func (nothing) Counters() coproc.Counters               { return coproc.Counters{LastTxid: -1} }
 
 func main() {
 	log := extplugin.NewLogger("stallext", "info")
