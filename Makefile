@@ -7,6 +7,8 @@ export GOFLAGS ?= -mod=mod
 # Everything downloaded (Hadoop jars, Python venvs, test media) lives here, outside git.
 CACHE ?= $(HOME)/.cache/newtricks
 export NEWTRICKS_CACHE := $(CACHE)
+# Go tools the build installs (protoc plugins).
+TOOLS_BIN := $(CACHE)/bin
 
 include $(sort $(wildcard mk/*.mk))
 
