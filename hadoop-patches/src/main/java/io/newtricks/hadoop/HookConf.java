@@ -1,0 +1,107 @@
+package io.newtricks.hadoop;
+
+import java.io.File;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * Typed configuration of the hooks, read once from the daemon's Configuration. Each field names
+ * the hdfs-site.xml key it comes from; defaults are the constants next to it.
+ */
+final class HookConf {
+  /** Path of the Go co-process for a NameNode; unset disables the NameNode extension. */
+  static final String NAMENODE_BINARY = "newtricks.namenode.ext.binary";
+  /** Path of the Go co-process for a DataNode; unset disables the DataNode extension. */
+  static final String DATANODE_BINARY = "newtricks.datanode.ext.binary";
+  /** Directory for the go-plugin and host unix sockets (created 0700). */
+  static final String SOCKET_DIR = "newtricks.ext.socket.dir";
+  /** Directory of newtricks-&lt;kind&gt;-ext.log (co-process stderr/stdout). */
+  static final String LOG_DIR = "newtricks.ext.log.dir";
+  static final String HANDSHAKE_TIMEOUT_MS = "newtricks.ext.handshake.timeout.ms";
+  static final String HEALTH_INTERVAL_MS = "newtricks.ext.health.interval.ms";
+  static final String BACKOFF_INITIAL_MS = "newtricks.ext.restart.backoff.initial.ms";
+  static final String BACKOFF_MAX_MS = "newtricks.ext.restart.backoff.max.ms";
+  /** How long a child gets to exit after GRPCController/Shutdown before it is killed. */
+  static final String SHUTDOWN_GRACE_MS = "newtricks.ext.shutdown.grace.ms";
+  /** Threads serving host gRPC calls from the co-process. */
+  static final String HOST_HANDLERS = "newtricks.host.handlers";
+  /** Bound of the audit queue; a full queue drops (and counts) instead of blocking. */
+  static final String AUDIT_QUEUE_CAPACITY = "newtricks.audit.queue.capacity";
+  static final String BATCH_MAX = "newtricks.events.batch.max";
+  static final String BATCH_LINGER_MS = "newtricks.events.linger.ms";
+  static final String DELIVER_TIMEOUT_MS = "newtricks.events.deliver.timeout.ms";
+  static final String INOTIFY_POLL_MS = "newtricks.inotify.poll.ms";
+  /** Namespace events read from the edit log but not yet acknowledged, at most. */
+  static final String INOTIFY_MAX_PENDING = "newtricks.inotify.max.pending";
+
+  /** HDFS keys forwarded to the co-process in Configure, besides every newtricks.* key. */
+  static final String[] FORWARDED_HDFS_KEYS = {
+    "fs.defaultFS", "dfs.permissions.enabled", "dfs.permissions.superusergroup",
+    "dfs.block.access.token.enable", "dfs.namenode.rpc-address", "dfs.datanode.address",
+    "hadoop.tmp.dir", "dfs.replication",
+  };
+
+  static final int DEFAULT_AUDIT_QUEUE_CAPACITY = 65536;
+
+  final String binary;          // empty when unset
+  final File socketDir;
+  final File logDir;
+  final long handshakeTimeoutMs;
+  final long healthIntervalMs;
+  final long backoffInitialMs;
+  final long backoffMaxMs;
+  final long shutdownGraceMs;
+  final int hostHandlers;
+  final int batchMax;
+  final long batchLingerMs;
+  final long deliverTimeoutMs;
+  final long inotifyPollMs;
+  final int inotifyMaxPending;
+
+  HookConf(Configuration conf, String binaryKey) {
+    this.binary = conf.getTrimmed(binaryKey, "");
+    String tmp = conf.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir"));
+    this.socketDir = new File(conf.getTrimmed(SOCKET_DIR, tmp + "/newtricks"));
+    String hadoopLogDir = System.getProperty("hadoop.log.dir");
+    String defaultLogDir =
+        hadoopLogDir != null && !hadoopLogDir.isEmpty() ? hadoopLogDir : socketDir.getPath();
+    this.logDir = new File(conf.getTrimmed(LOG_DIR, defaultLogDir));
+    this.handshakeTimeoutMs = conf.getLong(HANDSHAKE_TIMEOUT_MS, 10_000);
+    this.healthIntervalMs = conf.getLong(HEALTH_INTERVAL_MS, 1_000);
+    this.backoffInitialMs = conf.getLong(BACKOFF_INITIAL_MS, 500);
+    this.backoffMaxMs = conf.getLong(BACKOFF_MAX_MS, 30_000);
+    this.shutdownGraceMs = conf.getLong(SHUTDOWN_GRACE_MS, 2_000);
+    this.hostHandlers = conf.getInt(HOST_HANDLERS, 8);
+    this.batchMax = conf.getInt(BATCH_MAX, 1024);
+    this.batchLingerMs = conf.getLong(BATCH_LINGER_MS, 50);
+    this.deliverTimeoutMs = conf.getLong(DELIVER_TIMEOUT_MS, 2_000);
+    this.inotifyPollMs = conf.getLong(INOTIFY_POLL_MS, 100);
+    this.inotifyMaxPending = conf.getInt(INOTIFY_MAX_PENDING, 10_000);
+  }
+
+  /** The conf map pushed to the co-process: every newtricks.* key plus FORWARDED_HDFS_KEYS. */
+  static Map<String, String> forwarded(Configuration conf) {
+    Map<String, String> out = new TreeMap<>();
+    for (Map.Entry<String, String> e : conf) {
+      if (e.getKey().startsWith("newtricks.")) {
+        String v = conf.get(e.getKey()); // substituted value
+        if (v != null) {
+          out.put(e.getKey(), v);
+        }
+      }
+    }
+    for (String k : FORWARDED_HDFS_KEYS) {
+      String v = conf.get(k);
+      if (v != null) {
+        out.put(k, v);
+      }
+    }
+    return out;
+  }
+
+  /** The binary key for a daemon kind ("namenode" or "datanode"). */
+  static String binaryKey(String kind) {
+    return kind.equals("namenode") ? NAMENODE_BINARY : DATANODE_BINARY;
+  }
+}

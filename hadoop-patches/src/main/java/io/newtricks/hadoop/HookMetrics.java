@@ -1,0 +1,102 @@
+package io.newtricks.hadoop;
+
+import org.apache.hadoop.metrics2.MetricsCollector;
+import org.apache.hadoop.metrics2.MetricsRecordBuilder;
+import org.apache.hadoop.metrics2.MetricsSource;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.metrics2.lib.Interns;
+import org.apache.hadoop.metrics2.lib.MetricsRegistry;
+import org.apache.hadoop.metrics2.lib.MutableCounterLong;
+import org.apache.hadoop.metrics2.lib.MutableGaugeInt;
+import org.apache.hadoop.metrics2.lib.MutableGaugeLong;
+import org.apache.hadoop.metrics2.lib.MutableRate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Counters of one hook as a metrics2 source. In a NameNode it shows up in JMX as
+ * {@code Hadoop:service=NameNode,name=NewtricksNameNodeHook}; in a DataNode as
+ * {@code Hadoop:service=DataNode,name=NewtricksDataNodeHook}.
+ */
+final class HookMetrics implements MetricsSource {
+  static final String NAMENODE_SOURCE = "NewtricksNameNodeHook";
+  static final String DATANODE_SOURCE = "NewtricksDataNodeHook";
+  private static final Logger LOG = LoggerFactory.getLogger(HookMetrics.class);
+
+  private final String name;
+  private final MetricsRegistry registry;
+  private volatile boolean registered;
+
+  final MutableCounterLong auditForwarded;
+  final MutableCounterLong namespaceForwarded;
+  final MutableCounterLong batchesDelivered;
+  final MutableCounterLong batchesFailed;
+  final MutableCounterLong namespaceGaps;
+  final MutableCounterLong coprocessStarts;
+  final MutableCounterLong coprocessRestarts;
+  final MutableCounterLong coprocessStartFailures;
+  final MutableCounterLong healthCheckFailures;
+  final MutableGaugeInt coprocessHealthy;
+  final MutableGaugeLong lastAckedTxid;
+  final MutableGaugeLong pendingNamespaceEvents;
+  final MutableCounterLong hostCalls;
+  final MutableCounterLong hostCallErrors;
+  final MutableRate hostCallLatency;
+  final MutableRate deliverLatency;
+
+  HookMetrics(String name) {
+    this.name = name;
+    this.registry = new MetricsRegistry(name).setContext("newtricks");
+    auditForwarded = registry.newCounter("AuditEventsForwarded", "audit events acknowledged by the co-process", 0L);
+    namespaceForwarded = registry.newCounter("NamespaceEventsForwarded", "inotify events acknowledged by the co-process", 0L);
+    batchesDelivered = registry.newCounter("BatchesDelivered", "event batches acknowledged", 0L);
+    batchesFailed = registry.newCounter("BatchesFailed", "EventSink/Deliver attempts that failed (batch kept and retried)", 0L);
+    namespaceGaps = registry.newCounter("NamespaceGaps", "times the inotify tailer skipped over missing edits", 0L);
+    coprocessStarts = registry.newCounter("CoprocessStarts", "successful co-process starts (handshake+health+Configure)", 0L);
+    coprocessRestarts = registry.newCounter("CoprocessRestarts", "co-process restarts after exit or failed health", 0L);
+    coprocessStartFailures = registry.newCounter("CoprocessStartFailures", "failed co-process start attempts", 0L);
+    healthCheckFailures = registry.newCounter("HealthCheckFailures", "failed go-plugin health checks", 0L);
+    coprocessHealthy = registry.newGauge("CoprocessHealthy", "1 when the co-process is up, healthy and configured", 0);
+    lastAckedTxid = registry.newGauge("LastAckedTxid", "highest namespace txid acknowledged by the co-process", -1L);
+    pendingNamespaceEvents = registry.newGauge("PendingNamespaceEvents", "inotify events read but not yet acknowledged", 0L);
+    hostCalls = registry.newCounter("HostCalls", "host gRPC calls served", 0L);
+    hostCallErrors = registry.newCounter("HostCallErrors", "host gRPC calls that returned an error", 0L);
+    hostCallLatency = registry.newRate("HostCall", "host gRPC call latency (ms)", false);
+    deliverLatency = registry.newRate("Deliver", "EventSink/Deliver latency (ms)", false);
+  }
+
+  /** Registers this source with the daemon's metrics system; failures are logged, not thrown. */
+  HookMetrics register() {
+    try {
+      DefaultMetricsSystem.instance().register(name, "newtricks hook counters", this);
+      registered = true;
+    } catch (Throwable t) {
+      LOG.warn("newtricks: could not register metrics source {}: {}", name, t.toString());
+    }
+    return this;
+  }
+
+  void unregister() {
+    if (registered) {
+      registered = false;
+      try {
+        DefaultMetricsSystem.instance().unregisterSource(name);
+      } catch (Throwable t) {
+        LOG.debug("newtricks: unregister {}", name, t);
+      }
+    }
+  }
+
+  @Override
+  public void getMetrics(MetricsCollector collector, boolean all) {
+    MetricsRecordBuilder rb = collector.addRecord(registry.info()).setContext("newtricks");
+    registry.snapshot(rb, all);
+    if (!name.equals(NAMENODE_SOURCE)) {
+      return;
+    }
+    EventHub hub = EventHub.get();
+    rb.addCounter(Interns.info("AuditEventsQueued", "audit events accepted into the queue"), hub.accepted());
+    rb.addCounter(Interns.info("AuditEventsDropped", "audit events dropped because the queue was full"), hub.dropped());
+    rb.addGauge(Interns.info("AuditQueueSize", "audit events waiting in the queue"), hub.size());
+  }
+}

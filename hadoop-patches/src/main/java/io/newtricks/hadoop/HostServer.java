@@ -1,0 +1,85 @@
+package io.newtricks.hadoop;
+
+import io.grpc.BindableService;
+import io.grpc.Server;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The hook's own gRPC server on a unix socket in the socket dir, which the co-process calls back
+ * (its address goes out in Configure.host_address). The socket file is removed on stop.
+ */
+final class HostServer {
+  private static final Logger LOG = LoggerFactory.getLogger(HostServer.class);
+
+  private final File socket;
+  private final Server server;
+  private final ExecutorService executor;
+
+  private HostServer(File socket, Server server, ExecutorService executor) {
+    this.socket = socket;
+    this.server = server;
+    this.executor = executor;
+  }
+
+  /**
+   * Starts serving {@code service} on {@code socketDir/fileName}.
+   *
+   * @param fileName unique per daemon, e.g. nn-&lt;pid&gt;-&lt;rpcport&gt;.sock
+   */
+  static HostServer start(File socketDir, String fileName, BindableService service, int handlers)
+      throws IOException {
+    CoprocessSupervisor.ensureDir(socketDir);
+    File socket = new File(socketDir, fileName);
+    Files.deleteIfExists(socket.toPath()); // stale file from a crashed daemon with our pid
+    AtomicInteger n = new AtomicInteger();
+    ThreadPoolExecutor executor = new ThreadPoolExecutor(handlers, handlers, 60, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, "newtricks-host-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    executor.allowCoreThreadTimeOut(true);
+    Server server = UnixSockets.server(socket.getPath())
+        .executor(executor)
+        .addService(service)
+        .build()
+        .start();
+    socket.setReadable(true, true);
+    socket.setWritable(true, true);
+    LOG.info("newtricks: host service {} listening on {}", service.bindService()
+        .getServiceDescriptor().getName(), socket);
+    return new HostServer(socket, server, executor);
+  }
+
+  /** The address to hand to the co-process. */
+  String address() {
+    return "unix://" + socket.getAbsolutePath();
+  }
+
+  void stop() {
+    server.shutdown();
+    try {
+      if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+        server.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      server.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+    executor.shutdownNow();
+    try {
+      Files.deleteIfExists(socket.toPath());
+    } catch (IOException e) {
+      LOG.debug("newtricks: remove {}", socket, e);
+    }
+  }
+}

@@ -1,0 +1,343 @@
+package io.newtricks.hadoop;
+
+import com.google.protobuf.ByteString;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import io.newtricks.proto.v1.CheckAccessRequest;
+import io.newtricks.proto.v1.CheckAccessResponse;
+import io.newtricks.proto.v1.ContentSummary;
+import io.newtricks.proto.v1.DatanodeLoad;
+import io.newtricks.proto.v1.DatanodeRef;
+import io.newtricks.proto.v1.DatanodeReport;
+import io.newtricks.proto.v1.FileStatus;
+import io.newtricks.proto.v1.GetBlockLocationsRequest;
+import io.newtricks.proto.v1.GetContentSummaryRequest;
+import io.newtricks.proto.v1.GetDatanodeReportRequest;
+import io.newtricks.proto.v1.GetFileStatusRequest;
+import io.newtricks.proto.v1.GetNamesystemStateRequest;
+import io.newtricks.proto.v1.GetXAttrsRequest;
+import io.newtricks.proto.v1.GetXAttrsResponse;
+import io.newtricks.proto.v1.ListStatusRequest;
+import io.newtricks.proto.v1.ListStatusResponse;
+import io.newtricks.proto.v1.LocatedBlock;
+import io.newtricks.proto.v1.LocatedBlocks;
+import io.newtricks.proto.v1.NameNodeHostGrpc;
+import io.newtricks.proto.v1.NamesystemState;
+import io.newtricks.proto.v1.ReconfigureRequest;
+import io.newtricks.proto.v1.ReconfigureResponse;
+import io.newtricks.proto.v1.RemoveXAttrRequest;
+import io.newtricks.proto.v1.RemoveXAttrResponse;
+import io.newtricks.proto.v1.SetReplicationRequest;
+import io.newtricks.proto.v1.SetReplicationResponse;
+import io.newtricks.proto.v1.SetXAttrRequest;
+import io.newtricks.proto.v1.SetXAttrResponse;
+import io.newtricks.proto.v1.Token;
+import java.io.FileNotFoundException;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.XAttr;
+import org.apache.hadoop.fs.XAttrSetFlag;
+import org.apache.hadoop.fs.permission.FsAction;
+import org.apache.hadoop.hdfs.DFSConfigKeys;
+import org.apache.hadoop.hdfs.XAttrHelper;
+import org.apache.hadoop.hdfs.protocol.DatanodeInfo;
+import org.apache.hadoop.hdfs.protocol.DirectoryListing;
+import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
+import org.apache.hadoop.hdfs.protocol.HdfsConstants;
+import org.apache.hadoop.hdfs.protocol.HdfsFileStatus;
+import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
+import org.apache.hadoop.hdfs.server.blockmanagement.DatanodeDescriptor;
+import org.apache.hadoop.hdfs.server.namenode.FSNamesystem;
+import org.apache.hadoop.hdfs.server.namenode.NameNode;
+import org.apache.hadoop.hdfs.server.protocol.NamenodeProtocols;
+import org.apache.hadoop.security.UserGroupInformation;
+
+/**
+ * NameNodeHost (host.proto): the calls namenode-ext makes back into the NameNode. Each runs the
+ * NameNode's own RPC-server code path (so permissions, safe mode and HA state are checked exactly
+ * as for a client), as the named user when one is given.
+ */
+final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
+  private final NameNode nn;
+  private final HookMetrics metrics;
+
+  NameNodeHostService(NameNode nn, HookMetrics metrics) {
+    this.nn = nn;
+    this.metrics = metrics;
+  }
+
+  private NamenodeProtocols rpc() {
+    NamenodeProtocols r = nn.getRpcServer();
+    if (r == null) {
+      throw Status.UNAVAILABLE.withDescription("NameNode RPC server not up").asRuntimeException();
+    }
+    return r;
+  }
+
+  private FSNamesystem ns() {
+    FSNamesystem n = nn.getNamesystem();
+    if (n == null) {
+      throw Status.UNAVAILABLE.withDescription("namesystem not loaded").asRuntimeException();
+    }
+    return n;
+  }
+
+  @Override
+  public void setReplication(SetReplicationRequest req, StreamObserver<SetReplicationResponse> out) {
+    HostCalls.serve(metrics, out, () -> {
+      if (req.getReplication() <= 0 || req.getReplication() > Short.MAX_VALUE) {
+        throw new IllegalArgumentException("replication " + req.getReplication());
+      }
+      boolean changed = HostCalls.asUser(req.getUser(),
+          () -> rpc().setReplication(req.getPath(), (short) req.getReplication()));
+      return SetReplicationResponse.newBuilder().setChanged(changed).build();
+    });
+  }
+
+  @Override
+  public void getFileStatus(GetFileStatusRequest req, StreamObserver<FileStatus> out) {
+    HostCalls.serve(metrics, out, () -> {
+      HdfsFileStatus st = HostCalls.asUser(req.getUser(), () -> rpc().getFileInfo(req.getPath()));
+      if (st == null) {
+        throw new FileNotFoundException("File does not exist: " + req.getPath());
+      }
+      return toProto(req.getPath(), st);
+    });
+  }
+
+  @Override
+  public void listStatus(ListStatusRequest req, StreamObserver<ListStatusResponse> out) {
+    HostCalls.serve(metrics, out, () -> HostCalls.asUser(req.getUser(), () -> {
+      ListStatusResponse.Builder b = ListStatusResponse.newBuilder();
+      byte[] after = HdfsFileStatus.EMPTY_NAME;
+      while (true) {
+        DirectoryListing page = rpc().getListing(req.getPath(), after, false);
+        if (page == null) {
+          throw new FileNotFoundException("File " + req.getPath() + " does not exist.");
+        }
+        for (HdfsFileStatus st : page.getPartialListing()) {
+          String name = st.getLocalName();
+          // Listing a file returns the file itself with an empty local name.
+          b.addEntries(toProto(name.isEmpty() ? req.getPath() : st.getFullName(req.getPath()), st));
+        }
+        if (!page.hasMore()) {
+          break;
+        }
+        after = page.getLastName();
+      }
+      return b.build();
+    }));
+  }
+
+  @Override
+  public void getDatanodeReport(GetDatanodeReportRequest req, StreamObserver<DatanodeReport> out) {
+    HostCalls.serve(metrics, out, () -> {
+      FSNamesystem ns = ns();
+      DatanodeInfo[] live = rpc().getDatanodeReport(HdfsConstants.DatanodeReportType.LIVE);
+      DatanodeReport.Builder b = DatanodeReport.newBuilder()
+          .setDead(ns.getNumDeadDataNodes())
+          .setTotalLoad(ns.getTotalLoad())
+          .setPendingReconstruction(ns.getPendingReconstructionBlocks())
+          .setUnderReplicated(ns.getLowRedundancyBlocks())
+          .setSafeMode(ns.isInSafeMode());
+      for (DatanodeInfo d : live) {
+        DatanodeLoad.Builder l = DatanodeLoad.newBuilder()
+            .setUuid(nz(d.getDatanodeUuid()))
+            .setHostname(nz(d.getHostName()))
+            .setIp(nz(d.getIpAddr()))
+            .setXferAddr(nz(d.getXferAddr()))
+            .setXceivers(d.getXceiverCount())
+            .setCapacity(d.getCapacity())
+            .setRemaining(d.getRemaining())
+            .setDfsUsed(d.getDfsUsed())
+            .setAdminState(d.getAdminState() == null ? "NORMAL" : d.getAdminState().name())
+            .setLastUpdateMs(d.getLastUpdate())
+            .setInfoAddr(nz(d.getInfoAddr()));
+        DatanodeDescriptor desc = ns.getBlockManager().getDatanodeManager()
+            .getDatanode(d.getDatanodeUuid());
+        if (desc != null) {
+          l.setBlocksPendingReplication(desc.getNumberOfReplicateBlocks());
+        }
+        b.addLive(l);
+      }
+      return b.build();
+    });
+  }
+
+  @Override
+  public void getBlockLocations(GetBlockLocationsRequest req, StreamObserver<LocatedBlocks> out) {
+    HostCalls.serve(metrics, out, () -> {
+      if (req.getOffset() < 0 || req.getLength() < 0) {
+        throw new IllegalArgumentException("negative offset or length");
+      }
+      long len = req.getLength() == 0 ? Long.MAX_VALUE - req.getOffset() : req.getLength();
+      // As the user: HDFS checks READ and issues block tokens in that user's name.
+      org.apache.hadoop.hdfs.protocol.LocatedBlocks lbs = HostCalls.asUser(req.getUser(),
+          () -> rpc().getBlockLocations(req.getPath(), req.getOffset(), len));
+      if (lbs == null) {
+        throw new FileNotFoundException("File does not exist: " + req.getPath());
+      }
+      LocatedBlocks.Builder b = LocatedBlocks.newBuilder()
+          .setFileLength(lbs.getFileLength())
+          .setUnderConstruction(lbs.isUnderConstruction());
+      for (org.apache.hadoop.hdfs.protocol.LocatedBlock lb : lbs.getLocatedBlocks()) {
+        b.addBlocks(toProto(lb));
+      }
+      org.apache.hadoop.hdfs.protocol.LocatedBlock last = lbs.getLastLocatedBlock();
+      if (last != null && !lbs.isLastBlockComplete()) {
+        b.addBlocks(toProto(last));
+      }
+      return b.build();
+    });
+  }
+
+  @Override
+  public void checkAccess(CheckAccessRequest req, StreamObserver<CheckAccessResponse> out) {
+    HostCalls.serve(metrics, out, () -> {
+      FsAction action = FsAction.valueOf(req.getAction().trim().toUpperCase(Locale.ROOT));
+      HostCalls.asUser(req.getUser(), () -> {
+        rpc().checkAccess(req.getPath(), action);
+        return null;
+      });
+      return CheckAccessResponse.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void getContentSummary(GetContentSummaryRequest req, StreamObserver<ContentSummary> out) {
+    HostCalls.serve(metrics, out, () -> {
+      org.apache.hadoop.fs.ContentSummary cs =
+          HostCalls.asUser(req.getUser(), () -> rpc().getContentSummary(req.getPath()));
+      return ContentSummary.newBuilder()
+          .setLength(cs.getLength())
+          .setFileCount(cs.getFileCount())
+          .setDirectoryCount(cs.getDirectoryCount())
+          .setQuota(cs.getQuota())
+          .setSpaceConsumed(cs.getSpaceConsumed())
+          .setSpaceQuota(cs.getSpaceQuota())
+          .build();
+    });
+  }
+
+  @Override
+  public void getXAttrs(GetXAttrsRequest req, StreamObserver<GetXAttrsResponse> out) {
+    HostCalls.serve(metrics, out, () -> {
+      List<XAttr> want = req.getNamesCount() == 0 ? null : XAttrHelper.buildXAttrs(req.getNamesList());
+      List<XAttr> got = HostCalls.asUser(req.getUser(), () -> rpc().getXAttrs(req.getPath(), want));
+      GetXAttrsResponse.Builder b = GetXAttrsResponse.newBuilder();
+      if (got != null) {
+        for (XAttr x : got) {
+          byte[] v = x.getValue();
+          b.putXattrs(XAttrHelper.getPrefixedName(x), v == null ? ByteString.EMPTY : ByteString.copyFrom(v));
+        }
+      }
+      return b.build();
+    });
+  }
+
+  @Override
+  public void setXAttr(SetXAttrRequest req, StreamObserver<SetXAttrResponse> out) {
+    HostCalls.serve(metrics, out, () -> {
+      XAttr x = XAttrHelper.buildXAttr(req.getName(), req.getValue().toByteArray());
+      HostCalls.asUser(req.getUser(), () -> {
+        rpc().setXAttr(req.getPath(), x, EnumSet.of(XAttrSetFlag.CREATE, XAttrSetFlag.REPLACE));
+        return null;
+      });
+      return SetXAttrResponse.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void removeXAttr(RemoveXAttrRequest req, StreamObserver<RemoveXAttrResponse> out) {
+    HostCalls.serve(metrics, out, () -> {
+      XAttr x = XAttrHelper.buildXAttr(req.getName());
+      HostCalls.asUser(req.getUser(), () -> {
+        rpc().removeXAttr(req.getPath(), x);
+        return null;
+      });
+      return RemoveXAttrResponse.getDefaultInstance();
+    });
+  }
+
+  @Override
+  public void reconfigure(ReconfigureRequest req, StreamObserver<ReconfigureResponse> out) {
+    HostCalls.serve(metrics, out, () -> {
+      if (req.getKey().isEmpty()) {
+        throw new IllegalArgumentException("empty key");
+      }
+      String old = nn.getConf().get(req.getKey());
+      nn.reconfigureProperty(req.getKey(), req.getValue().isEmpty() ? null : req.getValue());
+      return ReconfigureResponse.newBuilder().setOldValue(nz(old)).build();
+    });
+  }
+
+  @Override
+  public void getNamesystemState(GetNamesystemStateRequest req, StreamObserver<NamesystemState> out) {
+    HostCalls.serve(metrics, out, () -> {
+      FSNamesystem ns = ns();
+      Configuration conf = nn.getConf();
+      return NamesystemState.newBuilder()
+          .setActive(nn.isActiveState())
+          .setSafeMode(ns.isInSafeMode())
+          .setLiveDatanodes(ns.getNumLiveDataNodes())
+          .setNamenodeAddress(nz(nn.getNameNodeAddressHostPortString()))
+          .setBlockPoolId(nz(ns.getBlockPoolId()))
+          .setPermissionsEnabled(conf.getBoolean(DFSConfigKeys.DFS_PERMISSIONS_ENABLED_KEY,
+              DFSConfigKeys.DFS_PERMISSIONS_ENABLED_DEFAULT))
+          .setBlockTokenEnabled(conf.getBoolean(DFSConfigKeys.DFS_BLOCK_ACCESS_TOKEN_ENABLE_KEY,
+              DFSConfigKeys.DFS_BLOCK_ACCESS_TOKEN_ENABLE_DEFAULT))
+          // The NameNode's login user is the HDFS superuser.
+          .setSuperuser(UserGroupInformation.getLoginUser().getShortUserName())
+          .build();
+    });
+  }
+
+  static FileStatus toProto(String path, HdfsFileStatus st) {
+    return FileStatus.newBuilder()
+        .setPath(path)
+        .setLength(st.getLen())
+        .setIsDir(st.isDirectory())
+        .setReplication(st.getReplication())
+        .setBlockSize(st.getBlockSize())
+        .setMtimeMs(st.getModificationTime())
+        .setOwner(nz(st.getOwner()))
+        .setGroup(nz(st.getGroup()))
+        .setPermission(st.getPermission().toShort() & 07777)
+        .setFileId(st.getFileId())
+        .setChildren(st.isDirectory() ? st.getChildrenNum() : -1)
+        .build();
+  }
+
+  static LocatedBlock toProto(org.apache.hadoop.hdfs.protocol.LocatedBlock lb) {
+    ExtendedBlock blk = lb.getBlock();
+    LocatedBlock.Builder b = LocatedBlock.newBuilder()
+        .setBlockPoolId(blk.getBlockPoolId())
+        .setBlockId(blk.getBlockId())
+        .setGenStamp(blk.getGenerationStamp())
+        .setNumBytes(blk.getNumBytes())
+        .setOffset(lb.getStartOffset())
+        .setCorrupt(lb.isCorrupt());
+    for (DatanodeInfo d : lb.getLocations()) {
+      b.addLocations(DatanodeRef.newBuilder()
+          .setUuid(nz(d.getDatanodeUuid()))
+          .setHostname(nz(d.getHostName()))
+          .setXferAddr(nz(d.getXferAddr()))
+          .setIpcAddr(nz(d.getIpcAddr(false))));
+    }
+    org.apache.hadoop.security.token.Token<BlockTokenIdentifier> t = lb.getBlockToken();
+    if (t != null && t.getIdentifier() != null && t.getIdentifier().length > 0) {
+      b.setToken(Token.newBuilder()
+          .setIdentifier(ByteString.copyFrom(t.getIdentifier()))
+          .setPassword(ByteString.copyFrom(t.getPassword()))
+          .setKind(t.getKind().toString())
+          .setService(t.getService().toString()));
+    }
+    return b.build();
+  }
+
+  private static String nz(String s) {
+    return s == null ? "" : s;
+  }
+}
