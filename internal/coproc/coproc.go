@@ -105,15 +105,17 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 		return nil, status.Error(codes.InvalidArgument, "configure: host_address is empty")
 	}
 	conf := Conf(req.GetConf())
+	reg := prometheus.NewRegistry()
+	hostCalls := newHostCallMetrics()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), hostCalls)
 	host, err := grpc.NewClient(req.GetHostAddress(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)),
+		grpc.WithUnaryInterceptor(hostCalls.intercept))
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "configure: dial host %q: %v", req.GetHostAddress(), err)
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	api := grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
 	runCtx, cancel := context.WithCancel(context.Background())
 	env := Env{Conf: conf, Request: req, Host: host, API: api, Registry: reg,
