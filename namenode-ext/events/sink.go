@@ -67,7 +67,7 @@ func (s *Sink) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{s.mReceived, s.mDuplicates, s.mDropped, s.mLastTxid}
 }
 
-// Subscribe adds fn to the subscribers. Call before the sink serves.
+// Subscribe adds fn to the subscribers; it sees the events accepted from then on.
 func (s *Sink) Subscribe(fn Subscriber) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

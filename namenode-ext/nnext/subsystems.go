@@ -2,13 +2,35 @@ package nnext
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/newtricks/newtricks/internal/coproc"
 	"github.com/newtricks/newtricks/namenode-ext/events"
+	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
 // startSubsystems starts the subsystems that act on events and serve their own APIs.
 func startSubsystems(ctx context.Context, env coproc.Env, host pb.NameNodeHostClient, sink *events.Sink) error {
+	hcfg, err := hotspot.ConfigFromMap(env.Conf)
+	if err != nil {
+		return fmt.Errorf("hotspot: %w", err)
+	}
+	hs, err := hotspot.New(hcfg, host, env.Log.Named("hotspot"))
+	if err != nil {
+		return fmt.Errorf("hotspot: %w", err)
+	}
+	hs.RegisterGRPC(env.API)
+	env.Registry.MustRegister(hs.Collectors()...)
+	sink.Subscribe(func(e events.Event) {
+		if a := e.Audit; a != nil && a.Allowed {
+			hs.ObserveAudit(a.Cmd, a.Src, a.User, a.ClientIP, a.Time)
+		}
+	})
+	go func() {
+		if err := hs.Run(ctx); err != nil && ctx.Err() == nil {
+			env.Log.Error("hotspot stopped", "error", err)
+		}
+	}()
 	return nil
 }
