@@ -25,6 +25,9 @@ type OpDef struct {
 	// output is Static{Kind: Out} with unknown dimensions). Used for the output-size limit.
 	Infer func(p Params, in Static) (Static, error)
 	Run   RunFunc
+	// Lazy marks ops of this package that accept lazy values (see Value); others get
+	// materialized input.
+	Lazy bool
 }
 
 // Registry maps op names to definitions. The package registry (Register, Lookup) is filled

@@ -36,6 +36,12 @@ func (g *Graph) Run(ctx context.Context, s Sample) (*Output, error) {
 			in = vals[g.index[n.Input]]
 		}
 		env := NewEnv(g.Seed, s.Key, s.Epoch, n.ID, n.Params, g.Limits)
+		if !n.Op.Lazy {
+			var err error
+			if in, err = in.materialize(); err != nil {
+				return nil, &SampleError{Key: s.Key, Node: n.Input, Err: err}
+			}
+		}
 		out, err := runOp(ctx, n, env, in)
 		if err != nil {
 			return nil, &SampleError{Key: s.Key, Node: n.ID, Op: n.Op.Name, Err: err}
@@ -48,7 +54,10 @@ func (g *Graph) Run(ctx context.Context, s Sample) (*Output, error) {
 	}
 	o := &Output{Names: g.Outputs}
 	for _, id := range g.Outputs {
-		v := vals[g.index[id]]
+		v, err := vals[g.index[id]].materialize()
+		if err != nil {
+			return nil, &SampleError{Key: s.Key, Node: id, Err: err}
+		}
 		if v.Size() > g.Limits.MaxOutputBytes {
 			return nil, &SampleError{Key: s.Key, Node: id, Err: fmt.Errorf("%w: output %d bytes, limit %d", ErrLimit, v.Size(), g.Limits.MaxOutputBytes)}
 		}

@@ -1,6 +1,10 @@
 package xformgraph
 
-import "fmt"
+import (
+	"fmt"
+
+	ximage "github.com/newtricks/newtricks/xformgraph/image"
+)
 
 // Kind is the type of a Value on a graph edge; graph validation matches an op's accepted
 // kinds against its input's kind.
@@ -35,34 +39,29 @@ func (k Kind) String() string {
 
 // Value is what flows along an edge. Exactly the field named by Kind is set. Ops must not
 // modify their input in place: a value can feed several nodes.
+//
+// Values made by the spatial ops of this package may be lazy (pixels not computed yet, so
+// that crop, resize, flip and normalize run as one fused pass). The runner materializes
+// them before any op that did not declare OpDef.Lazy and before outputs, so an op without
+// Lazy always finds Image, Frames or Tensor set.
 type Value struct {
 	Kind   Kind
 	Bytes  []byte
 	Image  *Image
 	Frames []*Image
 	Tensor *Tensor
+
+	lazy *lazyValue
 }
 
 // Image is an 8-bit interleaved (HWC) image: Channels is 1 (gray), 3 (RGB) or 4 (RGBA).
-// Pixel (x, y) channel c is Pix[y*Stride + x*Channels + c]. Frames and images share this
-// type so spatial ops work on both.
-type Image struct {
-	Width, Height int
-	Channels      int
-	Stride        int // bytes per row, >= Width*Channels
-	Pix           []byte
-}
+// Pixel (x, y) channel c is Pix[y*Stride + x*Channels + c]. It is an alias of the leaf
+// package's type so that xformgraph/image and xformgraph/video share it without importing
+// xformgraph. Images and video frames share this type so spatial ops work on both.
+type Image = ximage.Image
 
 // NewImage allocates a tightly packed image.
-func NewImage(w, h, c int) *Image {
-	return &Image{Width: w, Height: h, Channels: c, Stride: w * c, Pix: make([]byte, w*h*c)}
-}
-
-// Row returns the w*c bytes of row y.
-func (m *Image) Row(y int) []byte {
-	o := y * m.Stride
-	return m.Pix[o : o+m.Width*m.Channels]
-}
+func NewImage(w, h, c int) *Image { return ximage.NewImage(w, h, c) }
 
 // Static is what graph validation knows about a value before running: the kind and, when
 // fixed by the ops so far, its dimensions (0 = not known until run time).
@@ -93,7 +92,8 @@ func (s Static) Bytes() int64 {
 	return n
 }
 
-// Size is the run-time byte size of v (what the output limit is compared with).
+// Size is the run-time byte size of v (what the output limit is compared with). v must
+// be materialized.
 func (v Value) Size() int64 {
 	switch v.Kind {
 	case KindBytes:

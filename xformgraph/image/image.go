@@ -1,0 +1,49 @@
+// Package image decodes still images (JPEG, PNG, WebP) under pixel limits and runs the
+// spatial kernels of xformgraph: Pillow-compatible separable resampling (bilinear, bicubic,
+// box/area, all antialiased when shrinking), crops, flips, EXIF orientation and the fused
+// crop+resize+flip+normalize pass that writes a tensor straight from decoded YCbCr planes.
+//
+// It is a leaf package (no dependency on xformgraph) so that xformgraph and
+// xformgraph/video can both use its Image type.
+package image
+
+// Image is an 8-bit interleaved (HWC) image: Channels is 1 (gray), 3 (RGB) or 4 (RGBA).
+// Pixel (x, y) channel c is Pix[y*Stride + x*Channels + c].
+type Image struct {
+	Width, Height int
+	Channels      int
+	Stride        int // bytes per row, >= Width*Channels
+	Pix           []byte
+}
+
+// NewImage allocates a tightly packed image.
+func NewImage(w, h, c int) *Image {
+	return &Image{Width: w, Height: h, Channels: c, Stride: w * c, Pix: make([]byte, w*h*c)}
+}
+
+// Row returns the Width*Channels bytes of row y.
+func (m *Image) Row(y int) []byte {
+	o := y * m.Stride
+	return m.Pix[o : o+m.Width*m.Channels]
+}
+
+// Planar is a decoded YCbCr (or gray) picture as a JPEG or WebP decoder produces it, before
+// chroma upsampling. Cb/Cr are nil for gray. Chroma planes are subsampled by 2^Log2ChromaW
+// horizontally and 2^Log2ChromaH vertically, sited at the centre of the luma block they
+// cover (JPEG/JFIF convention).
+type Planar struct {
+	Width, Height            int
+	Y, Cb, Cr                []byte
+	YStride, CStride         int
+	Log2ChromaW, Log2ChromaH int
+	// FullRange: JFIF full-range BT.601 (JPEG). false: limited-range BT.601 (WebP lossy).
+	FullRange bool
+}
+
+// ChromaSize is the size of the chroma planes.
+func (p *Planar) ChromaSize() (int, int) {
+	return (p.Width + 1<<p.Log2ChromaW - 1) >> p.Log2ChromaW, (p.Height + 1<<p.Log2ChromaH - 1) >> p.Log2ChromaH
+}
+
+// Gray reports whether p has only a luma plane.
+func (p *Planar) Gray() bool { return p.Cb == nil }

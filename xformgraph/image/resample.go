@@ -1,0 +1,348 @@
+package image
+
+import (
+	"fmt"
+	"math"
+)
+
+// Filter is a resampling filter. All filters are antialiased when shrinking: the support
+// grows with the scale factor, as in Pillow's Image.resize (and torchvision with
+// antialias=True).
+type Filter uint8
+
+const (
+	FilterBilinear Filter = iota + 1 // triangle, support 1
+	FilterBicubic                    // Keys a = -0.5, support 2
+	FilterBox                        // box, support 0.5: "area" averaging when shrinking
+	FilterNearest                    // nearest neighbour (no antialiasing), as Pillow
+)
+
+// ParseFilter maps the names used in graph specs.
+func ParseFilter(s string) (Filter, bool) {
+	switch s {
+	case "bilinear":
+		return FilterBilinear, true
+	case "bicubic":
+		return FilterBicubic, true
+	case "area", "box":
+		return FilterBox, true
+	case "nearest":
+		return FilterNearest, true
+	}
+	return 0, false
+}
+
+func (f Filter) support() float64 {
+	switch f {
+	case FilterBilinear:
+		return 1
+	case FilterBicubic:
+		return 2
+	}
+	return 0.5
+}
+
+func (f Filter) eval(x float64) float64 {
+	switch f {
+	case FilterBilinear:
+		x = math.Abs(x)
+		if x < 1 {
+			return 1 - x
+		}
+		return 0
+	case FilterBicubic:
+		const a = -0.5
+		x = math.Abs(x)
+		if x < 1 {
+			return ((a+2)*x-(a+3))*x*x + 1
+		}
+		if x < 2 {
+			return (((x-5)*x+8)*x - 4) * a
+		}
+		return 0
+	}
+	if x > -0.5 && x <= 0.5 {
+		return 1
+	}
+	return 0
+}
+
+// coeffs are the per-output-sample taps along one axis: output i reads count[i] inputs
+// starting at start[i] with weights w[i*k : i*k+count[i]].
+type coeffs struct {
+	k     int
+	start []int
+	count []int
+	w     []float32
+}
+
+// makeCoeffs follows Pillow's precompute_coeffs: input box [in0, in1) of an axis of
+// length inSize mapped onto outSize samples. Taps are clipped to the box (rounded out to
+// whole samples), which is what cropping first and then resizing does in torchvision.
+func makeCoeffs(inSize int, in0, in1 float64, outSize int, f Filter) coeffs {
+	scale := (in1 - in0) / float64(outSize)
+	if f == FilterNearest {
+		c := coeffs{k: 1, start: make([]int, outSize), count: make([]int, outSize), w: make([]float32, outSize)}
+		for i := range outSize {
+			x := int(in0 + (float64(i)+0.5)*scale)
+			c.start[i], c.count[i], c.w[i] = min(max(x, 0), inSize-1), 1, 1
+		}
+		return c
+	}
+	lo := max(int(math.Floor(in0)), 0)
+	hi := min(int(math.Ceil(in1)), inSize)
+	fs := max(scale, 1.0)
+	support := f.support() * fs
+	k := int(math.Ceil(support))*2 + 1
+	c := coeffs{k: k, start: make([]int, outSize), count: make([]int, outSize), w: make([]float32, outSize*k)}
+	ww := make([]float64, k)
+	for i := range outSize {
+		center := in0 + (float64(i)+0.5)*scale
+		xmin := max(int(math.Floor(center-support+0.5)), lo)
+		xmax := min(int(math.Floor(center+support+0.5)), hi)
+		n := max(xmax-xmin, 0)
+		n = min(n, k)
+		sum := 0.0
+		for x := 0; x < n; x++ {
+			ww[x] = f.eval((float64(x+xmin) - center + 0.5) / fs)
+			sum += ww[x]
+		}
+		for x := 0; x < n; x++ {
+			if sum != 0 {
+				ww[x] /= sum
+			}
+			c.w[i*k+x] = float32(ww[x])
+		}
+		if n == 0 { // degenerate box: take the nearest sample
+			xmin, n = min(max(int(center), 0), inSize-1), 1
+			c.w[i*k] = 1
+		}
+		c.start[i], c.count[i] = xmin, n
+	}
+	return c
+}
+
+// Plan is a fused geometric transform: take the box of the source, resample it to a
+// ResizeW x ResizeH grid, keep the window (WinX, WinY, WinW, WinH) of that grid, mirror it
+// left-right if FlipH. A crop is a box with a grid of the same size; crop-after-resize is
+// a window; flip-before-crop mirrors the window, so any chain of crops, at most one
+// resize and flips is one Plan, evaluated in one pass.
+type Plan struct {
+	SrcW, SrcH             int
+	X0, Y0, X1, Y1         float64 // box in source pixels
+	ResizeW, ResizeH       int
+	WinX, WinY, WinW, WinH int
+	FlipH                  bool
+	Filter                 Filter
+	Resized                bool // a resize has been applied (a second one materializes)
+}
+
+// Identity is the plan that returns a w x h source as is.
+func Identity(w, h int) Plan {
+	return Plan{SrcW: w, SrcH: h, X1: float64(w), Y1: float64(h), ResizeW: w, ResizeH: h, WinW: w, WinH: h, Filter: FilterBilinear}
+}
+
+// OutSize is the size of the plan's result.
+func (p *Plan) OutSize() (int, int) { return p.WinW, p.WinH }
+
+// Crop keeps the rectangle (x, y, w, h) of the current output (which must contain it).
+func (p *Plan) Crop(x, y, w, h int) error {
+	if x < 0 || y < 0 || w <= 0 || h <= 0 || x+w > p.WinW || y+h > p.WinH {
+		return fmt.Errorf("crop (%d,%d %dx%d) outside %dx%d", x, y, w, h, p.WinW, p.WinH)
+	}
+	if p.FlipH {
+		x = p.WinW - x - w
+	}
+	if !p.Resized {
+		// Still in source pixels: shrink the box, keep scale 1.
+		p.X0 += float64(p.WinX + x)
+		p.Y0 += float64(p.WinY + y)
+		p.X1, p.Y1 = p.X0+float64(w), p.Y0+float64(h)
+		p.WinX, p.WinY, p.ResizeW, p.ResizeH = 0, 0, w, h
+	} else {
+		p.WinX += x
+		p.WinY += y
+	}
+	p.WinW, p.WinH = w, h
+	return nil
+}
+
+// Resize resamples the current output to w x h. ok is false when a resize was already
+// applied after which cropping happened (the caller materializes and starts a new plan).
+func (p *Plan) Resize(w, h int, f Filter) bool {
+	if p.Resized && (p.WinX != 0 || p.WinY != 0 || p.WinW != p.ResizeW || p.WinH != p.ResizeH) {
+		return false
+	}
+	if p.Resized {
+		return false // two resamplings are not one: keep Pillow's semantics
+	}
+	p.ResizeW, p.ResizeH, p.WinX, p.WinY, p.WinW, p.WinH = w, h, 0, 0, w, h
+	p.Filter, p.Resized = f, true
+	return true
+}
+
+// Flip mirrors the current output left-right.
+func (p *Plan) Flip() { p.FlipH = !p.FlipH }
+
+func (p *Plan) noResample() bool {
+	return p.X0 == math.Trunc(p.X0) && p.Y0 == math.Trunc(p.Y0) &&
+		float64(p.ResizeW) == p.X1-p.X0 && float64(p.ResizeH) == p.Y1-p.Y0
+}
+
+// axis coefficients of the window, in output order.
+func (p *Plan) axes(scaleX, scaleY float64, inW, inH int) (cx, cy coeffs) {
+	cx = makeCoeffs(inW, p.X0*scaleX, p.X1*scaleX, p.ResizeW, p.Filter)
+	cy = makeCoeffs(inH, p.Y0*scaleY, p.Y1*scaleY, p.ResizeH, p.Filter)
+	cx = cx.window(p.WinX, p.WinW, p.FlipH)
+	cy = cy.window(p.WinY, p.WinH, false)
+	return
+}
+
+func (c coeffs) window(off, n int, flip bool) coeffs {
+	out := coeffs{k: c.k, start: make([]int, n), count: make([]int, n), w: make([]float32, n*c.k)}
+	for i := range n {
+		s := off + i
+		if flip {
+			s = off + n - 1 - i
+		}
+		out.start[i], out.count[i] = c.start[s], c.count[s]
+		copy(out.w[i*c.k:(i+1)*c.k], c.w[s*c.k:(s+1)*c.k])
+	}
+	return out
+}
+
+// Apply evaluates the plan on an interleaved image.
+func (p *Plan) Apply(m *Image) *Image {
+	ow, oh := p.WinW, p.WinH
+	c := m.Channels
+	if p.noResample() {
+		x0, y0 := int(p.X0)+p.WinX, int(p.Y0)+p.WinY
+		out := NewImage(ow, oh, c)
+		for y := 0; y < oh; y++ {
+			src := m.Pix[(y0+y)*m.Stride+x0*c:]
+			dst := out.Row(y)
+			if !p.FlipH {
+				copy(dst, src[:ow*c])
+				continue
+			}
+			for x := 0; x < ow; x++ {
+				copy(dst[x*c:x*c+c], src[(ow-1-x)*c:(ow-x)*c])
+			}
+		}
+		return out
+	}
+	cx, cy := p.axes(1, 1, m.Width, m.Height)
+	out := NewImage(ow, oh, c)
+	resamplePlane(m.Pix, m.Stride, c, cx, cy, out.Pix, out.Stride, c, 0)
+	return out
+}
+
+// ApplyPlanar evaluates the plan straight from YCbCr planes into an RGB (channels 3) or
+// gray (channels 1) image: each plane is resampled at its own resolution and the color
+// conversion runs on the output pixels only, which is where the fused path saves most.
+func (p *Plan) ApplyPlanar(src *Planar, channels int) *Image {
+	ow, oh := p.WinW, p.WinH
+	// Scale between the plan's source coordinates and the planar picture (a lowres decode
+	// is smaller than the source the plan was made for).
+	sx := float64(src.Width) / float64(p.SrcW)
+	sy := float64(src.Height) / float64(p.SrcH)
+	if src.Gray() || channels == 1 {
+		out := NewImage(ow, oh, 1)
+		q := *p
+		cx, cy := q.axes(sx, sy, src.Width, src.Height)
+		resamplePlane(src.Y, src.YStride, 1, cx, cy, out.Pix, out.Stride, 1, 0)
+		if channels == 1 {
+			return out
+		}
+		rgb := NewImage(ow, oh, channels)
+		for i, v := range out.Pix {
+			rgb.Pix[i*3], rgb.Pix[i*3+1], rgb.Pix[i*3+2] = v, v, v
+		}
+		return rgb
+	}
+	out := NewImage(ow, oh, 3)
+	yb := make([]byte, ow*oh)
+	cbb := make([]byte, ow*oh)
+	crb := make([]byte, ow*oh)
+	cx, cy := p.axes(sx, sy, src.Width, src.Height)
+	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, 1, 0)
+	cw, ch := src.ChromaSize()
+	csx := sx / float64(int(1)<<src.Log2ChromaW)
+	csy := sy / float64(int(1)<<src.Log2ChromaH)
+	ccx, ccy := p.axes(csx, csy, cw, ch)
+	resamplePlane(src.Cb, src.CStride, 1, ccx, ccy, cbb, ow, 1, 0)
+	resamplePlane(src.Cr, src.CStride, 1, ccx, ccy, crb, ow, 1, 0)
+	full := src.FullRange
+	for i := range yb {
+		r, g, b := yccToRGB(yb[i], cbb[i], crb[i], full)
+		out.Pix[3*i], out.Pix[3*i+1], out.Pix[3*i+2] = r, g, b
+	}
+	return out
+}
+
+// resamplePlane runs the two separable passes (horizontal then vertical, as Pillow) over
+// an interleaved plane with c channels, writing rounded, clamped bytes.
+func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStride, _ int, _ int) {
+	ow, oh := len(cx.start), len(cy.start)
+	// Rows of the source the vertical taps need.
+	lo, hi := math.MaxInt, 0
+	for i := range oh {
+		lo = min(lo, cy.start[i])
+		hi = max(hi, cy.start[i]+cy.count[i])
+	}
+	rw := ow * c
+	tmp := make([]float32, (hi-lo)*rw)
+	for r := lo; r < hi; r++ {
+		row := src[r*stride:]
+		t := tmp[(r-lo)*rw : (r-lo+1)*rw]
+		if c == 1 {
+			for j := range ow {
+				s0, n := cx.start[j], cx.count[j]
+				w := cx.w[j*cx.k : j*cx.k+n]
+				px := row[s0 : s0+n]
+				var s float32
+				for k, wk := range w {
+					s += wk * float32(px[k])
+				}
+				t[j] = s
+			}
+			continue
+		}
+		for j := range ow {
+			s0, n := cx.start[j], cx.count[j]
+			w := cx.w[j*cx.k : j*cx.k+n]
+			px := row[s0*c : (s0+n)*c]
+			for ch := 0; ch < c; ch++ {
+				var s float32
+				for k, wk := range w {
+					s += wk * float32(px[k*c+ch])
+				}
+				t[j*c+ch] = s
+			}
+		}
+	}
+	acc := make([]float32, rw)
+	for i := range oh {
+		s0, n := cy.start[i], cy.count[i]
+		w := cy.w[i*cy.k : i*cy.k+n]
+		clear(acc)
+		for k, wk := range w {
+			t := tmp[(s0+k-lo)*rw : (s0+k-lo+1)*rw]
+			for j, v := range t {
+				acc[j] += wk * v
+			}
+		}
+		d := dst[i*dstStride : i*dstStride+rw]
+		for j, v := range acc {
+			v += 0.5
+			switch {
+			case v <= 0:
+				d[j] = 0
+			case v >= 255:
+				d[j] = 255
+			default:
+				d[j] = uint8(v)
+			}
+		}
+	}
+}
