@@ -51,3 +51,13 @@ func (f *Frame) Colorspace() int { return int(f.c.colorspace) }
 
 // FullRange reports full-range ("JPEG") YUV levels.
 func (f *Frame) FullRange() bool { return f.c.color_range == C.AVCOL_RANGE_JPEG }
+
+// RotateInto writes f turned clockwise by deg (90, 180 or 270) into dst, working on the
+// decoded planes before any conversion, as the ffmpeg CLI's autorotation does. Formats it
+// cannot rotate in place of a conversion (packed, 4:2:2) give ErrNotSupported.
+func (f *Frame) RotateInto(dst *Frame, deg int) error {
+	if f.c == nil || dst.c == nil {
+		return ErrClosed
+	}
+	return newError(C.nt_frame_rotate(f.c, dst.c, C.int(deg)))
+}

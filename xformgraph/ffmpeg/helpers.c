@@ -172,3 +172,61 @@ int nt_sws_frame(struct SwsContext *sws, const AVFrame *src, uint8_t *dst, int d
 	int ds[4] = {dst_stride, 0, 0, 0};
 	return sws_scale(sws, (const uint8_t *const *)src->data, src->linesize, 0, src->height, dd, ds);
 }
+
+// nt_frame_rotate writes src turned clockwise by deg (90, 180, 270) into dst, for planar
+// formats of 8- or 16-bit samples whose chroma subsampling is the same on both axes
+// (transposing 4:2:2 would change the format). Like the ffmpeg CLI's transpose filter, it
+// works on YUV before any scaling.
+int nt_frame_rotate(const AVFrame *src, AVFrame *dst, int deg) {
+	const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(src->format);
+	if (!d || (d->flags & (AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_HWACCEL)))
+		return AVERROR(ENOSYS);
+	if (d->nb_components > 1 && !(d->flags & AV_PIX_FMT_FLAG_PLANAR))
+		return AVERROR(ENOSYS);
+	if (deg != 180 && d->log2_chroma_w != d->log2_chroma_h)
+		return AVERROR(ENOSYS);
+	if (deg != 90 && deg != 180 && deg != 270)
+		return AVERROR(EINVAL);
+	int bps = d->comp[0].depth > 8 ? 2 : 1;
+	for (int i = 0; i < d->nb_components; i++)
+		if (d->comp[i].step != bps) return AVERROR(ENOSYS);
+	av_frame_unref(dst);
+	dst->format = src->format;
+	dst->width = deg == 180 ? src->width : src->height;
+	dst->height = deg == 180 ? src->height : src->width;
+	int ret = av_frame_get_buffer(dst, 0);
+	if (ret < 0) return ret;
+	ret = av_frame_copy_props(dst, src);
+	if (ret < 0) return ret;
+	int planes = av_pix_fmt_count_planes(src->format);
+	for (int p = 0; p < planes; p++) {
+		int pw = src->width, ph = src->height;
+		if (p == 1 || p == 2) {
+			pw = AV_CEIL_RSHIFT(pw, d->log2_chroma_w);
+			ph = AV_CEIL_RSHIFT(ph, d->log2_chroma_h);
+		}
+		const uint8_t *s = src->data[p];
+		uint8_t *o = dst->data[p];
+		int ss = src->linesize[p], ds = dst->linesize[p];
+		if (deg == 180) {
+			for (int y = 0; y < ph; y++) {
+				const uint8_t *sr = s + (ph - 1 - y) * ss;
+				uint8_t *dr = o + y * ds;
+				if (bps == 1) for (int x = 0; x < pw; x++) dr[x] = sr[pw - 1 - x];
+				else for (int x = 0; x < pw; x++) ((uint16_t *)dr)[x] = ((const uint16_t *)sr)[pw - 1 - x];
+			}
+			continue;
+		}
+		// dst is ph wide and pw high.
+		for (int y = 0; y < pw; y++) {
+			uint8_t *dr = o + y * ds;
+			for (int x = 0; x < ph; x++) {
+				int sx = deg == 90 ? y : pw - 1 - y;
+				int sy = deg == 90 ? ph - 1 - x : x;
+				if (bps == 1) dr[x] = s[sy * ss + sx];
+				else ((uint16_t *)dr)[x] = *(const uint16_t *)(s + sy * ss + 2 * sx);
+			}
+		}
+	}
+	return 0;
+}

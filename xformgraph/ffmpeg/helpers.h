@@ -11,6 +11,8 @@
 #include <libavutil/display.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/error.h>
+#include <libavutil/pixdesc.h>
+#include <libavutil/common.h>
 
 // nt_input is the C-side state of one opened input: the format context plus, for
 // in-memory inputs, a C copy of the bytes and the custom AVIOContext reading them, and
@@ -54,4 +56,5 @@ int nt_decoder_open(AVCodecContext **out, AVFormatContext *fmt, int stream, int 
 
 int nt_sws_frame(struct SwsContext *sws, const AVFrame *src, uint8_t *dst, int dst_stride);
 void nt_sws_colorspace(struct SwsContext *sws, int colorspace, int src_range);
+int nt_frame_rotate(const AVFrame *src, AVFrame *dst, int deg);
 #endif

@@ -23,6 +23,7 @@ type Reader struct {
 	dec    *ffmpeg.CodecContext
 	pkt    *ffmpeg.Packet
 	frm    *ffmpeg.Frame
+	rot    *ffmpeg.Frame // rotated copy of frm (lazily allocated)
 	sws    *ffmpeg.SwsContext
 	img    *ffmpeg.Image
 	stream int
@@ -167,6 +168,9 @@ func (r *Reader) Close() error {
 	if r.frm != nil {
 		r.frm.Free()
 	}
+	if r.rot != nil {
+		r.rot.Free()
+	}
 	if r.pkt != nil {
 		r.pkt.Free()
 	}
@@ -293,13 +297,31 @@ func (r *Reader) Frames(ctx context.Context, indices []int, out Output) ([]Frame
 	}
 	got := make(map[int]*Frame, len(want))
 	err = r.decode(ctx, want, func(i int) error {
-		if err := r.scale(sw, sh, flags); err != nil {
+		src, post := r.frm, rot
+		if rot != 0 {
+			// Rotate the decoded planes first, then scale, as the ffmpeg CLI does (the
+			// two orders differ by several dB after a resize).
+			if r.rot == nil {
+				var err error
+				if r.rot, err = ffmpeg.NewFrame(); err != nil {
+					return err
+				}
+			}
+			if err := r.frm.RotateInto(r.rot, rot); err == nil {
+				src, post = r.rot, 0
+			}
+		}
+		tw, th := w, h
+		if post != 0 {
+			tw, th = sw, sh
+		}
+		if err := r.scale(src, tw, th, flags); err != nil {
 			return err
 		}
 		pix := make([]byte, r.img.Len())
 		r.img.Copy(pix)
-		if rot != 0 {
-			pix = rotate(pix, sw, sh, rot)
+		if post != 0 {
+			pix = rotate(pix, sw, sh, post)
 		}
 		got[i] = &Frame{Index: i, PTS: r.ix.PTS[i], Time: r.ix.Time(i), Width: w, Height: h, Pix: pix}
 		return nil
@@ -314,9 +336,9 @@ func (r *Reader) Frames(ctx context.Context, indices []int, out Output) ([]Frame
 	return res, nil
 }
 
-// scale converts r.frm into r.img (RGB24, sw x sh), reusing the scaler when it fits.
-func (r *Reader) scale(sw, sh int, flags ffmpeg.ScaleFlags) error {
-	fw, fh, pf := r.frm.Width(), r.frm.Height(), r.frm.PixFmt()
+// scale converts src into r.img (RGB24, sw x sh), reusing the scaler when it fits.
+func (r *Reader) scale(src *ffmpeg.Frame, sw, sh int, flags ffmpeg.ScaleFlags) error {
+	fw, fh, pf := src.Width(), src.Height(), src.PixFmt()
 	if r.sws == nil || !r.sws.Matches(fw, fh, pf, sw, sh, ffmpeg.PixFmtRGB24) {
 		if r.sws != nil {
 			r.sws.Free()
@@ -335,7 +357,7 @@ func (r *Reader) scale(sw, sh int, flags ffmpeg.ScaleFlags) error {
 			return err
 		}
 	}
-	return r.sws.ScaleFrame(r.frm, r.img)
+	return r.sws.ScaleFrame(src, r.img)
 }
 
 // DecodeAll decodes every frame from the start, calling fn with each frame's

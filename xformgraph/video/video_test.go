@@ -1,0 +1,198 @@
+package video
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/newtricks/newtricks/xformgraph/ffmpeg"
+)
+
+// mediaDir returns the generated clips directory (xformgraph/testdata/gen-video.sh), or
+// skips the test when the clips are missing.
+func mediaDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("NEWTRICKS_XFORM_MEDIA")
+	if dir == "" {
+		dir = filepath.Join("..", "testdata", "media")
+	}
+	dir = filepath.Join(dir, "video")
+	if _, err := os.Stat(filepath.Join(dir, "h264_bframes.mp4")); err != nil {
+		t.Skipf("test clips missing in %s: run xformgraph/testdata/gen-video.sh (or make test)", dir)
+	}
+	return dir
+}
+
+func readClip(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(mediaDir(t), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// ffmpegFrames decodes every frame of clip with the ffmpeg CLI into packed RGB24 frames of
+// w x h (after the CLI's autorotation). vf may add a scale filter.
+func ffmpegFrames(t testing.TB, clip string, w, h int, vf string) [][]byte {
+	t.Helper()
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg CLI not on PATH")
+	}
+	args := []string{"-hide_banner", "-loglevel", "error", "-nostdin", "-threads", "1", "-i", clip}
+	if vf != "" {
+		args = append(args, "-vf", vf)
+	}
+	args = append(args, "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "rawvideo", "-")
+	var out, stderr bytes.Buffer
+	cmd := exec.Command("ffmpeg", args...)
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ffmpeg %v: %v\n%s", args, err, stderr.String())
+	}
+	fs := w * h * 3
+	if out.Len()%fs != 0 {
+		t.Fatalf("ffmpeg output %d bytes is not a multiple of %dx%d frames", out.Len(), w, h)
+	}
+	var frames [][]byte
+	for b := out.Bytes(); len(b) > 0; b = b[fs:] {
+		frames = append(frames, b[:fs])
+	}
+	return frames
+}
+
+func psnr(a, b []byte) float64 {
+	var se float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		se += d * d
+	}
+	if se == 0 {
+		return math.Inf(1)
+	}
+	mse := se / float64(len(a))
+	return 10 * math.Log10(255*255/mse)
+}
+
+var clips = []struct {
+	name  string
+	codec ffmpeg.CodecID
+	w, h  int // delivered size, after rotation
+}{
+	{"h264_bframes.mp4", ffmpeg.CodecH264, 176, 144},
+	{"h264_gop250.mp4", ffmpeg.CodecH264, 176, 144},
+	{"hevc.mp4", ffmpeg.CodecHEVC, 176, 144},
+	{"hevc10.mkv", ffmpeg.CodecHEVC, 176, 144},
+	{"vp9.webm", ffmpeg.CodecVP9, 176, 144},
+	{"mpeg4.mp4", ffmpeg.CodecMPEG4, 176, 144},
+	{"vfr.mkv", ffmpeg.CodecH264, 176, 144},
+	{"rotate90.mp4", ffmpeg.CodecH264, 144, 176},
+	{"odd_321x241.webm", ffmpeg.CodecVP9, 321, 241},
+	{"odd_321x241_444.mp4", ffmpeg.CodecH264, 321, 241},
+}
+
+// TestFramesMatchFFmpeg checks sparse, out-of-order samples against the ffmpeg CLI's
+// decode of the same frames: exact (same swscale path) at native size, PSNR >= 40 dB
+// when resized.
+func TestFramesMatchFFmpeg(t *testing.T) {
+	dir := mediaDir(t)
+	ctx := context.Background()
+	for _, c := range clips {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, c.name)
+			ref := ffmpegFrames(t, path, c.w, c.h, "")
+			data := readClip(t, c.name)
+			r, err := OpenBytes(ctx, c.name, data, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			ix := r.Index()
+			if ix.Codec != c.codec {
+				t.Errorf("codec %s, want %s", ix.Codec, c.codec)
+			}
+			n := ix.NumFrames()
+			if n != len(ref) {
+				t.Fatalf("index has %d frames, ffmpeg decodes %d", n, len(ref))
+			}
+			idx := []int{n - 1, 0, n / 2, 5, n / 3, 5, n - 2, 1, 2 * n / 3}
+			got, err := r.Frames(ctx, idx, Output{Scale: ffmpeg.ScaleBicubic})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, f := range got {
+				if f.Index != idx[k] || f.Width != c.w || f.Height != c.h {
+					t.Fatalf("frame %d: got index %d %dx%d", idx[k], f.Index, f.Width, f.Height)
+				}
+				if p := psnr(f.Pix, ref[f.Index]); !bytes.Equal(f.Pix, ref[f.Index]) {
+					if p < 40 {
+						t.Errorf("frame %d differs from ffmpeg: PSNR %.1f dB", f.Index, p)
+					} else {
+						t.Logf("frame %d: not bit-exact, PSNR %.1f dB", f.Index, p)
+					}
+				}
+			}
+			// Resized in the same pass, against ffmpeg's scale filter.
+			const rw, rh = 64, 48
+			refS := ffmpegFrames(t, path, rw, rh, "scale="+strconv.Itoa(rw)+":"+strconv.Itoa(rh)+":flags=bilinear")
+			got, err = r.Frames(ctx, []int{n / 4, 3 * n / 4, 0}, Output{Width: rw, Height: rh})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range got {
+				if p := psnr(f.Pix, refS[f.Index]); p < 40 {
+					t.Errorf("resized frame %d: PSNR %.1f dB < 40", f.Index, p)
+				}
+			}
+		})
+	}
+}
+
+// TestCachedIndex: a serialized index gives the same frames without the demux pass.
+func TestCachedIndex(t *testing.T) {
+	ctx := context.Background()
+	data := readClip(t, "h264_bframes.mp4")
+	r, err := OpenBytes(ctx, "a", data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.Frames(ctx, []int{40, 3}, Output{})
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := r.Index().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ix Index
+	if err := ix.UnmarshalBinary(blob); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ix) != fmt.Sprint(*r.Index()) {
+		t.Fatalf("round trip:\n%v\n%v", ix, *r.Index())
+	}
+	r2, err := OpenBytes(ctx, "a", data, Options{Index: &ix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	got, err := r2.Frames(ctx, []int{40, 3}, Output{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range got {
+		if !bytes.Equal(got[k].Pix, want[k].Pix) {
+			t.Errorf("frame %d differs with the cached index", want[k].Index)
+		}
+	}
+	if _, err := OpenBytes(ctx, "b", readClip(t, "hevc.mp4"), Options{Index: &ix}); err == nil {
+		t.Error("index of another clip accepted")
+	}
+}
