@@ -1,0 +1,252 @@
+package io.newtricks.hadoop;
+
+import io.newtricks.proto.v1.NamespaceEvent;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.Collection;
+import org.apache.hadoop.hdfs.inotify.Event;
+import org.apache.hadoop.hdfs.inotify.EventBatch;
+import org.apache.hadoop.hdfs.inotify.EventBatchList;
+import org.apache.hadoop.hdfs.server.namenode.SafeModeException;
+import org.apache.hadoop.hdfs.server.protocol.NamenodeProtocols;
+import org.apache.hadoop.ipc.RetriableException;
+import org.apache.hadoop.ipc.StandbyException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads namespace events from the NameNode's own edit log (ClientProtocol.getEditsFromTxid, the
+ * call behind HDFS inotify) and keeps them until the co-process acknowledges them.
+ *
+ * <p>Not thread-safe: driven only by the {@link EventForwarder} thread. The read cursor never
+ * runs more than {@code newtricks.inotify.max.pending} events ahead of the acknowledged one, so a
+ * stalled co-process cannot grow NameNode memory; events already read are kept (in this queue or
+ * in the forwarder's unacknowledged batch) until acknowledged, so a co-process restart loses none.
+ */
+final class InotifyTailer {
+  private static final Logger LOG = LoggerFactory.getLogger(InotifyTailer.class);
+  private static final long MAX_BACKOFF_MS = 5_000;
+  /** Consecutive hard failures at one cursor before the tailer assumes the edits are gone. */
+  private static final int SKIP_AFTER_FAILURES = 10;
+
+  /** Where the tailer reads from. */
+  interface Source {
+    long currentTxid() throws IOException;
+
+    EventBatchList editsFrom(long txid) throws IOException;
+  }
+
+  private final Source source;
+  private final long pollMs;
+  private final int maxPending;
+  private final HookMetrics metrics;
+  private final ArrayDeque<NamespaceEvent> queue = new ArrayDeque<>();
+
+  private long lastReadTxid = -1;   // -1: not positioned yet
+  private long ackedTxid = -1;
+  private int outstanding;          // queued + handed to the forwarder, not yet acknowledged
+  private long nextPollAt;
+  private long backoffMs;
+  private int hardFailures;
+  private boolean loggedWaiting;
+
+  InotifyTailer(Source source, long pollMs, int maxPending, HookMetrics metrics) {
+    this.source = source;
+    this.pollMs = pollMs;
+    this.maxPending = maxPending;
+    this.metrics = metrics;
+    this.backoffMs = pollMs;
+  }
+
+  static Source of(NamenodeProtocols rpc) {
+    return new Source() {
+      @Override
+      public long currentTxid() throws IOException {
+        return rpc.getCurrentEditLogTxid();
+      }
+
+      @Override
+      public EventBatchList editsFrom(long txid) throws IOException {
+        return rpc.getEditsFromTxid(txid);
+      }
+    };
+  }
+
+  /** Polls the edit log if it is time and there is room. Never throws. */
+  void maybePoll(long nowMs) {
+    if (nowMs < nextPollAt || outstanding >= maxPending) {
+      return;
+    }
+    try {
+      if (lastReadTxid < 0) {
+        lastReadTxid = source.currentTxid();
+        LOG.info("newtricks: inotify tailer starts after txid {}", lastReadTxid);
+      } else {
+        EventBatchList el = source.editsFrom(lastReadTxid + 1);
+        accept(el);
+      }
+      hardFailures = 0;
+      loggedWaiting = false;
+      backoffMs = pollMs;
+      nextPollAt = nowMs + pollMs;
+    } catch (StandbyException | SafeModeException | RetriableException | IllegalStateException e) {
+      // Standby, starting up, or edit log not open for write yet: wait quietly.
+      if (!loggedWaiting) {
+        LOG.info("newtricks: inotify tailer waiting for an active NameNode: {}", e.toString());
+        loggedWaiting = true;
+      }
+      backOff(nowMs);
+    } catch (Throwable t) {
+      hardFailures++;
+      LOG.warn("newtricks: inotify read from txid {} failed ({} in a row): {}",
+          lastReadTxid + 1, hardFailures, t.toString());
+      if (hardFailures >= SKIP_AFTER_FAILURES && lastReadTxid >= 0) {
+        skipToCurrent();
+      }
+      backOff(nowMs);
+    }
+  }
+
+  private void backOff(long nowMs) {
+    backoffMs = Math.min(Math.max(backoffMs * 2, pollMs), MAX_BACKOFF_MS);
+    nextPollAt = nowMs + backoffMs;
+  }
+
+  /** The edits at the cursor are unreadable (purged?): log the gap and jump to the present. */
+  private void skipToCurrent() {
+    try {
+      long cur = source.currentTxid();
+      LOG.warn("newtricks: namespace events {}..{} are lost (edits unreadable); skipping ahead",
+          lastReadTxid + 1, cur);
+      metrics.namespaceGaps.incr();
+      lastReadTxid = cur;
+      hardFailures = 0;
+    } catch (Throwable t) {
+      LOG.debug("newtricks: getCurrentEditLogTxid", t);
+    }
+  }
+
+  void accept(EventBatchList el) {
+    if (el == null || el.getLastTxid() < 0) {
+      return; // nothing new
+    }
+    if (el.getFirstTxid() != lastReadTxid + 1) {
+      LOG.warn("newtricks: missing namespace events: wanted txid {}, edit log starts at {}",
+          lastReadTxid + 1, el.getFirstTxid());
+      metrics.namespaceGaps.incr();
+    }
+    for (EventBatch b : el.getBatches()) {
+      for (Event e : b.getEvents()) {
+        NamespaceEvent ne = convert(b.getTxid(), e);
+        if (ne != null) {
+          queue.add(ne);
+          outstanding++;
+        }
+      }
+    }
+    lastReadTxid = el.getLastTxid();
+    metrics.pendingNamespaceEvents.set(outstanding);
+  }
+
+  /** Moves up to {@code max} queued events into {@code out}; they stay outstanding until acked. */
+  int drainTo(Collection<NamespaceEvent> out, int max) {
+    int n = 0;
+    while (n < max && !queue.isEmpty()) {
+      out.add(queue.poll());
+      n++;
+    }
+    return n;
+  }
+
+  /** The co-process acknowledged {@code count} drained events, the last with {@code txid}. */
+  void acknowledge(int count, long txid) {
+    outstanding = Math.max(0, outstanding - count);
+    if (txid > ackedTxid) {
+      ackedTxid = txid;
+      metrics.lastAckedTxid.set(txid);
+    }
+    metrics.pendingNamespaceEvents.set(outstanding);
+  }
+
+  boolean hasQueued() {
+    return !queue.isEmpty();
+  }
+
+  long lastReadTxid() {
+    return lastReadTxid;
+  }
+
+  long ackedTxid() {
+    return ackedTxid;
+  }
+
+  int outstanding() {
+    return outstanding;
+  }
+
+  /** inotify Event -> NamespaceEvent; null for types the co-process does not need. */
+  static NamespaceEvent convert(long txid, Event e) {
+    NamespaceEvent.Builder b = NamespaceEvent.newBuilder().setTxid(txid);
+    switch (e.getEventType()) {
+      case CREATE: {
+        Event.CreateEvent c = (Event.CreateEvent) e;
+        return b.setType(NamespaceEvent.Type.CREATE)
+            .setPath(c.getPath())
+            .setTimeMs(c.getCtime())
+            .setIsDir(c.getiNodeType() == Event.CreateEvent.INodeType.DIRECTORY)
+            .setReplication(Math.max(0, c.getReplication()))
+            .setOwner(nz(c.getOwnerName()))
+            .build();
+      }
+      case CLOSE: {
+        Event.CloseEvent c = (Event.CloseEvent) e;
+        return b.setType(NamespaceEvent.Type.CLOSE)
+            .setPath(c.getPath())
+            .setSize(c.getFileSize())
+            .setTimeMs(c.getTimestamp())
+            .build();
+      }
+      case APPEND:
+        return b.setType(NamespaceEvent.Type.APPEND)
+            .setPath(((Event.AppendEvent) e).getPath())
+            .build();
+      case RENAME: {
+        Event.RenameEvent r = (Event.RenameEvent) e;
+        return b.setType(NamespaceEvent.Type.RENAME)
+            .setPath(r.getSrcPath())
+            .setDstPath(r.getDstPath())
+            .setTimeMs(r.getTimestamp())
+            .build();
+      }
+      case METADATA: {
+        Event.MetadataUpdateEvent m = (Event.MetadataUpdateEvent) e;
+        b.setType(NamespaceEvent.Type.METADATA).setPath(m.getPath()).setTimeMs(m.getMtime());
+        if (m.getMetadataType() == Event.MetadataUpdateEvent.MetadataType.REPLICATION) {
+          b.setReplication(m.getReplication());
+        }
+        return b.build();
+      }
+      case UNLINK: {
+        Event.UnlinkEvent u = (Event.UnlinkEvent) e;
+        return b.setType(NamespaceEvent.Type.UNLINK)
+            .setPath(u.getPath())
+            .setTimeMs(u.getTimestamp())
+            .build();
+      }
+      case TRUNCATE: {
+        Event.TruncateEvent t = (Event.TruncateEvent) e;
+        return b.setType(NamespaceEvent.Type.TRUNCATE)
+            .setPath(t.getPath())
+            .setSize(t.getFileSize())
+            .setTimeMs(t.getTimestamp())
+            .build();
+      }
+      default:
+        return null;
+    }
+  }
+
+  private static String nz(String s) {
+    return s == null ? "" : s;
+  }
+}

@@ -1,0 +1,141 @@
+package io.newtricks.hadoop;
+
+import java.net.InetSocketAddress;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.server.namenode.NameNode;
+import org.apache.hadoop.util.ServicePlugin;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * NameNode ServicePlugin ({@code dfs.namenode.plugins=io.newtricks.hadoop.NameNodePlugin}).
+ *
+ * <p>{@link #start} returns at once: a background thread starts the host gRPC service
+ * (NameNodeHost), the namenode-ext supervisor and the event forwarder. Nothing here may throw
+ * into, block, or slow the NameNode.
+ */
+public class NameNodePlugin implements ServicePlugin {
+  private static final Logger LOG = LoggerFactory.getLogger(NameNodePlugin.class);
+  static final String KIND = "namenode";
+
+  private final Object lock = new Object();
+  private boolean stopped;
+  private Thread starter;
+  private HookMetrics metrics;
+  private HostServer host;
+  private CoprocessSupervisor supervisor;
+  private EventForwarder forwarder;
+
+  @Override
+  public void start(Object service) {
+    try {
+      if (!(service instanceof NameNode)) {
+        LOG.warn("newtricks: NameNodePlugin loaded into {}, not a NameNode; disabled",
+            service == null ? "null" : service.getClass().getName());
+        return;
+      }
+      NameNode nn = (NameNode) service;
+      Thread t = new Thread(() -> startAsync(nn), "newtricks-namenode-plugin-start");
+      t.setDaemon(true);
+      synchronized (lock) {
+        starter = t;
+      }
+      t.start();
+    } catch (Throwable t) {
+      LOG.warn("newtricks: NameNodePlugin failed to start; the NameNode is unaffected", t);
+    }
+  }
+
+  private void startAsync(NameNode nn) {
+    try {
+      Configuration conf = nn.getConf();
+      HookConf hc = new HookConf(conf, HookConf.NAMENODE_BINARY);
+      EventHub hub = EventHub.get();
+      hub.configure(conf.getInt(HookConf.AUDIT_QUEUE_CAPACITY, HookConf.DEFAULT_AUDIT_QUEUE_CAPACITY));
+      HookMetrics m = new HookMetrics(HookMetrics.NAMENODE_SOURCE).register();
+      synchronized (lock) {
+        if (stopped) {
+          m.unregister();
+          return;
+        }
+        metrics = m;
+      }
+      if (hc.binary.isEmpty()) {
+        hub.close();
+        LOG.warn("newtricks: {} is not set; the NameNode extension is disabled",
+            HookConf.NAMENODE_BINARY);
+        return;
+      }
+      hub.open();
+      InetSocketAddress rpcAddr = nn.getNameNodeAddress();
+      int port = rpcAddr == null ? 0 : rpcAddr.getPort();
+      String sockName = "nn-" + ProcessHandle.current().pid() + "-" + port + ".sock";
+      HostServer h = HostServer.start(hc.socketDir, sockName, new NameNodeHostService(nn, m),
+          hc.hostHandlers);
+      String daemonId = nn.getNameNodeAddressHostPortString();
+      CoprocessSupervisor s = new CoprocessSupervisor(KIND, daemonId == null ? "" : daemonId,
+          h.address(), HookConf.forwarded(conf), hc, m);
+      InotifyTailer tailer = new InotifyTailer(InotifyTailer.of(nn.getRpcServer()),
+          hc.inotifyPollMs, hc.inotifyMaxPending, m);
+      EventForwarder f = new EventForwarder(hub, tailer, s, m, hc);
+      synchronized (lock) {
+        if (stopped) {
+          h.stop();
+          return;
+        }
+        host = h;
+        supervisor = s;
+        forwarder = f;
+        s.start();
+        f.start();
+      }
+    } catch (Throwable t) {
+      LOG.warn("newtricks: NameNode hook did not start; the NameNode is unaffected: {}",
+          t.toString(), t);
+    }
+  }
+
+  @Override
+  public void stop() {
+    EventForwarder f;
+    CoprocessSupervisor s;
+    HostServer h;
+    HookMetrics m;
+    Thread t;
+    synchronized (lock) {
+      if (stopped) {
+        return;
+      }
+      stopped = true;
+      f = forwarder;
+      s = supervisor;
+      h = host;
+      m = metrics;
+      t = starter;
+    }
+    try {
+      if (t != null) {
+        t.interrupt();
+      }
+      if (f != null) {
+        f.stop();
+      }
+      if (s != null) {
+        s.stop();
+      }
+      if (h != null) {
+        h.stop();
+      }
+      if (m != null) {
+        m.unregister();
+      }
+    } catch (Throwable e) {
+      LOG.warn("newtricks: error stopping the NameNode hook", e);
+    }
+  }
+
+  @Override
+  public void close() {
+    stop();
+  }
+}
