@@ -1,0 +1,62 @@
+# xformgraph: test media, Python reference/benchmark environments, fuzzing, benchmark.
+# make test (wired by the lead) runs `make xform-media xform-pyenv` and then sets
+# NEWTRICKS_XFORM_MEDIA=$(XFORM_MEDIA) NEWTRICKS_PYTHON=$(XFORM_PYTHON).
+
+XFORM_MEDIA  ?= $(CURDIR)/xformgraph/testdata/media
+XFORM_VENV   := $(CACHE)/venv-test
+XFORM_PYTHON := $(XFORM_VENV)/bin/python
+BENCH_VENV   := $(CACHE)/venv-bench
+SIMD_VENV    := $(CACHE)/venv-bench-simd
+FUZZTIME     ?= 20s
+
+.PHONY: xform-media
+xform-media: ## generate xformgraph test media (ImageMagick + ffmpeg CLI, never downloaded)
+	xformgraph/testdata/gen-images.sh $(XFORM_MEDIA)/images
+	@if [ -x xformgraph/testdata/gen-video.sh ]; then xformgraph/testdata/gen-video.sh $(XFORM_MEDIA)/video; \
+	else echo "xformgraph/testdata/gen-video.sh absent: no video media"; fi
+
+$(XFORM_PYTHON):
+	python3 -m venv $(XFORM_VENV)
+	$(XFORM_VENV)/bin/pip install -q --upgrade pip
+	$(XFORM_VENV)/bin/pip install -q pillow numpy
+
+.PHONY: xform-pyenv
+xform-pyenv: $(XFORM_PYTHON) ## venv with pillow + numpy for the xformgraph reference tests
+	@$(XFORM_PYTHON) -c 'import PIL, numpy; print("xform-pyenv: pillow", PIL.__version__, "numpy", numpy.__version__)'
+
+.PHONY: xform-test
+xform-test: xform-media xform-pyenv ## xformgraph tests with media and Python references
+	NEWTRICKS_XFORM_MEDIA=$(XFORM_MEDIA) NEWTRICKS_PYTHON=$(XFORM_PYTHON) go test ./xformgraph/...
+
+.PHONY: fuzz
+fuzz: ## run every Fuzz* target under ./xformgraph/... for FUZZTIME each (default 20s)
+	@set -e; for pkg in $$(go list ./xformgraph/...); do \
+	  for f in $$(go test -list 'Fuzz.*' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f ($(FUZZTIME))"; \
+	    go test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -parallel 2; \
+	  done; \
+	done
+
+$(BENCH_VENV)/.ok:
+	python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q --upgrade pip
+	$(BENCH_VENV)/bin/pip install -q numpy simplejpeg opencv-python-headless pillow decord av
+	touch $@
+
+# pillow-simd builds from source: it needs the libjpeg and zlib headers.
+$(SIMD_VENV)/.ok:
+	@for p in libjpeg-dev zlib1g-dev; do dpkg -s $$p >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq libjpeg-dev zlib1g-dev; break; }; done
+	python3 -m venv $(SIMD_VENV)
+	$(SIMD_VENV)/bin/pip install -q --upgrade pip
+	$(SIMD_VENV)/bin/pip install -q numpy
+	CC="cc -mavx2" $(SIMD_VENV)/bin/pip install -q --no-binary :all: pillow-simd
+	touch $@
+
+.PHONY: bench-xform-env
+bench-xform-env: $(BENCH_VENV)/.ok $(SIMD_VENV)/.ok ## Python baselines for bench-xform
+
+.PHONY: bench-xform
+bench-xform: xform-media bench-xform-env ## image + video transform benchmark, one thread each; last line BENCH xform ...
+	XFORM_MEDIA=$(XFORM_MEDIA) BENCH_VENV=$(BENCH_VENV) SIMD_VENV=$(SIMD_VENV) bench/xform/run.sh
