@@ -1,0 +1,55 @@
+package frame
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	tf := &Frame{Kind: KindTensor, DType: 1, Layout: 2, Shape: []int{3, 2, 2}, Payload: []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}
+	rf := &Frame{Kind: KindRaw, DType: MediaJPEG, Payload: []byte("\xff\xd8raw")}
+	b, err := tf.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = rf.AppendTo(b)
+	var w bytes.Buffer
+	if err := tf.Write(&w); err != nil || !bytes.Equal(w.Bytes(), b[:w.Len()]) {
+		t.Fatalf("Write differs from AppendTo: %v", err)
+	}
+	f1, rest, err := Parse(b)
+	if err != nil || f1.Kind != KindTensor || !bytes.Equal(f1.Payload, tf.Payload) || len(f1.Shape) != 3 {
+		t.Fatalf("%+v %v", f1, err)
+	}
+	f2, rest, err := Parse(rest)
+	if err != nil || f2.Kind != KindRaw || string(f2.Payload) != "\xff\xd8raw" || len(rest) != 0 {
+		t.Fatalf("%+v %v", f2, err)
+	}
+	bad := append([]byte(nil), b...)
+	bad[HeaderSize+8*3] ^= 1
+	if _, _, err := Parse(bad); !errors.Is(err, ErrChecksum) {
+		t.Fatalf("corruption: %v", err)
+	}
+	for i := 0; i < len(b); i++ {
+		if _, _, err := Parse(b[:i]); err == nil && i < len(b)-len("\xff\xd8raw")-HeaderSize {
+			t.Fatalf("truncated to %d accepted", i)
+		}
+	}
+	if _, err := (&Frame{Kind: KindTensor, DType: 4, Layout: 1, Shape: []int{1, 1, 1}, Payload: []byte{1}}).AppendTo(nil); err == nil {
+		t.Fatal("inconsistent tensor accepted")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	b, _ := (&Frame{Kind: KindTensor, DType: 1, Layout: 1, Shape: []int{1, 2, 3}, Payload: make([]byte, 6)}).AppendTo(nil)
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fr, _, err := Parse(data)
+		if err == nil {
+			if _, err := fr.AppendTo(nil); err != nil {
+				t.Fatalf("parsed frame does not re-encode: %v", err)
+			}
+		}
+	})
+}
