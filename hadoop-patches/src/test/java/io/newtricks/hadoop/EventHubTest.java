@@ -1,0 +1,53 @@
+package io.newtricks.hadoop;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.Test;
+
+public class EventHubTest {
+  private static AuditRecord rec(int i) {
+    return new AuditRecord("open", "/f" + i, null, "alice", null, true, i, null);
+  }
+
+  @Test
+  public void dropsAndCountsWhenFull() {
+    EventHub hub = new EventHub();
+    hub.configure(3);
+    for (int i = 0; i < 5; i++) {
+      hub.offer(rec(i));
+    }
+    assertEquals(3, hub.accepted());
+    assertEquals(2, hub.dropped());
+    List<AuditRecord> out = new ArrayList<>();
+    assertEquals(2, hub.drainTo(out, 2));
+    assertEquals("/f0", out.get(0).src);
+    assertTrue(hub.offer(rec(9)));
+    assertEquals(2, hub.size());
+  }
+
+  @Test
+  public void closedHubAcceptsNothing() {
+    EventHub hub = new EventHub();
+    hub.configure(3);
+    hub.offer(rec(1));
+    hub.close();
+    assertFalse(hub.offer(rec(2)));
+    assertEquals(0, hub.size());
+    hub.open();
+    assertTrue(hub.offer(rec(3)));
+  }
+
+  @Test
+  public void auditLoggerNeverThrows() {
+    AuditForwarder f = new AuditForwarder();
+    // Null everything: must neither throw nor block.
+    f.logAuditEvent(true, null, null, null, null, null, null, null, null, null);
+    assertEquals("alice", AuditForwarder.shortName("alice (auth:SIMPLE)"));
+    assertEquals("nn", AuditForwarder.shortName("nn/host.example.com@EXAMPLE.COM"));
+    assertEquals("", AuditForwarder.shortName(null));
+  }
+}
