@@ -230,3 +230,22 @@ int nt_frame_rotate(const AVFrame *src, AVFrame *dst, int deg) {
 	}
 	return 0;
 }
+
+int nt_image_decode(AVCodecContext *c, AVPacket *pkt, AVFrame *frm, int lowres, int64_t max_pixels) {
+	c->max_pixels = max_pixels > 0 ? max_pixels : INT_MAX;
+	av_frame_unref(frm);
+	int ret = avcodec_send_packet(c, pkt);
+	if (ret >= 0) ret = avcodec_receive_frame(c, frm);
+	if (ret == AVERROR(EAGAIN)) {
+		// A decoder holding the frame back (delay): drain it.
+		ret = avcodec_send_packet(c, NULL);
+		if (ret >= 0) ret = avcodec_receive_frame(c, frm);
+	}
+	avcodec_flush_buffers(c);
+	if (ret < 0) return ret;
+	if (frm->decode_error_flags || (frm->flags & AV_FRAME_FLAG_CORRUPT)) {
+		av_frame_unref(frm);
+		return AVERROR_INVALIDDATA;
+	}
+	return 0;
+}

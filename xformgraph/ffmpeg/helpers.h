@@ -58,3 +58,6 @@ int nt_sws_frame(struct SwsContext *sws, const AVFrame *src, uint8_t *dst, int d
 void nt_sws_colorspace(struct SwsContext *sws, int colorspace, int src_range);
 int nt_frame_rotate(const AVFrame *src, AVFrame *dst, int deg);
 #endif
+
+// Still-image decoding: one packet in, one frame out.
+int nt_image_decode(AVCodecContext *c, AVPacket *pkt, AVFrame *frm, int lowres, int64_t max_pixels);

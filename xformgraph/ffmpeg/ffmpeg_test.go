@@ -1,0 +1,134 @@
+package ffmpeg
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+func TestErrorIs(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		target error
+		want   bool
+	}{
+		{ErrEOF, io.EOF, true},
+		{ErrNotExist, fs.ErrNotExist, true},
+		{ErrAgain, ErrAgain, true},
+		{ErrInvalidData, ErrEOF, false},
+		{Error(-13), fs.ErrPermission, true},
+	} {
+		if got := errors.Is(c.err, c.target); got != c.want {
+			t.Errorf("errors.Is(%v, %v) = %v", c.err, c.target, got)
+		}
+	}
+	if ErrInvalidData.Error() == "" || ErrEOF.Error() == "ffmpeg: error -541478725" {
+		t.Errorf("no description: %q", ErrEOF.Error())
+	}
+}
+
+func TestOpenBad(t *testing.T) {
+	for name, data := range map[string][]byte{
+		"garbage": []byte("this is not a media file at all, just some text............"),
+		"zeros":   make([]byte, 4096),
+	} {
+		fc, err := OpenBytes(data, InputOptions{})
+		if err == nil {
+			// Some demuxers accept anything; then there must be no decodable video.
+			if _, err := fc.BestVideoStream(); err == nil {
+				t.Errorf("%s: found a video stream", name)
+			}
+			fc.Close()
+			continue
+		}
+		var fe Error
+		if !errors.As(err, &fe) {
+			t.Errorf("%s: %T %v is not an ffmpeg.Error", name, err, err)
+		}
+	}
+	if _, err := OpenBytes(nil, InputOptions{}); !errors.Is(err, ErrInvalidData) {
+		t.Errorf("empty: %v", err)
+	}
+	if _, err := OpenFile("/nonexistent/x.mp4", InputOptions{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// testJPEG makes a 4:2:0 JPEG with the ffmpeg CLI, or skips.
+func testJPEG(t testing.TB, size string) []byte {
+	t.Helper()
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg CLI not on PATH")
+	}
+	p := filepath.Join(t.TempDir(), "a.jpg")
+	out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",
+		"testsrc2=size="+size+":duration=0.04", "-frames:v", "1", "-pix_fmt", "yuvj420p", "-q:v", "3", p).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ffmpeg: %v %s", err, out)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestImageDecoder(t *testing.T) {
+	jpg := testJPEG(t, "320x240")
+	d, err := NewImageDecoder("mjpeg", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var p Picture
+	for _, c := range []struct{ lowres, w, h int }{{0, 320, 240}, {1, 160, 120}, {2, 80, 60}, {0, 320, 240}} {
+		if err := d.Decode(jpg, c.lowres, 0, &p); err != nil {
+			t.Fatalf("lowres %d: %v", c.lowres, err)
+		}
+		if p.Width != c.w || p.Height != c.h || p.Log2ChromaW != 1 || p.Log2ChromaH != 1 || !p.FullRange {
+			t.Fatalf("lowres %d: %dx%d %s chroma %d/%d full %v", c.lowres, p.Width, p.Height, p.PixFmt, p.Log2ChromaW, p.Log2ChromaH, p.FullRange)
+		}
+		if len(p.Planes[0]) < p.Strides[0]*p.Height || len(p.Planes[1]) < p.Strides[1]*p.Height/2 {
+			t.Fatalf("planes too short: %d %d", len(p.Planes[0]), len(p.Planes[1]))
+		}
+	}
+	if err := d.Decode(jpg, 0, 320*240-1, &p); !errors.Is(err, ErrLimit) {
+		t.Errorf("pixel limit: %v", err)
+	}
+	for name, bad := range map[string][]byte{
+		"empty":     nil,
+		"garbage":   []byte("\xff\xd8\xff garbage garbage garbage"),
+		"truncated": jpg[:len(jpg)/2],
+	} {
+		if err := d.Decode(bad, 0, 0, &p); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+	// Still usable after errors.
+	if err := d.Decode(jpg, 0, 0, &p); err != nil || p.Width != 320 {
+		t.Fatalf("after errors: %v %dx%d", err, p.Width, p.Height)
+	}
+}
+
+func FuzzFFmpegDecodeImage(f *testing.F) {
+	f.Add(testJPEG(f, "64x48"), 0)
+	f.Add([]byte("\xff\xd8\xff\xe0"), 1)
+	d, err := NewImageDecoder("mjpeg", 1)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer d.Close()
+	f.Fuzz(func(t *testing.T, data []byte, lowres int) {
+		var p Picture
+		if err := d.Decode(data, lowres&3, 1<<22, &p); err != nil {
+			return
+		}
+		if p.Width <= 0 || p.Height <= 0 || int64(p.Width)*int64(p.Height) > 1<<22 {
+			t.Fatalf("bad picture %dx%d", p.Width, p.Height)
+		}
+	})
+}
