@@ -250,7 +250,7 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 	cfg.Boost = boost
 
 	if len(errs) > 0 {
-		return Config{}, fmt.Errorf("hotspot config: %w", errs[0])
+		return Config{}, fmt.Errorf("hotspot config: %w: %w", ErrBadConfig, errs[0])
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err

@@ -86,3 +86,60 @@ func StatusToProto(s *HintStatus) *nnv1.HintStatus {
 	}
 	return out
 }
+
+func msTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// RequestToProto converts a Request to its wire form (for clients).
+func RequestToProto(r Request) *nnv1.CreateHintRequest {
+	return &nnv1.CreateHintRequest{
+		Paths:       r.Paths,
+		HotInMs:     r.HotIn.Milliseconds(),
+		HotForMs:    r.HotFor.Milliseconds(),
+		Readers:     int32(r.Readers),
+		User:        r.User,
+		Replication: int32(r.Replication),
+		DryRun:      r.DryRun,
+	}
+}
+
+// PlanFromProto converts a wire plan to a Plan (for clients).
+func PlanFromProto(p *nnv1.HintPlan) *Plan {
+	out := &Plan{
+		HintID:         p.HintId,
+		BytesToCopy:    p.BytesToCopy,
+		EstimatedReady: msTime(p.EstimatedReadyMs),
+		HotFrom:        msTime(p.HotFromMs),
+		Deadline:       msTime(p.DeadlineMs),
+		SkippedOmitted: int(p.SkippedOmitted),
+		Notes:          p.Notes,
+		Partial:        p.Partial,
+	}
+	if in := p.Inputs; in != nil {
+		out.Load = ClusterLoad{Live: int(in.LiveDatanodes), AvgXceivers: in.AvgXceivers, Pending: in.PendingReconstruction}
+		out.Factor = Factor{Load: in.Load, Cap: int(in.FactorCap), Demand: int(in.Demand)}
+	}
+	for _, f := range p.Files {
+		out.Files = append(out.Files, FilePlan{Path: f.Path, Length: f.Length, Original: int(f.OriginalReplication),
+			Current: int(f.OriginalReplication), Target: int(f.TargetReplication), Note: f.Note})
+	}
+	for _, s := range p.Skipped {
+		out.Skipped = append(out.Skipped, Skipped{Path: s.Path, Code: s.Code, Reason: s.Reason})
+	}
+	return out
+}
+
+// StatusFromProto converts a wire status to a HintStatus (for clients).
+func StatusFromProto(s *nnv1.HintStatus) *HintStatus {
+	out := &HintStatus{ID: s.HintId, State: s.State, User: s.User, Implicit: s.Implicit,
+		Created: msTime(s.CreatedMs), ReadyAt: msTime(s.ReadyMs), Deadline: msTime(s.DeadlineMs)}
+	for _, f := range s.Files {
+		out.Files = append(out.Files, FileProgress{Path: f.Path, Length: f.Length, Original: int(f.OriginalReplication),
+			Target: int(f.TargetReplication), Placed: int(f.ReplicasPlaced), Ready: f.Ready})
+	}
+	return out
+}

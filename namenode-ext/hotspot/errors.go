@@ -79,6 +79,16 @@ type statusError struct {
 
 func (e *statusError) Error() string              { return e.st.Message() }
 func (e *statusError) Unwrap() error              { return e.sentinel }
+
+// Is matches every sentinel sharing the status code: the wire cannot tell them apart.
+func (e *statusError) Is(target error) bool {
+	for _, row := range statusTable {
+		if row.err == target {
+			return row.code == e.st.Code()
+		}
+	}
+	return false
+}
 func (e *statusError) GRPCStatus() *status.Status { return e.st }
 
 // hostCode classifies an error returned by the NameNode host service.

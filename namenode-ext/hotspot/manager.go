@@ -425,7 +425,9 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 	}
 	plan.EstimatedReady = now.Add(m.cfg.estimateReady(files, blockSize, load.Live))
 	sortSkipped(skipped)
-	if len(skipped) > 0 || len(factor.Notes) > 0 {
+	// Caps from load and cluster size are notes, not a partial plan, unless the caller asked
+	// for an explicit factor that could not be given.
+	if len(skipped) > 0 || (req.Replication > factor.Target) {
 		plan.Partial = true
 	}
 	if len(skipped) > maxSkippedListed {

@@ -122,9 +122,10 @@ func (m *Manager) ObserveAudit(cmd, src, user, clientIP string, t time.Time) {
 	}
 }
 
-// createImplicit turns a reactive trigger into a hint as the NameNode identity.
+// createImplicit turns a reactive trigger into a hint as the NameNode identity. K openers
+// within W are the first of a storm, so it plans for 4·K readers.
 func (m *Manager) createImplicit(ctx context.Context, p string) {
-	req := Request{Paths: []string{p}, HotFor: m.cfg.ReactiveDuration, Readers: m.cfg.ReactiveClients * 2, User: ""}
+	req := Request{Paths: []string{p}, HotFor: m.cfg.ReactiveDuration, Readers: m.cfg.ReactiveClients * 4, User: ""}
 	plan, err := m.create(ctx, req, true)
 	if err != nil {
 		m.log.Info("implicit hint not created", "path", p, "error", err)
