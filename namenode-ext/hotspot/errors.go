@@ -77,8 +77,8 @@ type statusError struct {
 	sentinel error
 }
 
-func (e *statusError) Error() string              { return e.st.Message() }
-func (e *statusError) Unwrap() error              { return e.sentinel }
+func (e *statusError) Error() string { return e.st.Message() }
+func (e *statusError) Unwrap() error { return e.sentinel }
 
 // Is matches every sentinel sharing the status code: the wire cannot tell them apart.
 func (e *statusError) Is(target error) bool {

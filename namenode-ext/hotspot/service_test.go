@@ -494,7 +494,9 @@ func TestReactive(t *testing.T) {
 	host := cluster(12)
 	e := newEnv(t, cfg, host)
 	now := e.clk.now()
-	open := func(ip string, at time.Duration) { e.m.ObserveAudit("open", "/ckpt/s1/meta", "trainer", ip, now.Add(at)) }
+	open := func(ip string, at time.Duration) {
+		e.m.ObserveAudit("open", "/ckpt/s1/meta", "trainer", ip, now.Add(at))
+	}
 	open("10.0.0.1", 0)
 	open("10.0.0.1", time.Second) // same client
 	open("10.0.0.2", 20*time.Second)
