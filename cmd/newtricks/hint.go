@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/user"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/newtricks/newtricks/namenode-ext/hotspot"
+	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
+)
+
+func init() {
+	register("hint", command{
+		summary: "tell namenode-ext which files turn hot (create | status | extend | done | list)",
+		run:     runHint,
+	})
+}
+
+const hintUsage = `usage:
+  newtricks hint create --addr HOST:PORT [--user U] --paths P[,P...] [PATH...] [--in 10s] [--for 10m]
+                        [--readers N] [--replication R] [--dry-run] [--wait [--timeout 5m]] [--json]
+  newtricks hint status --addr HOST:PORT [--user U] [--json] ID
+  newtricks hint extend --addr HOST:PORT [--user U] --by 10m ID
+  newtricks hint done   --addr HOST:PORT [--user U] [--cancel] ID
+  newtricks hint list   --addr HOST:PORT [--user U] [--json]
+
+A hint says that files (absolute paths, directories recursively, or globs) will be read by
+--readers concurrent readers starting --in from now, for --for. namenode-ext raises their
+replication factor in time (the plan says to what, and why a part was left out), and puts it
+back after the window or on 'done'. --addr is namenode-ext's public API address; --user is the
+HDFS user the hint is made for (default: the local user); it must be allowed to change the files.
+`
+
+type hintFlags struct {
+	addr, user string
+	json       bool
+}
+
+func newHintFlagSet(sub string, stderr io.Writer, hf *hintFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("newtricks hint "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, hintUsage) }
+	def := ""
+	if u, err := user.Current(); err == nil {
+		def = u.Username
+	}
+	fs.StringVar(&hf.addr, "addr", "", "namenode-ext public API address host:port")
+	fs.StringVar(&hf.user, "user", def, "HDFS user the hint is made for")
+	fs.BoolVar(&hf.json, "json", false, "print JSON")
+	return fs
+}
+
+func runHint(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usagef("missing subcommand: create, status, extend, done or list")
+	}
+	sub, args := args[0], args[1:]
+	if sub == "-h" || sub == "--help" || sub == "help" {
+		fmt.Fprint(stdout, hintUsage)
+		return nil
+	}
+	var hf hintFlags
+	fs := newHintFlagSet(sub, stderr, &hf)
+	var (
+		paths              string
+		in, dur, by, wait  time.Duration
+		readers, repl      int
+		dry, cancel, block bool
+	)
+	switch sub {
+	case "create":
+		fs.StringVar(&paths, "paths", "", "comma-separated paths (more may follow as arguments)")
+		fs.DurationVar(&in, "in", 0, "the files turn hot this long from now")
+		fs.DurationVar(&dur, "for", 10*time.Minute, "how long they stay hot")
+		fs.IntVar(&readers, "readers", 1, "expected concurrent readers of every file")
+		fs.IntVar(&repl, "replication", 0, "explicit target factor (0: the planner chooses)")
+		fs.BoolVar(&dry, "dry-run", false, "plan only, change nothing")
+		fs.BoolVar(&block, "wait", false, "wait until the hint is ready")
+		fs.DurationVar(&wait, "timeout", 5*time.Minute, "with --wait: give up after this long")
+	case "extend":
+		fs.DurationVar(&by, "by", 0, "move the end of the window this much later")
+	case "done":
+		fs.BoolVar(&cancel, "cancel", false, "record the hint as cancelled")
+	case "status", "list":
+	default:
+		return usagef("unknown subcommand %q: want create, status, extend, done or list", sub)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usagef("%v", err)
+	}
+	if hf.addr == "" {
+		return usagef("--addr is required")
+	}
+	c, err := hintclient.Dial(hf.addr, hf.user)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancelCtx := context.WithTimeout(ctx, 2*time.Minute+wait)
+	defer cancelCtx()
+
+	id := func() (string, error) {
+		if fs.NArg() != 1 {
+			return "", usagef("want exactly one hint id, got %d arguments", fs.NArg())
+		}
+		return fs.Arg(0), nil
+	}
+	switch sub {
+	case "create":
+		var ps []string
+		for _, p := range strings.Split(paths, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				ps = append(ps, p)
+			}
+		}
+		ps = append(ps, fs.Args()...)
+		if len(ps) == 0 {
+			return usagef("no paths: use --paths or arguments")
+		}
+		plan, err := c.Create(ctx, hintclient.Hint{Paths: ps, In: in, For: dur, Readers: readers, Replication: repl, DryRun: dry})
+		if err != nil {
+			return err
+		}
+		if hf.json {
+			if err := printJSON(stdout, plan); err != nil {
+				return err
+			}
+		} else {
+			printPlan(stdout, plan)
+		}
+		if block && !dry {
+			wctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			st, err := c.WaitReady(wctx, plan.HintID, 500*time.Millisecond)
+			if err != nil {
+				return fmt.Errorf("waiting for %s: %w", plan.HintID, err)
+			}
+			fmt.Fprintf(stdout, "ready after %s\n", st.ReadyAt.Sub(st.Created).Round(10*time.Millisecond))
+		}
+		return nil
+	case "status", "extend", "done":
+		hid, err := id()
+		if err != nil {
+			return err
+		}
+		var st *hotspot.HintStatus
+		switch sub {
+		case "status":
+			st, err = c.Status(ctx, hid)
+		case "extend":
+			if by <= 0 {
+				return usagef("--by must be positive")
+			}
+			st, err = c.Extend(ctx, hid, by)
+		case "done":
+			if cancel {
+				st, err = c.Cancel(ctx, hid)
+			} else {
+				st, err = c.Done(ctx, hid)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if hf.json {
+			return printJSON(stdout, st)
+		}
+		printStatus(stdout, st)
+		return nil
+	case "list":
+		l, err := c.List(ctx)
+		if err != nil {
+			return err
+		}
+		if hf.json {
+			return printJSON(stdout, l)
+		}
+		for _, st := range l {
+			ready := 0
+			for _, f := range st.Files {
+				if f.Ready {
+					ready++
+				}
+			}
+			fmt.Fprintf(stdout, "%s  %-9s user=%s files=%d ready=%d until=%s\n", st.ID, st.State, st.User,
+				len(st.Files), ready, st.Deadline.UTC().Format(time.RFC3339))
+		}
+		return nil
+	}
+	return nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printPlan(w io.Writer, p *hotspot.Plan) {
+	id := p.HintID
+	if id == "" {
+		id = "(dry run)"
+	}
+	now := time.Now()
+	fmt.Fprintf(w, "hint %s: %d files, %s to copy, ready in ~%s, hot %s .. %s\n", id, len(p.Files),
+		humanBytes(p.BytesToCopy), p.EstimatedReady.Sub(now).Round(time.Second).String(),
+		p.HotFrom.UTC().Format(time.TimeOnly), p.Deadline.UTC().Format(time.TimeOnly))
+	fmt.Fprintf(w, "planner: live=%d load=%.2f cap=%d demand=%d\n", p.Load.Live, p.Factor.Load, p.Factor.Cap, p.Factor.Demand)
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PATH\tLENGTH\tFACTOR\tNOTE")
+	for _, f := range p.Files {
+		fmt.Fprintf(tw, "%s\t%s\t%d -> %d\t%s\n", f.Path, humanBytes(f.Length), f.Original, f.Target, f.Note)
+	}
+	tw.Flush()
+	if len(p.Skipped) > 0 {
+		fmt.Fprintf(w, "partial plan: %d left out\n", len(p.Skipped)+p.SkippedOmitted)
+		for _, s := range p.Skipped {
+			fmt.Fprintf(w, "  %-18s %s %s\n", s.Code, s.Path, s.Reason)
+		}
+		if p.SkippedOmitted > 0 {
+			fmt.Fprintf(w, "  ... and %d more\n", p.SkippedOmitted)
+		}
+	}
+}
+
+func printStatus(w io.Writer, s *hotspot.HintStatus) {
+	ready := "not ready"
+	if s.Ready() {
+		ready = "ready after " + s.ReadyAt.Sub(s.Created).Round(10*time.Millisecond).String()
+	}
+	fmt.Fprintf(w, "hint %s: %s, %s, user=%s implicit=%v until %s\n", s.ID, s.State, ready, s.User, s.Implicit,
+		s.Deadline.UTC().Format(time.RFC3339))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PATH\tFACTOR\tPLACED\tREADY")
+	for _, f := range s.Files {
+		fmt.Fprintf(tw, "%s\t%d -> %d\t%d\t%v\n", f.Path, f.Original, f.Target, f.Placed, f.Ready)
+	}
+	tw.Flush()
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
