@@ -20,6 +20,10 @@ type PlanarDecoder interface {
 	DecodePlanar(data []byte, lowres int, dst *Planar) error
 }
 
+// ErrNotPlanar is returned by a PlanarDecoder for a picture it decodes to something
+// other than 8-bit YCbCr/gray planes; DecodePlanar then falls back to image/jpeg.
+var ErrNotPlanar = errors.New("image: decoder output is not 8-bit planar YCbCr")
+
 // DecodeOptions configure Decode and DecodePlanar.
 type DecodeOptions struct {
 	// MaxPixels rejects images whose header declares more pixels, before allocating.
@@ -57,10 +61,13 @@ func DecodePlanar(data []byte, opt DecodeOptions, lowres int) (p *Planar, info I
 	}
 	p = &Planar{}
 	if opt.JPEG != nil {
-		if err := opt.JPEG.DecodePlanar(data, lowres, p); err != nil {
+		err := opt.JPEG.DecodePlanar(data, lowres, p)
+		if err == nil {
+			return p, info, true, nil
+		}
+		if !errors.Is(err, ErrNotPlanar) {
 			return nil, info, false, err
 		}
-		return p, info, true, nil
 	}
 	m, err := jpeg.Decode(bytes.NewReader(data))
 	if err != nil {

@@ -3,6 +3,7 @@ package image
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Filter is a resampling filter. All filters are antialiased when shrinking: the support
@@ -280,10 +281,37 @@ func (p *Plan) ApplyPlanar(src *Planar, channels int) *Image {
 	return out
 }
 
+// fixedTaps rewrites c so that every output reads exactly c.k inputs (zero weights pad the
+// short ones, start shifted left at the right edge), which lets the inner loops run with a
+// constant trip count. ok is false when the axis is shorter than k.
+func (c coeffs) fixedTaps(inSize int) (coeffs, bool) {
+	if inSize < c.k {
+		return c, false
+	}
+	out := coeffs{k: c.k, start: make([]int, len(c.start)), count: make([]int, len(c.start)), w: make([]float32, len(c.w))}
+	for i, s := range c.start {
+		n := c.count[i]
+		shift := 0
+		if s+c.k > inSize {
+			shift = s + c.k - inSize
+			s -= shift
+		}
+		out.start[i], out.count[i] = s, c.k
+		copy(out.w[i*c.k+shift:i*c.k+shift+n], c.w[i*c.k:i*c.k+n])
+	}
+	return out, true
+}
+
+var tmpPool = sync.Pool{New: func() any { return new([]float32) }}
+
 // resamplePlane runs the two separable passes (horizontal then vertical, as Pillow) over
 // an interleaved plane with c channels, writing rounded, clamped bytes.
 func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStride, _ int, _ int) {
 	ow, oh := len(cx.start), len(cy.start)
+	srcW := 0
+	for i := range cx.start {
+		srcW = max(srcW, cx.start[i]+cx.count[i])
+	}
 	// Rows of the source the vertical taps need.
 	lo, hi := math.MaxInt, 0
 	for i := range oh {
@@ -291,21 +319,22 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 		hi = max(hi, cy.start[i]+cy.count[i])
 	}
 	rw := ow * c
-	tmp := make([]float32, (hi-lo)*rw)
+	tp := tmpPool.Get().(*[]float32)
+	defer tmpPool.Put(tp)
+	if cap(*tp) < (hi-lo)*rw {
+		*tp = make([]float32, (hi-lo)*rw)
+	}
+	tmp := (*tp)[:(hi-lo)*rw]
+	fx, fixed := cx, false
+	if c == 1 {
+		// Shifting taps left stays within the columns the coefficients already read.
+		fx, fixed = cx.fixedTaps(srcW)
+	}
 	for r := lo; r < hi; r++ {
 		row := src[r*stride:]
 		t := tmp[(r-lo)*rw : (r-lo+1)*rw]
-		if c == 1 {
-			for j := range ow {
-				s0, n := cx.start[j], cx.count[j]
-				w := cx.w[j*cx.k : j*cx.k+n]
-				px := row[s0 : s0+n]
-				var s float32
-				for k, wk := range w {
-					s += wk * float32(px[k])
-				}
-				t[j] = s
-			}
+		if fixed {
+			horizontal1(row, t, fx)
 			continue
 		}
 		for j := range ow {
@@ -321,28 +350,91 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 			}
 		}
 	}
-	acc := make([]float32, rw)
+	var acc []float32
 	for i := range oh {
 		s0, n := cy.start[i], cy.count[i]
 		w := cy.w[i*cy.k : i*cy.k+n]
-		clear(acc)
-		for k, wk := range w {
-			t := tmp[(s0+k-lo)*rw : (s0+k-lo+1)*rw]
-			for j, v := range t {
-				acc[j] += wk * v
+		d := dst[i*dstStride : i*dstStride+rw]
+		r0 := tmp[(s0-lo)*rw : (s0-lo+1)*rw]
+		switch n {
+		case 1:
+			w0 := w[0]
+			for j := range d {
+				d[j] = round8(w0 * r0[j])
+			}
+		case 2:
+			r1 := tmp[(s0+1-lo)*rw : (s0+2-lo)*rw]
+			w0, w1 := w[0], w[1]
+			r0, r1 = r0[:len(d)], r1[:len(d)]
+			for j := range d {
+				d[j] = round8(w0*r0[j] + w1*r1[j])
+			}
+		case 3:
+			r1 := tmp[(s0+1-lo)*rw : (s0+2-lo)*rw]
+			r2 := tmp[(s0+2-lo)*rw : (s0+3-lo)*rw]
+			w0, w1, w2 := w[0], w[1], w[2]
+			r0, r1, r2 = r0[:len(d)], r1[:len(d)], r2[:len(d)]
+			for j := range d {
+				d[j] = round8(w0*r0[j] + w1*r1[j] + w2*r2[j])
+			}
+		default:
+			if acc == nil {
+				acc = make([]float32, rw)
+			}
+			clear(acc)
+			for k, wk := range w {
+				t := tmp[(s0+k-lo)*rw : (s0+k-lo+1)*rw]
+				t = t[:len(acc)]
+				for j, v := range t {
+					acc[j] += wk * v
+				}
+			}
+			for j, v := range acc {
+				d[j] = round8(v)
 			}
 		}
-		d := dst[i*dstStride : i*dstStride+rw]
-		for j, v := range acc {
-			v += 0.5
-			switch {
-			case v <= 0:
-				d[j] = 0
-			case v >= 255:
-				d[j] = 255
-			default:
-				d[j] = uint8(v)
+	}
+}
+
+func round8(v float32) uint8 {
+	v += 0.5
+	if v <= 0 {
+		return 0
+	}
+	if v >= 255 {
+		return 255
+	}
+	return uint8(v)
+}
+
+// horizontal1 is the single-channel horizontal pass with a constant tap count.
+func horizontal1(row []byte, t []float32, c coeffs) {
+	k := c.k
+	switch k {
+	case 3:
+		for j := range t {
+			s := c.start[j]
+			px := row[s : s+3]
+			w := c.w[j*3 : j*3+3]
+			t[j] = w[0]*float32(px[0]) + w[1]*float32(px[1]) + w[2]*float32(px[2])
+		}
+	case 5:
+		for j := range t {
+			s := c.start[j]
+			px := row[s : s+5]
+			w := c.w[j*5 : j*5+5]
+			t[j] = w[0]*float32(px[0]) + w[1]*float32(px[1]) + w[2]*float32(px[2]) + w[3]*float32(px[3]) + w[4]*float32(px[4])
+		}
+	default:
+		for j := range t {
+			s := c.start[j]
+			px := row[s : s+k]
+			w := c.w[j*k : j*k+k]
+			var sum float32
+			for i, wi := range w {
+				sum += wi * float32(px[i])
 			}
+			t[j] = sum
 		}
 	}
 }
