@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Generates the small video clips used by xformgraph/video and xformgraph/ops_video tests
-# with the ffmpeg CLI (nothing is downloaded). Output: $NEWTRICKS_XFORM_MEDIA/video
-# (default xformgraph/testdata/media/video, git-ignored). Idempotent: a stamp holding this
+# with the ffmpeg CLI (nothing is downloaded). Output: the directory given as $1, else
+# $NEWTRICKS_XFORM_MEDIA/video (default xformgraph/testdata/media/video, git-ignored). Idempotent: a stamp holding this
 # script's hash skips regeneration when nothing changed. Takes a few seconds.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=${NEWTRICKS_XFORM_MEDIA:-$here/media}/video
+out=${1:-${NEWTRICKS_XFORM_MEDIA:-$here/media}/video}
 stamp=$out/.stamp
 hash=$(sha256sum "$0" | cut -c1-16)
 if [[ -f $stamp && $(cat "$stamp") == "$hash" ]]; then
