@@ -25,7 +25,8 @@ func init() {
 
 const clusterUsage = `usage:
   newtricks cluster up     [--name dc-a] [--datanodes 3] [--dir DIR] [--conf k=v ...] [--core k=v ...]
-                           [--jar hooks.jar [--nn-ext BIN] [--dn-ext BIN]] [--timeout 90s]
+                           [--jar hooks.jar [--nn-ext BIN] [--dn-ext BIN]] [--java-opt OPT ...] [--full-jit]
+                           [--timeout 90s]
   newtricks cluster status [--name dc-a] [--dir DIR] [--json]
   newtricks cluster down   [--name dc-a] [--dir DIR] [--purge]
 
@@ -69,6 +70,12 @@ func (f kvFlags) Set(s string) error {
 	f[k] = v
 	return nil
 }
+
+// listFlag collects a repeated flag.
+type listFlag []string
+
+func (f *listFlag) String() string     { return strings.Join(*f, " ") }
+func (f *listFlag) Set(s string) error { *f = append(*f, s); return nil }
 
 // common flags of every subcommand.
 type clusterFlags struct {
@@ -119,6 +126,9 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	nnExt := fs.String("nn-ext", "", "namenode-ext binary (with --jar)")
 	dnExt := fs.String("dn-ext", "", "datanode-ext binary (with --jar)")
 	timeout := fs.Duration("timeout", cluster.DefaultStartupTimeout, "startup timeout")
+	fullJIT := fs.Bool("full-jit", false, "keep the JVM's C2 JIT (default: C1 only, faster start-up)")
+	var javaOpts listFlag
+	fs.Var(&javaOpts, "java-opt", "extra JVM `option` for every daemon (repeatable)")
 	if err := parse(fs, args, &cf); err != nil {
 		return okIfHelp(err)
 	}
@@ -144,6 +154,8 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		CoreSite:       coreSite,
 		StartupTimeout: *timeout,
 		Detached:       true,
+		JavaOpts:       javaOpts,
+		FullJIT:        *fullJIT,
 	}
 	var layout *exttest.Layout
 	if *jar != "" {
@@ -160,6 +172,7 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
+		ecfg.JavaOpts, ecfg.FullJIT = javaOpts, *fullJIT
 		ecfg.CoreSite, ecfg.StartupTimeout, ecfg.Detached, ecfg.NoDataNodes, ecfg.HadoopLib = coreSite, *timeout, true, *n == 0, ""
 		cfg, layout = ecfg, &lay
 	} else {

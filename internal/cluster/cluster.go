@@ -112,6 +112,7 @@ func specOf(cfg Config) launchSpec {
 		NameNodeHeap:   cfg.NameNodeHeap,
 		DataNodeHeap:   cfg.DataNodeHeap,
 		Detached:       cfg.Detached,
+		FullJIT:        cfg.FullJIT,
 		ClusterName:    cfg.Name,
 	}
 }

@@ -58,6 +58,16 @@ func pidAlive(pid int, marker string) bool {
 	return marker == "" || strings.Contains(strings.Join(cmdline(pid), " "), marker)
 }
 
+// groupAlive reports whether process group pgid has a live (not zombie) member.
+func groupAlive(pgid int) bool {
+	for _, p := range allProcs() {
+		if p.pgid == pgid && p.state != 'Z' && p.state != 'X' {
+			return true
+		}
+	}
+	return false
+}
+
 // allProcs lists every process in /proc.
 func allProcs() []procInfo {
 	ents, err := os.ReadDir("/proc")

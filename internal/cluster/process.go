@@ -62,6 +62,7 @@ type launchSpec struct {
 	NameNodeHeap   string   `json:"namenode_heap"`
 	DataNodeHeap   string   `json:"datanode_heap"`
 	Detached       bool     `json:"detached"`
+	FullJIT        bool     `json:"full_jit,omitempty"`
 	ClusterName    string   `json:"cluster_name"`
 }
 
@@ -83,6 +84,9 @@ func (s launchSpec) command(d Daemon, confDir, logDir string, args ...string) *e
 		"-Dnewtricks.cluster="+s.ClusterName,
 		"-Dnewtricks.daemon="+string(d),
 	)
+	if !s.FullJIT {
+		argv = append(argv, "-XX:TieredStopAtLevel=1")
+	}
 	argv = append(argv, s.JavaOpts...)
 	argv = append(argv, "-cp", strings.Join(cp, ":"), class)
 	argv = append(argv, args...)
@@ -233,7 +237,9 @@ func (p *process) kill() {
 	p.waitExit(10 * time.Second)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if err := syscall.Kill(-p.pid, 0); errors.Is(err, syscall.ESRCH) {
+		// kill(-pgid, 0) also succeeds for zombies that init has not reaped yet; only live
+		// members matter.
+		if err := syscall.Kill(-p.pid, 0); errors.Is(err, syscall.ESRCH) || !groupAlive(p.pid) {
 			return
 		}
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL)

@@ -155,6 +155,7 @@ log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
 log4j.logger.org.apache.hadoop.conf.Configuration.deprecation=WARN
 log4j.logger.BlockStateChange=WARN
 log4j.logger.org.apache.hadoop.hdfs.StateChange=WARN
+log4j.logger.http.requests=WARN
 `
 
 // writeConf writes a daemon's conf dir.

@@ -116,7 +116,7 @@ func Attach(baseDir string) (*Cluster, error) {
 			Name: st.Name, BaseDir: abs, DataNodes: len(st.DataNodes), NoDataNodes: len(st.DataNodes) == 0,
 			HadoopLib: spec.HadoopLib, Java: spec.Java, JavaOpts: spec.JavaOpts, Env: spec.Env,
 			ExtraClasspath: spec.ExtraClasspath, NameNodeHeap: spec.NameNodeHeap, DataNodeHeap: spec.DataNodeHeap,
-			StopGrace: st.StopGrace, Detached: true,
+			StopGrace: st.StopGrace, Detached: true, FullJIT: spec.FullJIT,
 		}.withDefaults(),
 		spec:      spec,
 		nnPorts:   *st.NameNode.NameNode,

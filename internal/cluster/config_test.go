@@ -1,0 +1,210 @@
+package cluster
+
+import (
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func parseSite(t *testing.T, b []byte) (keys []string, props map[string]string) {
+	t.Helper()
+	var conf struct {
+		Properties []struct {
+			Name  string `xml:"name"`
+			Value string `xml:"value"`
+		} `xml:"property"`
+	}
+	if err := xml.Unmarshal(b, &conf); err != nil {
+		t.Fatalf("generated XML does not parse: %v\n%s", err, b)
+	}
+	props = map[string]string{}
+	for _, p := range conf.Properties {
+		keys = append(keys, p.Name)
+		props[p.Name] = p.Value
+	}
+	return keys, props
+}
+
+func TestSiteXML(t *testing.T) {
+	in := map[string]string{"b.key": "x<y&z", "a.key": "1", "c.key": ""}
+	b := SiteXML(in)
+	if !strings.HasPrefix(string(b), "<?xml") || !strings.Contains(string(b), "<configuration>") {
+		t.Fatalf("not a Hadoop configuration file:\n%s", b)
+	}
+	keys, got := parseSite(t, b)
+	if strings.Join(keys, ",") != "a.key,b.key,c.key" {
+		t.Errorf("keys not sorted: %v", keys)
+	}
+	for k, v := range in {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+func TestSiteDefaultsAndOverrides(t *testing.T) {
+	cfg := Config{
+		Name:         "dc-a",
+		BaseDir:      "/base",
+		HadoopLib:    "/lib",
+		DataNodes:    2,
+		CoreSite:     map[string]string{"io.file.buffer.size": "65536"},
+		HDFSSite:     map[string]string{"dfs.blocksize": "1048576", "dfs.heartbeat.interval": "2"},
+		NameNodeSite: map[string]string{"dfs.namenode.plugins": "x.NN"},
+		DataNodeSite: func(i int) map[string]string {
+			if i == 1 {
+				return map[string]string{"dfs.datanode.data.read.bandwidthPerSec": "1048576", "dfs.blocksize": "2097152"}
+			}
+			return nil
+		},
+	}.withDefaults()
+	nn := NameNodePorts{RPC: 1001, HTTP: 1002}
+	dn := []DataNodePorts{{2001, 2002, 2003}, {3001, 3002, 3003}}
+
+	core := coreSite(cfg, nn)
+	if core["fs.defaultFS"] != "hdfs://127.0.0.1:1001" || core["io.file.buffer.size"] != "65536" {
+		t.Errorf("core-site: %v", core)
+	}
+	if core["hadoop.security.authentication"] != "simple" {
+		t.Errorf("authentication = %q", core["hadoop.security.authentication"])
+	}
+
+	nnSite := nameNodeSite(cfg, nn)
+	want := map[string]string{
+		"dfs.replication":                       "2", // min(3, DataNodes)
+		"dfs.namenode.rpc-address":              "127.0.0.1:1001",
+		"dfs.namenode.http-address":             "127.0.0.1:1002",
+		"dfs.namenode.rpc-bind-host":            "127.0.0.1",
+		"dfs.namenode.safemode.extension":       "0",
+		"dfs.namenode.fs-limits.min-block-size": "0",
+		"dfs.permissions.enabled":               "true",
+		"dfs.block.access.token.enable":         "true",
+		"dfs.blocksize":                         "1048576", // HDFSSite
+		"dfs.heartbeat.interval":                "2",       // HDFSSite beats the default
+		"dfs.namenode.plugins":                  "x.NN",    // NameNodeSite
+		"dfs.namenode.name.dir":                 "file:///base/namenode/name",
+	}
+	for k, v := range want {
+		if nnSite[k] != v {
+			t.Errorf("namenode %s = %q, want %q", k, nnSite[k], v)
+		}
+	}
+
+	d0, d1 := dataNodeSite(cfg, nn, 0, dn[0]), dataNodeSite(cfg, nn, 1, dn[1])
+	if _, ok := d0["dfs.namenode.plugins"]; ok {
+		t.Error("NameNodeSite leaked into a DataNode")
+	}
+	if d0["dfs.datanode.address"] != "127.0.0.1:2001" || d0["dfs.datanode.http.address"] != "127.0.0.1:2002" || d0["dfs.datanode.ipc.address"] != "127.0.0.1:2003" {
+		t.Errorf("datanode 0 addresses: %v", d0)
+	}
+	if d1["dfs.datanode.address"] != "127.0.0.1:3001" || d1["dfs.datanode.data.dir"] != "file:///base/datanode-1/data" {
+		t.Errorf("datanode 1 address/dir: %v", d1)
+	}
+	if d1["dfs.datanode.data.read.bandwidthPerSec"] != "1048576" || d1["dfs.blocksize"] != "2097152" {
+		t.Errorf("per-node override not applied to datanode 1: %v", d1)
+	}
+	if _, ok := d0["dfs.datanode.data.read.bandwidthPerSec"]; ok || d0["dfs.blocksize"] != "1048576" {
+		t.Errorf("datanode 1's override leaked into datanode 0: %v", d0)
+	}
+}
+
+func TestReplicationDefault(t *testing.T) {
+	for n, want := range map[int]string{1: "1", 2: "2", 3: "3", 5: "3"} {
+		cfg := Config{BaseDir: "/b", HadoopLib: "/l", DataNodes: n}.withDefaults()
+		if got := hdfsCommon(cfg, NameNodePorts{})["dfs.replication"]; got != want {
+			t.Errorf("%d datanodes: dfs.replication = %s, want %s", n, got, want)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ok := Config{Name: "dc-b", BaseDir: "/tmp/x", HadoopLib: "/lib"}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	bad := []Config{
+		{Name: "dc a", BaseDir: "/x", HadoopLib: "/l"},
+		{Name: "../x", BaseDir: "/x", HadoopLib: "/l"},
+		{Name: "dc-a", HadoopLib: "/l"},
+		{Name: "dc-a", BaseDir: "/x", HadoopLib: "/l", DataNodes: -1},
+		{Name: "dc-a", BaseDir: "/x", HadoopLib: "/l", StartupTimeout: -1},
+	}
+	for _, c := range bad {
+		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%+v: got %v, want ErrInvalidConfig", c, err)
+		}
+	}
+	d := Config{BaseDir: "rel"}.withDefaults()
+	if d.Name != DefaultName || d.DataNodes != DefaultDataNodes || !filepath.IsAbs(d.BaseDir) || d.HadoopLib == "" {
+		t.Errorf("defaults: %+v", d)
+	}
+	if n := (Config{BaseDir: "/x", NoDataNodes: true, DataNodes: 3}).withDefaults().DataNodes; n != 0 {
+		t.Errorf("NoDataNodes: DataNodes = %d", n)
+	}
+}
+
+func TestAllocatePorts(t *testing.T) {
+	nn, dns, err := allocatePorts(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	all := []int{nn.RPC, nn.HTTP}
+	for _, d := range dns {
+		all = append(all, d.Xfer, d.HTTP, d.IPC)
+	}
+	if len(all) != 14 {
+		t.Fatalf("got %d ports", len(all))
+	}
+	for _, p := range all {
+		if p <= 0 || p > 65535 || seen[p] {
+			t.Fatalf("bad or duplicate port %d in %v", p, all)
+		}
+		seen[p] = true
+	}
+}
+
+func TestWriteConfAndCommand(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Name: "dc-a", BaseDir: dir, HadoopLib: "/opt/hadoop/lib", ExtraClasspath: []string{"/x/hooks.jar"},
+		JavaOpts: []string{"-Dfoo=bar"}, Env: []string{"NT_TEST=1"}, Java: "/usr/bin/java"}.withDefaults()
+	conf := filepath.Join(dir, "namenode", "conf")
+	if err := writeConf(conf, map[string]string{"a": "1"}, map[string]string{"b": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"core-site.xml", "hdfs-site.xml", "log4j.properties"} {
+		if _, err := os.Stat(filepath.Join(conf, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	cmd := specOf(cfg).command(NameNode, conf, filepath.Dir(conf), "-format")
+	args := strings.Join(cmd.Args, " ")
+	for _, want := range []string{
+		"-Xmx512m", "--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/sun.security.x509=ALL-UNNAMED",
+		"-Dhadoop.root.logger=INFO,console", "-Dfoo=bar",
+		"-cp " + conf + ":/opt/hadoop/lib/*:/x/hooks.jar " + nameNodeClass + " -format",
+	} {
+		if !strings.Contains(args, want) {
+			t.Errorf("command lacks %q:\n%s", want, args)
+		}
+	}
+	if cmd.Path != "/usr/bin/java" || cmd.Env[len(cmd.Env)-1] != "NT_TEST=1" {
+		t.Errorf("path %s env tail %v", cmd.Path, cmd.Env[len(cmd.Env)-1])
+	}
+	dn := specOf(cfg).command(DataNode(2), conf, dir)
+	if !strings.Contains(strings.Join(dn.Args, " "), "-Xmx256m") || dn.Args[len(dn.Args)-1] != dataNodeClass {
+		t.Errorf("datanode command: %v", dn.Args)
+	}
+}
+
+func TestTail(t *testing.T) {
+	if got := tail("a\nb\nc\n", 2); got != "b\nc" {
+		t.Errorf("tail = %q", got)
+	}
+	if got := tail("a", 5); got != "a" {
+		t.Errorf("tail = %q", got)
+	}
+}

@@ -1,0 +1,42 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/colinmarc/hdfs/v2"
+)
+
+// WriteFile creates name with data through cl and closes it, retrying Close while the
+// NameNode answers "replication in progress" (the last block is committed but no DataNode
+// has reported it yet, common on a loaded machine). colinmarc/hdfs leaves that retry to the
+// caller; the Java client retries with backoff the same way.
+func WriteFile(ctx context.Context, cl *hdfs.Client, name string, data []byte) error {
+	w, err := cl.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(data); err != nil {
+		w.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return CloseFile(ctx, w)
+}
+
+// CloseFile closes w, retrying with backoff while hdfs.IsErrReplicating, until ctx ends.
+func CloseFile(ctx context.Context, w *hdfs.FileWriter) error {
+	delay := 50 * time.Millisecond
+	for {
+		err := w.Close()
+		if err == nil || !hdfs.IsErrReplicating(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (gave up: %v)", err, ctx.Err())
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
