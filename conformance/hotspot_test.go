@@ -1,0 +1,359 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colinmarc/hdfs/v2"
+
+	"github.com/newtricks/newtricks/internal/cluster"
+	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/namenode-ext/hotspot"
+	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// replication returns the replication factor of name.
+func replication(c *hdfs.Client, name string) (int, error) {
+	fi, err := c.Stat(name)
+	if err != nil {
+		return 0, err
+	}
+	st, ok := fi.Sys().(interface{ GetBlockReplication() uint32 })
+	if !ok {
+		return 0, fmt.Errorf("stat %s: no replication in %T", name, fi.Sys())
+	}
+	return int(st.GetBlockReplication()), nil
+}
+
+// blocksRead sums DataNodeActivity.BlocksRead per DataNode index.
+func blocksRead(c *cluster.Cluster) (map[int]int64, error) {
+	out := map[int]int64{}
+	for _, dn := range c.DataNodes() {
+		bean, err := jmx(dn.HTTPAddr, "Hadoop:service=DataNode,name=DataNodeActivity-*")
+		if err != nil {
+			return nil, fmt.Errorf("datanode %d: %w", dn.Index, err)
+		}
+		v, _ := bean["BlocksRead"].(float64)
+		out[dn.Index] = int64(v)
+	}
+	return out, nil
+}
+
+// servingNodes reads name n times (each open asks the NameNode for locations again) and
+// returns how many distinct DataNodes served blocks.
+func servingNodes(t *testing.T, c *cluster.Cluster, cl *hdfs.Client, name string, n int) int {
+	t.Helper()
+	before, err := blocksRead(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		f, err := cl.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, f); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	after, err := blocksRead(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := 0
+	for i, v := range after {
+		if v > before[i] {
+			served++
+		}
+	}
+	return served
+}
+
+// setSpaceQuota runs Hadoop's own DFSAdmin as the superuser.
+func setSpaceQuota(t *testing.T, c *cluster.Cluster, a exttest.Artifacts, bytes int64, dir string) {
+	t.Helper()
+	lib := a.HadoopLibDir
+	if lib == "" {
+		lib = cluster.DefaultHadoopLib()
+	}
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-XX:+IgnoreUnrecognizedVMOptions", "--add-opens=java.base/java.lang=ALL-UNNAMED",
+		"-cp", c.DataNodes()[0].ConfDir + ":" + filepath.Join(lib, "*"),
+		"org.apache.hadoop.hdfs.tools.DFSAdmin", "-setSpaceQuota", fmt.Sprint(bytes), dir}
+	cmd := exec.Command("java", args...)
+	cmd.Env = append(os.Environ(), "HADOOP_USER_NAME="+u.Username)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dfsadmin -setSpaceQuota: %v\n%s", err, out)
+	}
+}
+
+// createHint retries while namenode-ext is (re)starting or recovering.
+func createHint(t *testing.T, ctx context.Context, c *hintclient.Client, h hintclient.Hint) (*hotspot.Plan, error) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		plan, err := c.Create(ctx, h)
+		if !errors.Is(err, hotspot.ErrUnavailable) || time.Now().After(deadline) {
+			return plan, err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestHotspot runs the hotspot cases of issue 4 on one real cluster of 6 DataNodes.
+func TestHotspot(t *testing.T) {
+	a := artifacts(t)
+	c, lay := startCluster(t, a, exttest.Options{Name: "hotspot", DataNodes: 6,
+		NameNodeSite: map[string]string{
+			"newtricks.hotspot.allowed-prefixes": "/hot,/q",
+			"newtricks.hotspot.poll-interval":    "300ms",
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+
+	root, err := c.Client("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	aliceFS, err := c.Client("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer aliceFS.Close()
+	for _, d := range []string{"/hot", "/q", "/other"} {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := root.Chown(d, "alice", "alice"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string][]byte{}
+	for _, name := range []string{"/hot/meta", "/hot/emb-0", "/hot/emb-1", "/hot/one", "/q/f", "/other/x"} {
+		size := 3 << 20
+		if name == "/hot/one" || name == "/q/f" {
+			size = 1 << 20 // one block
+		}
+		files[name] = randomBytes(t, size)
+		if err := writeFile(aliceFS, name, files[name], 0o644); err != nil {
+			t.Fatalf("write %s: %v", name, err)
+		}
+	}
+	alice, err := hintclient.Dial(lay.NameNodeAPI, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	bob, err := hintclient.Dial(lay.NameNodeAPI, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bob.Close()
+
+	waitFactor := func(t *testing.T, name string, want int, within time.Duration) {
+		t.Helper()
+		eventually(t, within, fmt.Sprintf("%s back to factor %d", name, want), func() error {
+			r, err := replication(root, name)
+			if err != nil {
+				return err
+			}
+			if r != want {
+				return fmt.Errorf("factor %d", r)
+			}
+			return nil
+		})
+	}
+
+	t.Run("hint raises factor, places replicas, spreads readers, restores", func(t *testing.T) {
+		spreadBefore := servingNodes(t, c, aliceFS, "/hot/one", 24)
+		start := time.Now()
+		plan, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot"}, In: 2 * time.Second,
+			For: 30 * time.Second, Readers: 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Files) != 4 {
+			t.Fatalf("plan files %+v skipped %+v", plan.Files, plan.Skipped)
+		}
+		for _, f := range plan.Files {
+			if f.Original != 3 || f.Target != 6 {
+				t.Fatalf("plan %+v: want 3 -> 6 (capped at 6 live DataNodes)", f)
+			}
+			if r, err := replication(root, f.Path); err != nil || r != 6 {
+				t.Fatalf("%s factor %d %v", f.Path, r, err)
+			}
+		}
+		t.Logf("plan: %d bytes to copy, estimated ready in %v, notes %q", plan.BytesToCopy,
+			plan.EstimatedReady.Sub(start).Round(time.Second), plan.Notes)
+		xa, err := root.GetXAttrs("/hot/meta", "user.newtricks.hotspot")
+		if err != nil || !strings.Contains(xa["user.newtricks.hotspot"], `"o":3`) {
+			t.Fatalf("marker xattr: %v %v", xa, err)
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
+		st, err := alice.WaitReady(wctx, plan.HintID, 200*time.Millisecond)
+		wcancel()
+		if err != nil {
+			t.Fatalf("not ready: %v (%+v)", err, st)
+		}
+		readyIn := st.ReadyAt.Sub(st.Created)
+		t.Logf("ready after %v", readyIn.Round(10*time.Millisecond))
+		for _, f := range st.Files {
+			if f.Placed < 6 {
+				t.Fatalf("status %+v", f)
+			}
+		}
+		spreadAfter := servingNodes(t, c, aliceFS, "/hot/one", 24)
+		t.Logf("DataNodes serving one hot block: %d before the hint, %d after", spreadBefore, spreadAfter)
+		if spreadBefore > 3 || spreadAfter <= 3 {
+			t.Fatalf("readers not spread: %d before, %d after", spreadBefore, spreadAfter)
+		}
+		for name, want := range files {
+			if strings.HasPrefix(name, "/hot/") {
+				got, err := aliceFS.ReadFile(name)
+				if err != nil || string(got) != string(want) {
+					t.Fatalf("read %s while hinted: %v", name, err)
+				}
+			}
+		}
+		// After the window: original factor, excess replicas removed, no state left.
+		waitFactor(t, "/hot/meta", 3, time.Until(plan.Deadline)+20*time.Second)
+		for _, f := range plan.Files {
+			waitFactor(t, f.Path, 3, 10*time.Second)
+		}
+		eventually(t, 60*time.Second, "replica counts converge to 3", func() error {
+			return replicasAtMost(ctx, lay, "/hot/one", 3)
+		})
+		if xa, _ := root.ListXAttrs("/hot/meta"); len(xa) != 0 {
+			t.Fatalf("marker left: %v", xa)
+		}
+		if xa, _ := root.ListXAttrs("/"); len(xa) != 0 {
+			t.Fatalf("registry left on /: %v", xa)
+		}
+	})
+
+	t.Run("co-process killed mid-hint: restore still happens", func(t *testing.T) {
+		plan, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot/meta"}, For: 20 * time.Second, Readers: 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids, err := c.KillChildren(cluster.NameNode, "namenode-ext")
+		if err != nil || len(pids) == 0 {
+			t.Fatalf("kill namenode-ext: %v %v", pids, err)
+		}
+		t.Logf("killed namenode-ext %v", pids)
+		waitFactor(t, "/hot/meta", 3, time.Until(plan.Deadline)+30*time.Second)
+		st, err := alice.Status(ctx, plan.HintID)
+		if err != nil || st.State != hotspot.StateFinished {
+			t.Fatalf("status after restart: %+v %v", st, err)
+		}
+	})
+
+	t.Run("NameNode restarted mid-hint: restore still happens", func(t *testing.T) {
+		plan, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot/emb-0"}, For: 20 * time.Second, Readers: 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.RestartNameNode(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fs, err := c.Client("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fs.Close()
+		eventually(t, time.Until(plan.Deadline)+60*time.Second, "factor restored after NameNode restart", func() error {
+			r, err := replication(fs, "/hot/emb-0")
+			if err != nil {
+				return err
+			}
+			if r != 3 {
+				return fmt.Errorf("factor %d", r)
+			}
+			return nil
+		})
+		if xa, _ := fs.ListXAttrs("/"); len(xa) != 0 {
+			t.Fatalf("registry left on /: %v", xa)
+		}
+	})
+
+	t.Run("permission, prefixes, bad input", func(t *testing.T) {
+		_, err := createHint(t, ctx, bob, hintclient.Hint{Paths: []string{"/hot/meta"}, For: time.Minute, Readers: 8})
+		if !errors.Is(err, hotspot.ErrPermission) {
+			t.Fatalf("bob on alice's file: %v", err)
+		}
+		_, err = createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/other/x"}, For: time.Minute, Readers: 8})
+		if !errors.Is(err, hotspot.ErrPermission) || !strings.Contains(err.Error(), "allowed prefix") {
+			t.Fatalf("outside prefixes: %v", err)
+		}
+		_, err = createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot/nope"}, For: time.Minute, Readers: 8})
+		if !errors.Is(err, hotspot.ErrNotFound) {
+			t.Fatalf("unknown path: %v", err)
+		}
+		_, err = createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot"}, For: -time.Minute, Readers: 8})
+		if !errors.Is(err, hotspot.ErrInvalid) {
+			t.Fatalf("negative duration: %v", err)
+		}
+		plan, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot/meta"}, For: time.Minute, Readers: 8,
+			Replication: 100, DryRun: true})
+		if err != nil || plan.Files[0].Target != 6 || !plan.Partial {
+			t.Fatalf("target above cluster size: %+v %v", plan, err)
+		}
+		if r, _ := replication(root, "/hot/meta"); r != 3 {
+			t.Fatalf("bad input changed a factor: %d", r)
+		}
+	})
+
+	t.Run("space quota lowers the target", func(t *testing.T) {
+		// /q/f is one 1 MiB block at factor 3 (3 MiB used); 4.5 MiB leaves room for one replica.
+		setSpaceQuota(t, c, a, 9<<19, "/q")
+		plan, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/q"}, For: 10 * time.Second, Readers: 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Files) != 1 || plan.Files[0].Target != 4 || !strings.Contains(plan.Files[0].Note, "quota") {
+			t.Fatalf("quota plan %+v", plan.Files)
+		}
+		if r, _ := replication(root, "/q/f"); r != 4 {
+			t.Fatalf("factor %d, want 4", r)
+		}
+		if _, err := alice.Done(ctx, plan.HintID); err != nil {
+			t.Fatal(err)
+		}
+		waitFactor(t, "/q/f", 3, 10*time.Second)
+	})
+}
+
+// replicasAtMost checks through namenode-ext's Locate that every block of name has at most n
+// replicas.
+func replicasAtMost(ctx context.Context, lay exttest.Layout, name string, n int) error {
+	ns, conn, err := exttest.NamespaceClient(lay)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	lb, err := ns.Locate(ctx, &pb.LocateRequest{Path: name, User: "alice"})
+	if err != nil {
+		return err
+	}
+	for _, b := range lb.GetBlocks() {
+		if len(b.GetLocations()) > n {
+			return fmt.Errorf("block %d has %d replicas", b.GetBlockId(), len(b.GetLocations()))
+		}
+	}
+	return nil
+}
