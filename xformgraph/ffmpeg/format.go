@@ -181,15 +181,12 @@ func (f *FormatContext) SeekFrame(stream int, ts int64, flags SeekFlags) error {
 	return nil
 }
 
-// SeekStart rewinds to the beginning of the input.
+// SeekStart rewinds to the beginning of the input, the way the ffmpeg CLI loops an input
+// (avformat_seek_file to the start time over all streams). stream is unused and kept for
+// symmetry with SeekFrame.
 func (f *FormatContext) SeekStart(stream int) error {
 	if f.c == nil {
 		return ErrClosed
 	}
-	ret := C.avformat_seek_file(f.c.fmt, C.int(stream), C.INT64_MIN, C.INT64_MIN, C.INT64_MIN, C.AVSEEK_FLAG_BACKWARD)
-	if ret < 0 {
-		// Some demuxers refuse timestamp seeks; byte 0 works for every seekable input.
-		ret = C.av_seek_frame(f.c.fmt, C.int(stream), 0, C.AVSEEK_FLAG_BYTE)
-	}
-	return newError(ret)
+	return newError(C.nt_seek_start(f.c.fmt))
 }

@@ -249,3 +249,12 @@ int nt_image_decode(AVCodecContext *c, AVPacket *pkt, AVFrame *frm, int lowres, 
 	}
 	return 0;
 }
+
+int nt_seek_start(AVFormatContext *fmt) {
+	int64_t ts = fmt->start_time != AV_NOPTS_VALUE ? fmt->start_time : 0;
+	int ret = avformat_seek_file(fmt, -1, INT64_MIN, ts, ts, 0);
+	if (ret < 0 && fmt->iformat && !fmt->iformat->read_seek && !fmt->iformat->read_seek2)
+		// Raw streams without a seek function: byte 0 is the start.
+		ret = avformat_seek_file(fmt, -1, 0, 0, 0, AVSEEK_FLAG_BYTE);
+	return ret;
+}

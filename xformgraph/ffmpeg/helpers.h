@@ -50,6 +50,7 @@ typedef struct nt_stream_info {
 
 int nt_stream_info_get(AVFormatContext *fmt, int i, nt_stream_info *out);
 void nt_discard_others(AVFormatContext *fmt, int keep);
+int nt_seek_start(AVFormatContext *fmt);
 
 int nt_decoder_open(AVCodecContext **out, AVFormatContext *fmt, int stream, int codec_id,
 		    int threads, int thread_type, int lowres, int64_t max_pixels);

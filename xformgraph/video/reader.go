@@ -493,6 +493,7 @@ func (r *Reader) next(ctx context.Context, wanted map[int]bool) (int, error) {
 			return i, nil
 		}
 		if errors.Is(err, ffmpeg.ErrEOF) {
+			r.positioned = false // drained: the next request must seek
 			return -1, io.EOF
 		}
 		if !errors.Is(err, ffmpeg.ErrAgain) {
@@ -502,6 +503,7 @@ func (r *Reader) next(ctx context.Context, wanted map[int]bool) (int, error) {
 			continue
 		}
 		if r.draining {
+			r.positioned = false
 			return -1, io.EOF // a decoder that says EAGAIN while draining has nothing left
 		}
 		if iter&63 == 0 && ctx.Err() != nil {

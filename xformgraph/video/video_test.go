@@ -196,3 +196,23 @@ func TestCachedIndex(t *testing.T) {
 		t.Error("index of another clip accepted")
 	}
 }
+
+// TestDecodeAllThenFrames: a reader can decode everything, then sample (the decoder is
+// drained in between), and a full decode yields every indexed frame.
+func TestDecodeAllThenFrames(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"h264_gop250.mp4", "vp9.webm", "hevc10.mkv"} {
+		r, err := OpenBytes(ctx, name, readClip(t, name), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := r.DecodeAll(ctx, nil)
+		if err != nil || n != r.Index().NumFrames() {
+			t.Fatalf("%s: DecodeAll %d frames of %d: %v", name, n, r.Index().NumFrames(), err)
+		}
+		if _, err := r.Frames(ctx, []int{3, 0}, Output{Width: 16, Height: 16}); err != nil {
+			t.Fatalf("%s: Frames after DecodeAll: %v", name, err)
+		}
+		r.Close()
+	}
+}
