@@ -202,13 +202,17 @@ func (p *process) running() bool {
 	return pidAlive(p.pid, p.marker)
 }
 
-// signalGroup sends sig to the process group, if the leader still belongs to us.
+// signalGroup sends sig to the process group, if it is still ours. While the JVM lives the
+// group is. After it died, its pid (the group id) cannot be reused while the group has
+// members left (co-processes), but it can once the group is empty, so a group whose leader
+// pid is alive again under another command line is left alone.
 func (p *process) signalGroup(sig syscall.Signal) {
-	if p.done == nil && !pidAlive(p.pid, p.marker) {
-		// Attached and the leader is gone: the pgid may still have members (co-processes)
-		// but cannot be reused while they live, so signalling it stays safe.
-		if err := syscall.Kill(-p.pid, 0); err != nil {
+	if !p.running() {
+		if !groupAlive(p.pid) {
 			return
+		}
+		if st, ok := readStat(p.pid); ok && st.state != 'Z' && !pidAlive(p.pid, p.marker) {
+			return // pid reused by an unrelated process
 		}
 	}
 	_ = syscall.Kill(-p.pid, sig)
