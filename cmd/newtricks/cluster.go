@@ -242,14 +242,32 @@ func dirFlag(cf clusterFlags) string {
 
 func printCluster(w io.Writer, c *cluster.Cluster) {
 	fmt.Fprintf(w, "  fs.defaultFS      %s\n", c.URI())
-	fmt.Fprintf(w, "  namenode          pid %-7d web http://%s  log %s\n", c.NameNodePID(), c.NameNodeHTTPAddr(), c.LogPath(cluster.NameNode))
+	nnPID := fmt.Sprint(c.NameNodePID())
+	if !c.Running(cluster.NameNode) {
+		nnPID = "down"
+	}
+	fmt.Fprintf(w, "  namenode          pid %-7s web http://%s  log %s%s\n", nnPID, c.NameNodeHTTPAddr(), c.LogPath(cluster.NameNode), children(c, cluster.NameNode))
 	for _, d := range c.DataNodes() {
 		pid := fmt.Sprint(d.PID)
 		if !d.Running {
 			pid = "down"
 		}
-		fmt.Fprintf(w, "  datanode %-2d       pid %-7s web http://%s  xfer %s  log %s\n", d.Index, pid, d.HTTPAddr, d.XferAddr, d.LogPath)
+		fmt.Fprintf(w, "  datanode %-2d       pid %-7s web http://%s  xfer %s  log %s%s\n", d.Index, pid, d.HTTPAddr, d.XferAddr, d.LogPath, children(c, d.Daemon))
 	}
+}
+
+// children lists a daemon's child processes (the co-processes the hooks launched).
+func children(c *cluster.Cluster, d cluster.Daemon) string {
+	pids, err := c.Children(d, "")
+	if err != nil || len(pids) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, pid := range pids {
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		parts = append(parts, fmt.Sprintf("%s[%d]", strings.TrimSpace(string(comm)), pid))
+	}
+	return "  children " + strings.Join(parts, " ")
 }
 
 func clusterStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
