@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -73,6 +74,15 @@ func dumpExtLogs(b *bytes.Buffer, dir string, n int) {
 		}
 		fmt.Fprintf(b, "==> %s <==\n%s\n", f, strings.Join(lines, "\n"))
 	}
+}
+
+// superuser is the HDFS superuser of a harness cluster: the OS user running the NameNode.
+func superuser(t *testing.T) string {
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Username
 }
 
 // eventually polls cond every 50 ms until it returns nil or the timeout passes.

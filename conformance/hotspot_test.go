@@ -125,7 +125,11 @@ func TestHotspot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 
-	root, err := c.Client("")
+	su, err := user.Current() // the daemons' user: the HDFS superuser
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := c.Client(su.Username)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +275,7 @@ func TestHotspot(t *testing.T) {
 		if err := c.RestartNameNode(ctx); err != nil {
 			t.Fatal(err)
 		}
-		fs, err := c.Client("")
+		fs, err := c.Client(su.Username)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func TestStalledEventStreamDoesNotSlowNameNode(t *testing.T) {
 		defer cl.Close()
 		if err := writeFile(cl, "/tmp-probe", []byte("x"), 0o644); err != nil {
 			// "/" is writable only by the superuser; use the superuser client for setup.
-			root, err := c.Client("")
+			root, err := c.Client(superuser(t))
 			if err != nil {
 				t.Fatal(err)
 			}
