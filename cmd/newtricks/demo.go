@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 	"time"
 
@@ -96,7 +97,11 @@ func (d *demo) waitExtensions(ctx context.Context) error {
 }
 
 func (d *demo) writeAndRead(ctx context.Context) error {
-	root, err := d.c.Client("")
+	me, err := user.Current()
+	if err != nil {
+		return err
+	}
+	root, err := d.c.Client(me.Username) // the NameNode's OS user is the HDFS superuser
 	if err != nil {
 		return err
 	}
