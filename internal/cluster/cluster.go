@@ -624,12 +624,17 @@ func (c *Cluster) Stop() error {
 	if c.sp != nil {
 		c.sp.close()
 	}
-	var err error
-	if left := ProcessesMentioning(c.marker()); len(left) > 0 {
-		err = fmt.Errorf("stop cluster %s: processes still running: %v", c.cfg.Name, left)
+	var left []int
+	for _, p := range procs {
+		if p != nil && groupAlive(p.pid) {
+			left = append(left, p.pid)
+		}
 	}
 	_ = os.Remove(c.statePath())
-	return err
+	if len(left) > 0 {
+		return fmt.Errorf("stop cluster %s: process groups still alive: %v", c.cfg.Name, left)
+	}
+	return nil
 }
 
 // killAll SIGKILLs every daemon without marking the cluster stopped (between Start

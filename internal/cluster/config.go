@@ -113,9 +113,18 @@ func (c Config) withDefaults() Config {
 		c.HadoopLib = DefaultHadoopLib()
 	}
 	if c.BaseDir != "" {
-		if abs, err := filepath.Abs(c.BaseDir); err == nil {
-			c.BaseDir = abs
+		c.BaseDir = absPath(c.BaseDir)
+	}
+	// Daemons run in their own directories: make every path absolute.
+	if len(c.ExtraClasspath) > 0 {
+		cp := make([]string, len(c.ExtraClasspath))
+		for i, e := range c.ExtraClasspath {
+			cp[i] = absPath(e)
 		}
+		c.ExtraClasspath = cp
+	}
+	if c.HadoopLib != "" {
+		c.HadoopLib = absPath(c.HadoopLib)
 	}
 	if c.NameNodeHeap == "" {
 		c.NameNodeHeap = DefaultNameNodeHeap
@@ -159,6 +168,13 @@ func DefaultCacheDir() string {
 // DefaultCacheDir()/hadoop-<HadoopVersion>/lib.
 func DefaultHadoopLib() string {
 	return filepath.Join(DefaultCacheDir(), "hadoop-"+HadoopVersion, "lib")
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 func envLookup(env []string, key string) string {

@@ -13,6 +13,13 @@
 // Co-processes are not covered by Pdeathsig (they are the JVM's children, not ours); they
 // die with the group on Stop, and the hooks must stop them when their JVM exits.
 //
+// Environment: NEWTRICKS_CACHE (default ~/.cache/newtricks) locates the Hadoop jars
+// (DefaultHadoopLib) and the CLI's clusters; JAVA_HOME, if set, picks the java binary. Tests
+// start clusters through package clustertest, which runs them only when
+// NEWTRICKS_CLUSTER_TESTS=1.
+//
+// Daemons run with the C1 JIT only unless Config.FullJIT is set (see there).
+//
 // Layout of Config.BaseDir:
 //
 //	state.json                 pids, ports and dirs (read by Attach and `newtricks cluster`)
