@@ -40,13 +40,13 @@ func (f *ffmpegJPEG) put(d *ffmpeg.ImageDecoder) {
 	}
 }
 
-func (f *ffmpegJPEG) DecodePlanar(data []byte, lowres int, dst *ximage.Planar) error {
+func (f *ffmpegJPEG) DecodePlanar(data []byte, lowres int, maxPixels int64, dst *ximage.Planar) error {
 	d, err := f.get()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ximage.ErrNotPlanar, err)
 	}
 	var pic ffmpeg.Picture
-	err = d.Decode(data, lowres, 0, &pic)
+	err = d.Decode(data, lowres, maxPixels, &pic)
 	f.put(d)
 	if err != nil {
 		switch {

@@ -17,7 +17,7 @@ import (
 // FFmpeg-backed implementation is faster than image/jpeg; lowres > 0 asks for a DCT-domain
 // downscale by 2^lowres (a decoder may ignore it and must then report the full size).
 type PlanarDecoder interface {
-	DecodePlanar(data []byte, lowres int, dst *Planar) error
+	DecodePlanar(data []byte, lowres int, maxPixels int64, dst *Planar) error
 }
 
 // ErrNotPlanar is returned by a PlanarDecoder for a picture it decodes to something
@@ -61,7 +61,7 @@ func DecodePlanar(data []byte, opt DecodeOptions, lowres int) (p *Planar, info I
 	}
 	p = &Planar{}
 	if opt.JPEG != nil {
-		err := opt.JPEG.DecodePlanar(data, lowres, p)
+		err := opt.JPEG.DecodePlanar(data, lowres, opt.MaxPixels, p)
 		if err == nil {
 			return p, info, true, nil
 		}
