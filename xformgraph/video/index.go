@@ -30,8 +30,8 @@ type Index struct {
 	// InputSize is the byte size of the input the index was built from (a sanity check for
 	// cached indexes).
 	InputSize int64
-	// SeekByPTS records that the demuxer's seek index is keyed by pts (matroska) rather
-	// than dts (mov).
+	// SeekByPTS records that Key.Seek holds pts (what mov and matroska search by) rather
+	// than dts.
 	SeekByPTS bool
 }
 

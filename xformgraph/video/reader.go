@@ -37,7 +37,19 @@ type Reader struct {
 	outCount   int  // frames out since the last seek (Sequential numbering)
 	draining   bool // the demuxer hit EOF and the decoder is being drained
 	checkLand  bool // the next packet read shows where the seek landed
+
+	stats Stats
 }
+
+// Stats count the work a Reader did since it was opened.
+type Stats struct {
+	Seeks   int // demuxer seeks
+	Packets int // packets sent to the decoder
+	Frames  int // frames out of the decoder (skipped unreferenced frames are not counted)
+}
+
+// Stats returns the work done so far.
+func (r *Reader) Stats() Stats { return r.stats }
 
 // OpenBytes opens a clip held in memory (a whole file); name identifies it in errors.
 // The bytes are copied into C memory, so data may be reused after OpenBytes returns. The
@@ -209,10 +221,9 @@ func rotationCW(info ffmpeg.StreamInfo) int {
 func (r *Reader) buildIndex(ctx context.Context, size int64) error {
 	ix := &Index{Codec: r.info.Codec, Width: r.info.Width, Height: r.info.Height, TimeBase: r.info.TimeBase,
 		Rotation: rotationCW(r.info), InputSize: size}
-	switch r.fc.FormatName() {
-	case "matroska,webm":
-		ix.SeekByPTS = true
-	}
+	// mov and matroska search their seek index by pts (mov converts to its dts timeline
+	// itself); seeking mov by dts lands a key frame early when B-frames shift dts.
+	ix.SeekByPTS = true
 	var pk []packetEntry
 	for n := 0; ; n++ {
 		if n >= r.opts.MaxPackets {
@@ -444,6 +455,7 @@ func (r *Reader) decode(ctx context.Context, want []int, emit func(i int) error)
 
 // seek positions the demuxer and decoder on key k (k < 0 or a synthetic key: the start).
 func (r *Reader) seek(k int) error {
+	r.stats.Seeks++
 	var err error
 	if k < 0 || r.ix.Keys[k].Seek == math.MinInt64 || r.ix.Sequential {
 		err = r.fc.SeekStart(r.stream)
@@ -478,6 +490,7 @@ func (r *Reader) next(ctx context.Context, wanted map[int]bool) (int, error) {
 	for iter := 0; iter < 4*r.opts.MaxPackets+1024; iter++ {
 		err := r.dec.ReceiveFrame(r.frm)
 		if err == nil {
+			r.stats.Frames++
 			r.outCount++
 			if r.ix.Sequential {
 				r.lastOut = r.outCount - 1
@@ -543,6 +556,7 @@ func (r *Reader) next(ctx context.Context, wanted map[int]bool) (int, error) {
 				r.dec.SetSkipFrame(ffmpeg.DiscardNonRef)
 			}
 		}
+		r.stats.Packets++
 		if err := r.dec.SendPacket(r.pkt); err != nil {
 			if errors.Is(err, ffmpeg.ErrAgain) {
 				return -1, fmt.Errorf("%w: decoder refused input with output pending", ErrCorrupt)

@@ -216,3 +216,43 @@ func TestDecodeAllThenFrames(t *testing.T) {
 		r.Close()
 	}
 }
+
+// TestSparseWork: a sample seeks to the nearest key frame (not the start) and skips
+// unreferenced frames it does not need.
+func TestSparseWork(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		clip       string
+		frame      int
+		maxPackets int
+	}{
+		{"h264_bframes.mp4", 70, 30}, // keys every 24 frames: from 48
+		{"hevc.mp4", 70, 30},
+		{"vp9.webm", 45, 15}, // keys every 20 frames: from 40
+		{"vfr.mkv", 65, 30},
+	} {
+		r, err := OpenBytes(ctx, c.clip, readClip(t, c.clip), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Frames(ctx, []int{c.frame}, Output{}); err != nil {
+			t.Fatal(err)
+		}
+		s := r.Stats()
+		r.Close()
+		if s.Seeks != 1 || s.Packets > c.maxPackets {
+			t.Errorf("%s frame %d: %+v, want 1 seek and <= %d packets", c.clip, c.frame, s, c.maxPackets)
+		}
+	}
+	r, err := OpenBytes(ctx, "gop250", readClip(t, "h264_gop250.mp4"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Frames(ctx, []int{90}, Output{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Stats(); s.Frames > 75 {
+		t.Errorf("frame 90 of a one-GOP clip decoded %d frames: unreferenced frames not skipped", s.Frames)
+	}
+}

@@ -1,0 +1,69 @@
+"""Video baselines for bench/xform/video.sh: clips/s of 8 uniform frames -> 224x224 RGB ->
+TCHW uint8 with decord and with PyAV, one thread each. Prints one JSON object.
+
+Frame choice is newtricks' uniform rule: floor((2k+1) * n / (2 * num)), k in [0, num).
+"""
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+
+
+def uniform(n, num):
+    return [((2 * k + 1) * n) // (2 * num) for k in range(num)]
+
+
+def decord_clip(path, num, size):
+    import decord
+    vr = decord.VideoReader(path, width=size, height=size, num_threads=1)
+    idx = uniform(len(vr), num)
+    x = vr.get_batch(idx).asnumpy()  # T H W C
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+
+
+def pyav_clip(path, num, size, nframes):
+    import av
+    with av.open(path) as c:
+        st = c.streams.video[0]
+        st.thread_type = "NONE"
+        st.codec_context.thread_count = 1
+        want = uniform(nframes, num)
+        wanted, last = set(want), max(want)
+        got = {}
+        for i, fr in enumerate(c.decode(st)):
+            if i in wanted:
+                got[i] = fr.to_ndarray(width=size, height=size, format="rgb24")
+            if i >= last:
+                break
+    x = np.stack([got[i] for i in want])
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clip", required=True)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--clips", type=int, default=2)
+    ap.add_argument("--num", type=int, default=8)
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--lib", choices=["decord", "pyav"], required=True)
+    ap.add_argument("--frames", type=int, default=0, help="frame count (PyAV has no index)")
+    a = ap.parse_args()
+    rates = []
+    shape = None
+    for _ in range(a.runs):
+        t = time.perf_counter()
+        for _ in range(a.clips):
+            if a.lib == "decord":
+                x = decord_clip(a.clip, a.num, a.size)
+            else:
+                x = pyav_clip(a.clip, a.num, a.size, a.frames)
+            shape = list(x.shape)
+        rates.append(a.clips / (time.perf_counter() - t))
+    print(json.dumps({"lib": a.lib, "clips_per_s": statistics.median(rates), "samples": rates, "shape": shape}))
+
+
+if __name__ == "__main__":
+    main()
