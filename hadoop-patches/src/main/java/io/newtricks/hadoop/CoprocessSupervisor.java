@@ -79,6 +79,10 @@ final class CoprocessSupervisor {
 
   /** Starts supervising on a daemon thread. Never blocks, never throws. */
   void start() {
+    // Load what the exit hook needs now: at JVM exit (or after the jar was replaced on disk)
+    // class loading may fail, and the child must be stopped anyway.
+    GRPCControllerGrpc.getShutdownMethod();
+    io.newtricks.goplugin.Empty.getDefaultInstance();
     synchronized (lock) {
       if (running) {
         return;
@@ -329,26 +333,27 @@ final class CoprocessSupervisor {
       handshake = null;
     }
     healthy = false;
-    if (p != null && p.isAlive() && ch != null && graceMs > 0) {
-      try {
-        GRPCControllerGrpc.newBlockingStub(ch)
-            .withDeadlineAfter(Math.min(graceMs, 1_000), TimeUnit.MILLISECONDS)
-            .shutdown(io.newtricks.goplugin.Empty.getDefaultInstance());
-      } catch (RuntimeException e) {
-        // The child may close the connection while answering; either way we wait and kill.
-      }
-      try {
+    try {
+      if (p != null && p.isAlive() && ch != null && graceMs > 0) {
+        try {
+          GRPCControllerGrpc.newBlockingStub(ch)
+              .withDeadlineAfter(Math.min(graceMs, 1_000), TimeUnit.MILLISECONDS)
+              .shutdown(io.newtricks.goplugin.Empty.getDefaultInstance());
+        } catch (RuntimeException e) {
+          // The child may close the connection while answering; either way we wait and kill.
+        }
         p.waitFor(graceMs, TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
       }
-    }
-    if (p != null && p.isAlive()) {
-      p.destroyForcibly();
-      try {
-        p.waitFor(2, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+    } catch (Throwable t) {
+      // Whatever failed (even class loading during JVM exit), the kill below must still happen.
+    } finally {
+      if (p != null && p.isAlive()) {
+        p.destroyForcibly();
+        try {
+          p.waitFor(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
       }
     }
     if (ch != null) {

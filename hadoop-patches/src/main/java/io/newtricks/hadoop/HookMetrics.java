@@ -89,7 +89,7 @@ final class HookMetrics implements MetricsSource {
 
   @Override
   public void getMetrics(MetricsCollector collector, boolean all) {
-    MetricsRecordBuilder rb = collector.addRecord(registry.info()).setContext("newtricks");
+    MetricsRecordBuilder rb = collector.addRecord(registry.info());
     registry.snapshot(rb, all);
     if (!name.equals(NAMENODE_SOURCE)) {
       return;

@@ -53,6 +53,7 @@ final class HostServer {
         .addService(service)
         .build()
         .start();
+    socket.deleteOnExit(); // daemons stopped by SIGTERM never call ServicePlugin.stop()
     socket.setReadable(true, true);
     socket.setWritable(true, true);
     LOG.info("newtricks: host service {} listening on {}", service.bindService()

@@ -3,6 +3,7 @@ package io.newtricks.hadoop;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
@@ -30,6 +31,8 @@ final class UnixSockets {
       b = NettyChannelBuilder.forAddress(new DomainSocketAddress(address))
           .eventLoopGroup(group())
           .channelType(EpollDomainSocketChannel.class)
+          // gRPC sets SO_KEEPALIVE, which a unix socket does not have (Netty warns per connection).
+          .withOption(ChannelOption.SO_KEEPALIVE, null)
           // A unix path is no valid authority; go-plugin's server ignores it.
           .overrideAuthority("localhost");
     } else {
@@ -42,6 +45,7 @@ final class UnixSockets {
     return NettyServerBuilder.forAddress(new DomainSocketAddress(path))
         .bossEventLoopGroup(group())
         .workerEventLoopGroup(group())
-        .channelType(EpollServerDomainSocketChannel.class);
+        .channelType(EpollServerDomainSocketChannel.class)
+        .withChildOption(ChannelOption.SO_KEEPALIVE, null);
   }
 }
