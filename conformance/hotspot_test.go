@@ -49,10 +49,15 @@ func blocksRead(c *cluster.Cluster) (map[int]int64, error) {
 	return out, nil
 }
 
+// jmxCacheTTL is how long a metrics2 source's JMX view may lag (MetricsSourceAdapter
+// refreshes it at most once per metrics period, 10 s by default).
+const jmxCacheTTL = 11 * time.Second
+
 // servingNodes reads name n times (each open asks the NameNode for locations again) and
 // returns how many distinct DataNodes served blocks.
 func servingNodes(t *testing.T, c *cluster.Cluster, cl *hdfs.Client, name string, n int) int {
 	t.Helper()
+	time.Sleep(jmxCacheTTL)
 	before, err := blocksRead(c)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +72,7 @@ func servingNodes(t *testing.T, c *cluster.Cluster, cl *hdfs.Client, name string
 		}
 		f.Close()
 	}
+	time.Sleep(jmxCacheTTL)
 	after, err := blocksRead(c)
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +193,7 @@ func TestHotspot(t *testing.T) {
 		spreadBefore := servingNodes(t, c, aliceFS, "/hot/one", 24)
 		start := time.Now()
 		plan, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot"}, In: 2 * time.Second,
-			For: 30 * time.Second, Readers: 32})
+			For: 45 * time.Second, Readers: 32})
 		if err != nil {
 			t.Fatal(err)
 		}
