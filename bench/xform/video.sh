@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Video transform benchmark, one thread each, same input, one run:
+#  (a) 720p H.264 (GOP 250, B-frames, 10 s) -> 8 uniform frames -> 224x224 -> TCHW uint8:
+#      clips/s for newtricks (decode_video -> to_tensor graph) vs decord and PyAV;
+#  (b) sequential 720p decode fps: newtricks vs `ffmpeg -threads 1 -i clip -f null -`.
+# Every tool runs pinned to one core (taskset), GOMAXPROCS=1, decoder threads 1; the runs
+# are interleaved so that load from other processes hits all tools alike, and medians are
+# compared. Prints the detail, then `RESULT video_vs_decord=<x> decode_vs_ffmpeg=<x>`
+# (ratios, > 1 means newtricks is faster).
+# Env: XFORM_MEDIA or NEWTRICKS_XFORM_MEDIA (clip dir parent), BENCH_VENV, RUNS (default 5),
+# CLIPS per run (default 1), BENCH_CPU (default 1).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+media=${XFORM_MEDIA:-${NEWTRICKS_XFORM_MEDIA:-$root/xformgraph/testdata/media}}
+venv=${BENCH_VENV:-${NEWTRICKS_CACHE:-$HOME/.cache/newtricks}/venv-bench}
+runs=${RUNS:-5}
+clips=${CLIPS:-1}
+cpu=${BENCH_CPU:-1}
+pin="taskset -c $cpu"
+export OMP_NUM_THREADS=1 GOMAXPROCS=1
+
+clip=$media/video/bench_720p.mp4
+if [[ ! -s $clip ]]; then
+	echo "generating $clip (720p H.264, 10 s, GOP 250, 3 B-frames)" >&2
+	mkdir -p "$(dirname "$clip")"
+	ffmpeg -hide_banner -loglevel error -nostdin -y -f lavfi \
+		-i "testsrc2=size=1280x720:rate=30:duration=10,noise=alls=12:allf=t+u" \
+		-c:v libx264 -preset fast -crf 23 -bf 3 -g 250 -keyint_min 250 -sc_threshold 0 \
+		-pix_fmt yuv420p "$clip.tmp.mp4"
+	mv "$clip.tmp.mp4" "$clip"
+fi
+
+if ! "$venv/bin/python" -c 'import decord, av, numpy' 2>/dev/null; then
+	[[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+	"$venv/bin/pip" install -q decord av numpy
+fi
+py=$venv/bin/python
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$root" && go build -o "$tmp/videobench" ./bench/xform/videobench)
+
+frames=$($pin "$tmp/videobench" -clip "$clip" -mode decode -runs 1 | "$py" -c 'import json,sys; print(json.load(sys.stdin)["frames"])')
+echo "clip: $clip ($(stat -c %s "$clip") bytes, $frames frames, $(ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,width,height,pix_fmt -of csv=p=0 "$clip"))"
+echo "versions: $($py -c 'import decord, av; print("decord", decord.__version__, "PyAV", av.__version__)'), $(ffmpeg -version | head -1 | cut -d' ' -f1-3), $(go version | cut -d' ' -f3)"
+echo "runs: $runs interleaved, $clips clip(s) per run, pinned to CPU $cpu"
+
+for r in $(seq "$runs"); do
+	$pin "$tmp/videobench" -clip "$clip" -mode clips -runs 1 -clips "$clips" >>"$tmp/nt_clips"
+	$pin "$py" "$root/bench/xform/video_baselines.py" --clip "$clip" --lib decord --runs 1 --clips "$clips" >>"$tmp/decord"
+	$pin "$py" "$root/bench/xform/video_baselines.py" --clip "$clip" --lib pyav --runs 1 --clips "$clips" --frames "$frames" >>"$tmp/pyav"
+	$pin "$tmp/videobench" -clip "$clip" -mode clips-separate -runs 1 -clips "$clips" >>"$tmp/nt_sep"
+	$pin "$tmp/videobench" -clip "$clip" -mode decode -runs 1 >>"$tmp/nt_decode"
+	$pin ffmpeg -hide_banner -nostdin -benchmark -threads 1 -i "$clip" -f null - 2>&1 |
+		sed -n 's/.*rtime=\([0-9.]*\)s.*/\1/p' >>"$tmp/ffmpeg_rtime"
+done
+
+"$py" - "$tmp" "$frames" <<'PY'
+import json, statistics, sys, os
+d, frames = sys.argv[1], int(sys.argv[2])
+def rates(name, key):
+    return [json.loads(l)[key] for l in open(os.path.join(d, name)) if l.strip()]
+def med(v): return statistics.median(v)
+nt = rates("nt_clips", "clips_per_s")
+dec = rates("decord", "clips_per_s")
+pyav = rates("pyav", "clips_per_s")
+sep = rates("nt_sep", "clips_per_s")
+ntd = rates("nt_decode", "fps")
+ff = [frames / float(l) for l in open(os.path.join(d, "ffmpeg_rtime")) if l.strip()]
+fmt = lambda v: " ".join("%.3f" % x for x in v)
+print("(a) 8 uniform frames -> 224x224 -> TCHW uint8, clips/s (median | runs)")
+print("  newtricks decode_video(uniform 8, 224x224, swscale) -> to_tensor: %.3f | %s" % (med(nt), fmt(nt)))
+print("  newtricks decode_video(uniform 8) -> resize [224,224] (Go) -> to_tensor: %.3f | %s" % (med(sep), fmt(sep)))
+print("  decord VideoReader(width=224, height=224, num_threads=1).get_batch: %.3f | %s" % (med(dec), fmt(dec)))
+print("  PyAV sequential decode to the last wanted frame, to_ndarray(224x224): %.3f | %s" % (med(pyav), fmt(pyav)))
+print("  newtricks/decord %.2fx, newtricks/PyAV %.2fx" % (med(nt) / med(dec), med(nt) / med(pyav)))
+print("(b) sequential decode of %d frames, fps (median | runs)" % frames)
+print("  newtricks open+index+DecodeAll: %.1f | %s" % (med(ntd), fmt(ntd)))
+print("  ffmpeg -threads 1 -f null (-benchmark rtime): %.1f | %s" % (med(ff), fmt(ff)))
+print("RESULT video_vs_decord=%.2f decode_vs_ffmpeg=%.2f" % (med(nt) / med(dec), med(ntd) / med(ff)))
+PY
