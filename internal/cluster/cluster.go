@@ -35,6 +35,7 @@ type Cluster struct {
 	cfg  Config
 	spec launchSpec
 	sp   *spawner // nil when detached or attached
+	cds  *cdsState
 
 	mu      sync.Mutex
 	nnPorts NameNodePorts
@@ -63,6 +64,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
 	defer cancel()
 	c := &Cluster{cfg: cfg, spec: specOf(cfg)}
+	c.cds = planCDS(c.spec, cfg.NoCDS, cfg.BaseDir)
 	if !cfg.Detached {
 		c.sp = newSpawner()
 	}
@@ -78,6 +80,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 	}
 	c.startup, c.startedAt = time.Since(began), began.UTC()
+	c.startCDSBuild()
 	if err := c.writeState(); err != nil {
 		c.Stop()
 		return nil, err
@@ -113,6 +116,7 @@ func specOf(cfg Config) launchSpec {
 		DataNodeHeap:   cfg.DataNodeHeap,
 		Detached:       cfg.Detached,
 		FullJIT:        cfg.FullJIT,
+		NoCDS:          cfg.NoCDS,
 		ClusterName:    cfg.Name,
 	}
 }
@@ -195,8 +199,32 @@ func (c *Cluster) start(d Daemon, args ...string) (*process, error) {
 	if err := os.MkdirAll(c.daemonDir(d), 0o755); err != nil {
 		return nil, err
 	}
-	cmd := c.spec.command(d, c.confDir(d), c.daemonDir(d), args...)
+	cmd := c.spec.command(d, c.confDir(d), c.daemonDir(d), c.cdsOptions(d, len(args) > 0), args...)
 	return startProcess(c.sp, d, cmd, c.LogPath(d), c.marker())
+}
+
+// cdsOptions are daemon d's class data sharing JVM options: the archive if it exists by
+// now, else (not for one-off runs like -format) whatever the plan says to record.
+func (c *Cluster) cdsOptions(d Daemon, oneOff bool) []string {
+	if c.cds == nil || c.cfg.NoCDS {
+		return nil
+	}
+	archive := c.cds.archive
+	if archive == "" {
+		archive = c.cds.target
+	}
+	if archive != "" {
+		if _, err := os.Stat(archive); err == nil {
+			return []string{"-XX:SharedArchiveFile=" + archive}
+		}
+	}
+	if oneOff {
+		return nil
+	}
+	if c.cds.archive == "" {
+		return c.cds.jvmOptions(d)
+	}
+	return nil
 }
 
 // format runs `NameNode -format` and waits for it.
@@ -621,6 +649,18 @@ func (c *Cluster) Stop() error {
 		}()
 	}
 	wg.Wait()
+	c.mu.Lock()
+	var builder *process
+	if c.cds != nil {
+		builder = c.cds.builder
+	}
+	c.mu.Unlock()
+	if builder != nil {
+		// Let a class archive dump finish (once per machine and Hadoop version): killing it
+		// would only make the next cluster record and dump again.
+		builder.waitExit(2 * time.Minute)
+		builder.kill()
+	}
 	if c.sp != nil {
 		c.sp.close()
 	}

@@ -180,12 +180,13 @@ func TestWriteConfAndCommand(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	cmd := specOf(cfg).command(NameNode, conf, filepath.Dir(conf), "-format")
+	cmd := specOf(cfg).command(NameNode, conf, filepath.Dir(conf), []string{"-XX:SharedArchiveFile=/a.jsa"}, "-format")
 	args := strings.Join(cmd.Args, " ")
 	for _, want := range []string{
 		"-Xmx512m", "--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/sun.security.x509=ALL-UNNAMED",
 		"-Dhadoop.root.logger=INFO,console", "-Dfoo=bar",
-		"-cp " + conf + ":/opt/hadoop/lib/*:/x/hooks.jar " + nameNodeClass + " -format",
+		"-XX:SharedArchiveFile=/a.jsa", "-XX:TieredStopAtLevel=1",
+		"-cp /opt/hadoop/lib/*:/x/hooks.jar:" + conf + " " + nameNodeClass + " -format",
 	} {
 		if !strings.Contains(args, want) {
 			t.Errorf("command lacks %q:\n%s", want, args)
@@ -194,7 +195,7 @@ func TestWriteConfAndCommand(t *testing.T) {
 	if cmd.Path != "/usr/bin/java" || cmd.Env[len(cmd.Env)-1] != "NT_TEST=1" {
 		t.Errorf("path %s env tail %v", cmd.Path, cmd.Env[len(cmd.Env)-1])
 	}
-	dn := specOf(cfg).command(DataNode(2), conf, dir)
+	dn := specOf(cfg).command(DataNode(2), conf, dir, nil)
 	if !strings.Contains(strings.Join(dn.Args, " "), "-Xmx256m") || dn.Args[len(dn.Args)-1] != dataNodeClass {
 		t.Errorf("datanode command: %v", dn.Args)
 	}
@@ -206,5 +207,48 @@ func TestTail(t *testing.T) {
 	}
 	if got := tail("a", 5); got != "a" {
 		t.Errorf("tail = %q", got)
+	}
+}
+
+func TestMergeClassLists(t *testing.T) {
+	dir := t.TempDir()
+	a, b, out := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "out")
+	os.WriteFile(a, []byte("# comment\njava/lang/Object\norg/apache/X\n@lambda-form-invoker [LF] x y\nFoo id: 3 super: 0 source: /x.jar\n"), 0o644)
+	// b was read while its JVM was still writing: the unterminated last line is dropped.
+	os.WriteFile(b, []byte("org/apache/X\norg/apache/Y\norg/apache/Trunc"), 0o644)
+	n, err := mergeClassLists(out, a, b, filepath.Join(dir, "missing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(out)
+	if n != 3 || string(got) != "java/lang/Object\norg/apache/X\norg/apache/Y\n" {
+		t.Errorf("merged %d:\n%s", n, got)
+	}
+}
+
+func TestPlanCDS(t *testing.T) {
+	lib := filepath.Join(t.TempDir(), "hadoop", "lib")
+	os.MkdirAll(lib, 0o755)
+	os.WriteFile(filepath.Join(lib, "a.jar"), []byte("x"), 0o644)
+	spec := launchSpec{Java: "sh", HadoopLib: lib} // any executable will do for the key
+	if s := planCDS(spec, true, "/b"); s.archive != "" || s.record != nil {
+		t.Errorf("disabled: %+v", s)
+	}
+	s := planCDS(spec, false, "/b")
+	if s.target == "" || s.record[NameNode] != "/b/namenode/classes.lst" || len(s.jvmOptions(DataNode(1))) != 0 {
+		t.Fatalf("no archive yet: %+v", s)
+	}
+	if o := s.jvmOptions(DataNode(0)); len(o) != 1 || o[0] != "-XX:DumpLoadedClassList=/b/datanode-0/classes.lst" {
+		t.Errorf("record options: %v", o)
+	}
+	os.MkdirAll(filepath.Dir(s.target), 0o755)
+	os.WriteFile(s.target, []byte("archive"), 0o644)
+	if s2 := planCDS(spec, false, "/b"); s2.archive != s.target || s2.jvmOptions(NameNode)[0] != "-XX:SharedArchiveFile="+s.target {
+		t.Errorf("archive present: %+v", s2)
+	}
+	// A different jar set is a different archive.
+	os.WriteFile(filepath.Join(lib, "b.jar"), []byte("y"), 0o644)
+	if a2, _ := cdsPaths(spec); a2 == s.target {
+		t.Error("archive key ignores the jars")
 	}
 }

@@ -63,18 +63,23 @@ type launchSpec struct {
 	DataNodeHeap   string   `json:"datanode_heap"`
 	Detached       bool     `json:"detached"`
 	FullJIT        bool     `json:"full_jit,omitempty"`
+	NoCDS          bool     `json:"no_cds,omitempty"`
 	ClusterName    string   `json:"cluster_name"`
 }
 
 // command builds the java command line for daemon d with the given conf dir.
-func (s launchSpec) command(d Daemon, confDir, logDir string, args ...string) *exec.Cmd {
+// extraJVM comes right after the harness's flags (class data sharing options).
+func (s launchSpec) command(d Daemon, confDir, logDir string, extraJVM []string, args ...string) *exec.Cmd {
 	heap, class := s.DataNodeHeap, dataNodeClass
 	if d == NameNode {
 		heap, class = s.NameNodeHeap, nameNodeClass
 	}
-	cp := append([]string{confDir, filepath.Join(s.HadoopLib, "*")}, s.ExtraClasspath...)
+	// The conf dir goes last: class data sharing needs the jars as a prefix (see cds.go).
+	cp := append([]string{filepath.Join(s.HadoopLib, "*")}, s.ExtraClasspath...)
+	cp = append(cp, confDir)
 	argv := []string{"-Xmx" + heap}
 	argv = append(argv, jvmFlags...)
+	argv = append(argv, extraJVM...)
 	argv = append(argv,
 		"-Dhadoop.log.dir="+logDir,
 		"-Dhadoop.log.file="+string(d)+".log",

@@ -116,12 +116,15 @@ func Attach(baseDir string) (*Cluster, error) {
 			Name: st.Name, BaseDir: abs, DataNodes: len(st.DataNodes), NoDataNodes: len(st.DataNodes) == 0,
 			HadoopLib: spec.HadoopLib, Java: spec.Java, JavaOpts: spec.JavaOpts, Env: spec.Env,
 			ExtraClasspath: spec.ExtraClasspath, NameNodeHeap: spec.NameNodeHeap, DataNodeHeap: spec.DataNodeHeap,
-			StopGrace: st.StopGrace, Detached: true, FullJIT: spec.FullJIT,
+			StopGrace: st.StopGrace, Detached: true, FullJIT: spec.FullJIT, NoCDS: spec.NoCDS,
 		}.withDefaults(),
 		spec:      spec,
 		nnPorts:   *st.NameNode.NameNode,
 		startup:   time.Duration(st.StartupMS) * time.Millisecond,
 		startedAt: st.StartedAt,
+	}
+	if archive, _ := cdsPaths(spec); archive != "" && !spec.NoCDS {
+		c.cds = &cdsState{archive: archive}
 	}
 	marker := c.marker()
 	c.nn = &process{daemon: NameNode, pid: st.NameNode.PID, logPath: st.NameNode.LogPath, marker: marker}
