@@ -46,11 +46,26 @@ func lazyOf(v Value) (*lazyValue, error) {
 	return nil, fmt.Errorf("%w: %v is not spatial", ErrTypeMismatch, v.Kind)
 }
 
+func (l *lazyValue) identity() bool {
+	p := &l.plan
+	return p.X0 == 0 && p.Y0 == 0 && p.WinW == p.SrcW && p.WinH == p.SrcH && !p.FlipH &&
+		p.ResizeW == p.SrcW && p.ResizeH == p.SrcH && p.X1 == float64(p.SrcW) && p.Y1 == float64(p.SrcH)
+}
+
+// tensor writes l as a tensor in one pass where it can (JPEG planes through a non-trivial
+// plan straight into channel planes), else via pixels.
+func (l *lazyValue) tensor(layout Layout, dt DType, lut [][256]float32) (*Tensor, error) {
+	if l.planar != nil && !l.identity() && layout.Rank() == 3 {
+		planes := l.plan.ApplyPlanarPlanes(l.planar, l.channels)
+		return planesToTensor(planes, l.plan.WinW, l.plan.WinH, layout, dt, lut)
+	}
+	return imagesToTensor(l.pixels(), l.frames != nil, layout, dt, lut)
+}
+
 // pixels computes the transformed images (one for KindImage, T for frames).
 func (l *lazyValue) pixels() []*Image {
 	p := &l.plan
-	identity := p.X0 == 0 && p.Y0 == 0 && p.WinW == p.SrcW && p.WinH == p.SrcH && !p.FlipH &&
-		p.ResizeW == p.SrcW && p.ResizeH == p.SrcH && p.X1 == float64(p.SrcW) && p.Y1 == float64(p.SrcH)
+	identity := l.identity()
 	switch {
 	case l.planar != nil:
 		if identity {
@@ -80,18 +95,18 @@ func (v Value) materialize() (Value, error) {
 		return v, nil
 	}
 	l := v.lazy
-	px := l.pixels()
 	if l.norm != nil {
 		layout := LayoutHWC
 		if l.frames != nil {
 			layout = LayoutTHWC
 		}
-		t, err := imagesToTensor(px, l.frames != nil, layout, DTypeFloat32, l.norm.lut)
+		t, err := l.tensor(layout, DTypeFloat32, l.norm.lut)
 		if err != nil {
 			return Value{}, err
 		}
 		return Value{Kind: KindTensor, Tensor: t}, nil
 	}
+	px := l.pixels()
 	if l.frames != nil {
 		return Value{Kind: KindFrames, Frames: px}, nil
 	}

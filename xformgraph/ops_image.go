@@ -423,7 +423,7 @@ func runToTensor(ctx context.Context, env *Env, in Value) (Value, error) {
 	if l.norm != nil && dt == DTypeUint8 {
 		return Value{}, fmt.Errorf("%w: uint8 tensor of normalized values", ErrBadParam)
 	}
-	t, err := imagesToTensor(l.pixels(), stacked, layoutFor(lay, stacked), dt, lut)
+	t, err := l.tensor(layoutFor(lay, stacked), dt, lut)
 	if err != nil {
 		return Value{}, err
 	}

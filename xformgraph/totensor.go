@@ -4,7 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 )
+
+// littleEndian is true on hosts whose native float32 layout is the tensor byte order.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // scaleLUT is the per-channel table v -> v*scale (ToTensor's 1/255 by default).
 func scaleLUT(channels int, scale float64) [][256]float32 {
@@ -167,4 +171,56 @@ func convertTensor(in *Tensor, layout Layout, dt DType, fn func(c int, v float32
 		}
 	}
 	return out, nil
+}
+
+// planesToTensor writes separate channel planes (w*h bytes each) into a 3-D tensor. The
+// CHW float32 case, the training hot path, is one contiguous table lookup per element.
+func planesToTensor(planes [][]byte, w, h int, layout Layout, dt DType, lut [][256]float32) (*Tensor, error) {
+	c := len(planes)
+	if layout.Rank() != 3 {
+		return nil, fmt.Errorf("%w: layout %v for one image", ErrTypeMismatch, layout)
+	}
+	if lut == nil && dt != DTypeUint8 {
+		return nil, fmt.Errorf("%w: float output needs a scale", ErrBadParam)
+	}
+	if lut != nil && len(lut) != c {
+		return nil, fmt.Errorf("%w: normalization for %d channels, image has %d", ErrBadParam, len(lut), c)
+	}
+	t := &Tensor{DType: dt, Layout: layout, Shape: tensorShape(layout, 1, h, w, c)}
+	n := w * h
+	es := dt.Size()
+	t.Data = make([]byte, n*c*es)
+	for ch, pl := range planes {
+		pl = pl[:n]
+		switch {
+		case layout == LayoutCHW && lut == nil:
+			copy(t.Data[ch*n:], pl)
+		case layout == LayoutCHW && dt == DTypeFloat32 && littleEndian:
+			// Tensor data is little-endian; on a little-endian host it is a []float32.
+			l := &lut[ch]
+			d := unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[4*ch*n])), n)
+			for i, v := range pl {
+				d[i] = l[v]
+			}
+		case layout == LayoutCHW && dt == DTypeFloat32:
+			l := &lut[ch]
+			d := t.Data[4*ch*n : 4*(ch+1)*n]
+			for i, v := range pl {
+				binary.LittleEndian.PutUint32(d[4*i:4*i+4], math.Float32bits(l[v]))
+			}
+		case layout == LayoutCHW:
+			for i, v := range pl {
+				putElem(t.Data, ch*n+i, dt, lut[ch][v])
+			}
+		case lut == nil: // HWC uint8
+			for i, v := range pl {
+				t.Data[i*c+ch] = v
+			}
+		default: // HWC
+			for i, v := range pl {
+				putElem(t.Data, i*c+ch, dt, lut[ch][v])
+			}
+		}
+	}
+	return t, nil
 }

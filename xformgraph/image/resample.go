@@ -239,34 +239,42 @@ func (p *Plan) Apply(m *Image) *Image {
 }
 
 // ApplyPlanar evaluates the plan straight from YCbCr planes into an RGB (channels 3) or
-// gray (channels 1) image: each plane is resampled at its own resolution and the color
-// conversion runs on the output pixels only, which is where the fused path saves most.
+// gray (channels 1) interleaved image.
 func (p *Plan) ApplyPlanar(src *Planar, channels int) *Image {
+	planes := p.ApplyPlanarPlanes(src, channels)
+	out := NewImage(p.WinW, p.WinH, channels)
+	if channels == 1 {
+		copy(out.Pix, planes[0])
+		return out
+	}
+	r, g, b := planes[0], planes[1], planes[2]
+	for i := range r {
+		out.Pix[3*i], out.Pix[3*i+1], out.Pix[3*i+2] = r[i], g[i], b[i]
+	}
+	return out
+}
+
+// ApplyPlanarPlanes evaluates the plan straight from YCbCr planes into separate output
+// planes (R, G, B, or one gray plane), WinW x WinH each: every source plane is resampled
+// at its own resolution and the colour conversion runs on the output pixels only, which
+// is where the fused path saves most. Planes suit a CHW tensor without a transpose.
+func (p *Plan) ApplyPlanarPlanes(src *Planar, channels int) [][]byte {
 	ow, oh := p.WinW, p.WinH
 	// Scale between the plan's source coordinates and the planar picture (a lowres decode
 	// is smaller than the source the plan was made for).
 	sx := float64(src.Width) / float64(p.SrcW)
 	sy := float64(src.Height) / float64(p.SrcH)
-	if src.Gray() || channels == 1 {
-		out := NewImage(ow, oh, 1)
-		q := *p
-		cx, cy := q.axes(sx, sy, src.Width, src.Height)
-		resamplePlane(src.Y, src.YStride, 1, cx, cy, out.Pix, out.Stride, 1, 0)
-		if channels == 1 {
-			return out
-		}
-		rgb := NewImage(ow, oh, channels)
-		for i, v := range out.Pix {
-			rgb.Pix[i*3], rgb.Pix[i*3+1], rgb.Pix[i*3+2] = v, v, v
-		}
-		return rgb
-	}
-	out := NewImage(ow, oh, 3)
 	yb := make([]byte, ow*oh)
-	cbb := make([]byte, ow*oh)
-	crb := make([]byte, ow*oh)
 	cx, cy := p.axes(sx, sy, src.Width, src.Height)
 	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, 1, 0)
+	if channels == 1 {
+		return [][]byte{yb}
+	}
+	if src.Gray() {
+		return [][]byte{yb, yb, yb}
+	}
+	cbb := make([]byte, ow*oh)
+	crb := make([]byte, ow*oh)
 	cw, ch := src.ChromaSize()
 	csx := sx / float64(int(1)<<src.Log2ChromaW)
 	csy := sy / float64(int(1)<<src.Log2ChromaH)
@@ -274,30 +282,42 @@ func (p *Plan) ApplyPlanar(src *Planar, channels int) *Image {
 	resamplePlane(src.Cb, src.CStride, 1, ccx, ccy, cbb, ow, 1, 0)
 	resamplePlane(src.Cr, src.CStride, 1, ccx, ccy, crb, ow, 1, 0)
 	full := src.FullRange
-	for i := range yb {
-		r, g, b := yccToRGB(yb[i], cbb[i], crb[i], full)
-		out.Pix[3*i], out.Pix[3*i+1], out.Pix[3*i+2] = r, g, b
+	// Convert in place: Y -> R, Cb -> G, Cr -> B.
+	if full {
+		for i := range yb {
+			Y := int32(yb[i])
+			cb, cr := cbb[i], crb[i]
+			yb[i], cbb[i], crb[i] = clip8(Y+crR[cr]), clip8(Y+((cbG[cb]+crG[cr])>>scaleBits)), clip8(Y+cbB[cb])
+		}
+	} else {
+		for i := range yb {
+			yb[i], cbb[i], crb[i] = yccToRGB(yb[i], cbb[i], crb[i], false)
+		}
 	}
-	return out
+	return [][]byte{yb, cbb, crb}
 }
 
 // fixedTaps rewrites c so that every output reads exactly c.k inputs (zero weights pad the
 // short ones, start shifted left at the right edge), which lets the inner loops run with a
 // constant trip count. ok is false when the axis is shorter than k.
 func (c coeffs) fixedTaps(inSize int) (coeffs, bool) {
-	if inSize < c.k {
+	k := 0
+	for _, n := range c.count {
+		k = max(k, n)
+	}
+	if inSize < k {
 		return c, false
 	}
-	out := coeffs{k: c.k, start: make([]int, len(c.start)), count: make([]int, len(c.start)), w: make([]float32, len(c.w))}
+	out := coeffs{k: k, start: make([]int, len(c.start)), count: make([]int, len(c.start)), w: make([]float32, len(c.start)*k)}
 	for i, s := range c.start {
 		n := c.count[i]
 		shift := 0
-		if s+c.k > inSize {
-			shift = s + c.k - inSize
+		if s+k > inSize {
+			shift = s + k - inSize
 			s -= shift
 		}
-		out.start[i], out.count[i] = s, c.k
-		copy(out.w[i*c.k+shift:i*c.k+shift+n], c.w[i*c.k:i*c.k+n])
+		out.start[i], out.count[i] = s, k
+		copy(out.w[i*k+shift:i*k+shift+n], c.w[i*c.k:i*c.k+n])
 	}
 	return out, true
 }
@@ -334,6 +354,12 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 		row := src[r*stride:]
 		t := tmp[(r-lo)*rw : (r-lo+1)*rw]
 		if fixed {
+			if r+1 < hi {
+				// Two rows per coefficient load.
+				horizontal2(row, src[(r+1)*stride:], t, tmp[(r+1-lo)*rw:(r+2-lo)*rw], fx)
+				r++
+				continue
+			}
 			horizontal1(row, t, fx)
 			continue
 		}
@@ -377,6 +403,25 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 			for j := range d {
 				d[j] = round8(w0*r0[j] + w1*r1[j] + w2*r2[j])
 			}
+		case 4:
+			r1 := tmp[(s0+1-lo)*rw : (s0+2-lo)*rw]
+			r2 := tmp[(s0+2-lo)*rw : (s0+3-lo)*rw]
+			r3 := tmp[(s0+3-lo)*rw : (s0+4-lo)*rw]
+			w0, w1, w2, w3 := w[0], w[1], w[2], w[3]
+			r0, r1, r2, r3 = r0[:len(d)], r1[:len(d)], r2[:len(d)], r3[:len(d)]
+			for j := range d {
+				d[j] = round8(w0*r0[j] + w1*r1[j] + w2*r2[j] + w3*r3[j])
+			}
+		case 5:
+			r1 := tmp[(s0+1-lo)*rw : (s0+2-lo)*rw]
+			r2 := tmp[(s0+2-lo)*rw : (s0+3-lo)*rw]
+			r3 := tmp[(s0+3-lo)*rw : (s0+4-lo)*rw]
+			r4 := tmp[(s0+4-lo)*rw : (s0+5-lo)*rw]
+			w0, w1, w2, w3, w4 := w[0], w[1], w[2], w[3], w[4]
+			r0, r1, r2, r3, r4 = r0[:len(d)], r1[:len(d)], r2[:len(d)], r3[:len(d)], r4[:len(d)]
+			for j := range d {
+				d[j] = round8(w0*r0[j] + w1*r1[j] + w2*r2[j] + w3*r3[j] + w4*r4[j])
+			}
 		default:
 			if acc == nil {
 				acc = make([]float32, rw)
@@ -411,6 +456,20 @@ func round8(v float32) uint8 {
 func horizontal1(row []byte, t []float32, c coeffs) {
 	k := c.k
 	switch k {
+	case 2:
+		for j := range t {
+			s := c.start[j]
+			px := row[s : s+2]
+			w := c.w[j*2 : j*2+2]
+			t[j] = w[0]*float32(px[0]) + w[1]*float32(px[1])
+		}
+	case 4:
+		for j := range t {
+			s := c.start[j]
+			px := row[s : s+4]
+			w := c.w[j*4 : j*4+4]
+			t[j] = w[0]*float32(px[0]) + w[1]*float32(px[1]) + w[2]*float32(px[2]) + w[3]*float32(px[3])
+		}
 	case 3:
 		for j := range t {
 			s := c.start[j]
@@ -436,5 +495,34 @@ func horizontal1(row []byte, t []float32, c coeffs) {
 			}
 			t[j] = sum
 		}
+	}
+}
+
+// horizontal2 is horizontal1 over two rows sharing each output's coefficients.
+func horizontal2(ra, rb []byte, ta, tb []float32, c coeffs) {
+	k := c.k
+	tb = tb[:len(ta)]
+	switch k {
+	case 3:
+		for j := range ta {
+			s := c.start[j]
+			pa, pb := ra[s:s+3], rb[s:s+3]
+			w := c.w[j*3 : j*3+3]
+			w0, w1, w2 := w[0], w[1], w[2]
+			ta[j] = w0*float32(pa[0]) + w1*float32(pa[1]) + w2*float32(pa[2])
+			tb[j] = w0*float32(pb[0]) + w1*float32(pb[1]) + w2*float32(pb[2])
+		}
+	case 4:
+		for j := range ta {
+			s := c.start[j]
+			pa, pb := ra[s:s+4], rb[s:s+4]
+			w := c.w[j*4 : j*4+4]
+			w0, w1, w2, w3 := w[0], w[1], w[2], w[3]
+			ta[j] = w0*float32(pa[0]) + w1*float32(pa[1]) + w2*float32(pa[2]) + w3*float32(pa[3])
+			tb[j] = w0*float32(pb[0]) + w1*float32(pb[1]) + w2*float32(pb[2]) + w3*float32(pb[3])
+		}
+	default:
+		horizontal1(ra, ta, c)
+		horizontal1(rb, tb, c)
 	}
 }
