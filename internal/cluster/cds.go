@@ -163,6 +163,10 @@ func (c *Cluster) startCDSBuild() {
 	}
 	fmt.Fprintf(f, "%d %s\n", os.Getpid(), c.cfg.BaseDir)
 	f.Close()
+	if _, err := os.Stat(s.target); err == nil {
+		os.Remove(s.lock) // another cluster built it while this one started
+		return
+	}
 	list := s.target + ".classlist"
 	var lists []string
 	for _, l := range s.record {
