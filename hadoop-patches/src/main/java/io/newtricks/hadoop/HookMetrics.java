@@ -95,8 +95,8 @@ final class HookMetrics implements MetricsSource {
       return;
     }
     EventHub hub = EventHub.get();
-    rb.addCounter(Interns.info("AuditEventsQueued", "audit events accepted into the queue"), hub.accepted());
-    rb.addCounter(Interns.info("AuditEventsDropped", "audit events dropped because the queue was full"), hub.dropped());
+    rb.addCounter(Interns.info("AuditQueued", "audit events accepted into the queue"), hub.accepted());
+    rb.addCounter(Interns.info("AuditDropped", "audit events dropped because the queue was full"), hub.dropped());
     rb.addGauge(Interns.info("AuditQueueSize", "audit events waiting in the queue"), hub.size());
   }
 }
