@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,7 +81,7 @@ type Config struct {
 }
 
 // ErrInvalidConfig is wrapped by every Validate error.
-var ErrInvalidConfig = fmt.Errorf("invalid cluster config")
+var ErrInvalidConfig = errors.New("invalid cluster config")
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
