@@ -168,9 +168,12 @@ func DefaultCacheDir() string {
 	return filepath.Join(home, ".cache", "newtricks")
 }
 
-// DefaultHadoopLib is the jar directory `make hadoop` fills:
-// DefaultCacheDir()/hadoop-<HadoopVersion>/lib.
+// DefaultHadoopLib is the jar directory `make hadoop` fills: $NEWTRICKS_HADOOP_LIB if set
+// (`make test` sets it), else DefaultCacheDir()/hadoop-<HadoopVersion>/lib.
 func DefaultHadoopLib() string {
+	if d := os.Getenv("NEWTRICKS_HADOOP_LIB"); d != "" {
+		return d
+	}
 	return filepath.Join(DefaultCacheDir(), "hadoop-"+HadoopVersion, "lib")
 }
 

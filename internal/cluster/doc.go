@@ -14,7 +14,7 @@
 // die with the group on Stop, and the hooks must stop them when their JVM exits.
 //
 // Environment: NEWTRICKS_CACHE (default ~/.cache/newtricks) locates the Hadoop jars
-// (DefaultHadoopLib) and the CLI's clusters; JAVA_HOME, if set, picks the java binary. Tests
+// (DefaultHadoopLib, or NEWTRICKS_HADOOP_LIB directly) and the CLI's clusters; JAVA_HOME, if set, picks the java binary. Tests
 // start clusters through package clustertest, which runs them only when
 // NEWTRICKS_CLUSTER_TESTS=1.
 //
