@@ -54,6 +54,9 @@ func run(ops []string, rounds, files, threads int) error {
 		if err != nil {
 			return nil, err
 		}
+		// The harness limits JIT to C1 for fast test start-up; a throughput benchmark needs
+		// the NameNode's steady state.
+		cfg.FullJIT = true
 		return cluster.Start(ctx, cfg)
 	}
 	plain, err := start("plain", true)
