@@ -54,5 +54,14 @@
 // use only the PCG stream and so stay stable across Go releases. Errors from Run should wrap a sentinel of this package (ErrDecode,
 // ErrUnsupported, ErrLimit, ...) with %w; the graph runner adds the sample key and node id.
 // env.Limits carries the configured pixel/frame/output limits an op must enforce before it
-// allocates.
+// allocates. Leave OpDef.Lazy false: the runner then hands the op materialized values
+// (Image, Frames or Tensor set) even when the producer was a fused spatial op.
+//
+// # Fusion
+//
+// The spatial ops of this package (crop, center_crop, random_resized_crop, resize, hflip,
+// random_hflip) do not touch pixels: they compose an image.Plan on a lazy value. normalize
+// and to_tensor then evaluate the plan once, straight from the decoder's YCbCr planes for
+// JPEG, and write the tensor in the same pass. Results equal the step-by-step semantics
+// (torchvision's crop-then-resize with Pillow's antialiased filters) up to float rounding.
 package xformgraph
