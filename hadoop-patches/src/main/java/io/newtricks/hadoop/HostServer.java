@@ -19,6 +19,10 @@ import org.slf4j.LoggerFactory;
  */
 final class HostServer {
   private static final Logger LOG = LoggerFactory.getLogger(HostServer.class);
+  /** sun_path holds 108 bytes including the terminating NUL. */
+  static final int MAX_SOCKET_PATH = 107;
+  /** go-plugin names its socket "plugin" + up to 10 digits in the same directory. */
+  private static final int GO_PLUGIN_NAME = 16;
 
   private final File socket;
   private final Server server;
@@ -37,8 +41,14 @@ final class HostServer {
    */
   static HostServer start(File socketDir, String fileName, BindableService service, int handlers)
       throws IOException {
-    CoprocessSupervisor.ensureDir(socketDir);
     File socket = new File(socketDir, fileName);
+    int longest = socketDir.getAbsolutePath().length() + 1 + Math.max(fileName.length(), GO_PLUGIN_NAME);
+    if (longest > MAX_SOCKET_PATH) {
+      throw new IOException("unix socket paths under " + socketDir + " would be " + longest
+          + " bytes, over the " + MAX_SOCKET_PATH + "-byte limit: set " + HookConf.SOCKET_DIR
+          + " to a shorter directory");
+    }
+    CoprocessSupervisor.ensureDir(socketDir);
     Files.deleteIfExists(socket.toPath()); // stale file from a crashed daemon with our pid
     AtomicInteger n = new AtomicInteger();
     ThreadPoolExecutor executor = new ThreadPoolExecutor(handlers, handlers, 60, TimeUnit.SECONDS,
