@@ -43,6 +43,11 @@ ff -f lavfi -i "$(src 320x240 25 1)" -vf scale=321:241 -c:v libvpx-vp9 -deadline
 ff -f lavfi -i "$(src 320x240 25 1)" -vf scale=321:241 -c:v libx264 -preset veryfast -bf 2 -pix_fmt yuv444p "$out/odd_321x241_444.mp4"
 # Tiny clip for the leak test.
 ff -f lavfi -i "$(src 64x48 25 0.4)" -c:v libx264 -preset ultrafast -bf 2 -g 5 -pix_fmt yuv420p "$out/tiny.mp4"
+# Tiny seeds for FuzzDecodeVideo, one per codec family.
+ff -f lavfi -i "$(src 32x32 25 0.2)" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -g 3 "$out/tiny_vp9.webm"
+ff -f lavfi -i "$(src 32x32 25 0.2)" -c:v libx265 -preset ultrafast -x265-params log-level=none:keyint=3:bframes=1 \
+	-pix_fmt yuv420p10le "$out/tiny_hevc10.mkv"
+ff -f lavfi -i "$(src 32x32 25 0.2)" -c:v mpeg4 -bf 1 -g 3 "$out/tiny_mpeg4.mp4"
 # A codec newtricks does not accept (FFV1) and a file with no video at all.
 ff -f lavfi -i "$(src 64x48 25 0.4)" -c:v ffv1 "$out/unsupported_ffv1.mkv"
 ff -f lavfi -i "sine=frequency=440:duration=0.5" -c:a pcm_s16le "$out/audio_only.wav"

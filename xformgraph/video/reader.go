@@ -485,7 +485,7 @@ const maxBadPackets = 64
 // not in the index, or io.EOF when the decoder is drained. wanted (may be nil) enables
 // skipping unreferenced frames that are not wanted.
 func (r *Reader) next(ctx context.Context, wanted map[int]bool) (int, error) {
-	bad := 0
+	bad, reads := 0, 0
 	skip := wanted != nil && !r.opts.NoSkip && r.opts.Threads == 1 && !r.ix.Sequential
 	for iter := 0; iter < 4*r.opts.MaxPackets+1024; iter++ {
 		err := r.dec.ReceiveFrame(r.frm)
@@ -519,7 +519,7 @@ func (r *Reader) next(ctx context.Context, wanted map[int]bool) (int, error) {
 			r.positioned = false
 			return -1, io.EOF // a decoder that says EAGAIN while draining has nothing left
 		}
-		if iter&63 == 0 && ctx.Err() != nil {
+		if reads++; reads&31 == 0 && ctx.Err() != nil {
 			return -1, ctx.Err()
 		}
 		if err := r.fc.ReadPacket(r.pkt); err != nil {
