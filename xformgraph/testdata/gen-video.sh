@@ -30,6 +30,10 @@ ff -f lavfi -i "$(src 176x144 25 2)" -c:v libx265 -preset ultrafast \
 # VP9 (alt-ref hidden frames in superframes) and MPEG-4 part 2 with B-frames.
 ff -f lavfi -i "$(src 176x144 25 2)" -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -g 20 -b:v 300k "$out/vp9.webm"
 ff -f lavfi -i "$(src 176x144)" -c:v mpeg4 -bf 2 -g 24 -q:v 4 "$out/mpeg4.mp4"
+# Streams without usable pts (frames numbered in decode output order): raw Annex B H.264
+# and MPEG-4 with B-frames in AVI.
+ff -i "$out/h264_bframes.mp4" -c copy -bsf:v h264_mp4toannexb -f h264 "$out/raw.h264"
+ff -i "$out/mpeg4.mp4" -c copy "$out/mpeg4_bframes.avi"
 # Variable frame rate: drop an irregular pattern of frames and keep their timestamps.
 ff -f lavfi -i "$(src 176x144 30 3)" -vf "select='not(eq(mod(n\,7)\,3))*not(eq(mod(n\,11)\,5))+lt(n\,3)'" \
 	-fps_mode vfr -c:v libx264 -preset veryfast -bf 2 -g 30 -pix_fmt yuv420p "$out/vfr.mkv"

@@ -86,7 +86,7 @@ func (s Sampling) Select(ix *Index, intn func(n int) int, maxFrames int) ([]int,
 		d := ix.Duration()
 		for k := 0; s.Num <= 0 || len(out) < s.Num; k++ {
 			t := float64(k) / s.FPS
-			if t >= d && k > 0 {
+			if t >= d-1e-6 && k > 0 { // the clip spans [0, Duration)
 				break
 			}
 			i := ix.FrameAt(t)

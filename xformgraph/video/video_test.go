@@ -95,6 +95,8 @@ var clips = []struct {
 	{"rotate90.mp4", ffmpeg.CodecH264, 144, 176},
 	{"odd_321x241.webm", ffmpeg.CodecVP9, 321, 241},
 	{"odd_321x241_444.mp4", ffmpeg.CodecH264, 321, 241},
+	{"raw.h264", ffmpeg.CodecH264, 176, 144},           // no timestamps: Sequential
+	{"mpeg4_bframes.avi", ffmpeg.CodecMPEG4, 176, 144}, // B-frames without pts: Sequential
 }
 
 // TestFramesMatchFFmpeg checks sparse, out-of-order samples against the ffmpeg CLI's
@@ -116,6 +118,9 @@ func TestFramesMatchFFmpeg(t *testing.T) {
 			ix := r.Index()
 			if ix.Codec != c.codec {
 				t.Errorf("codec %s, want %s", ix.Codec, c.codec)
+			}
+			if seq := c.name == "raw.h264" || c.name == "mpeg4_bframes.avi"; ix.Sequential != seq {
+				t.Errorf("Sequential = %v, want %v", ix.Sequential, seq)
 			}
 			n := ix.NumFrames()
 			if n != len(ref) {
