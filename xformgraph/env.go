@@ -55,6 +55,17 @@ type Env struct {
 	Limits Limits
 	// Rand is seeded from SeedFor(graph seed, key, epoch, node id); private to this call.
 	Rand *rand.Rand
+
+	done *[]func()
+}
+
+// OnDone registers f to run when the sample's Run returns (all outputs are materialized
+// by then): for handing scratch buffers that a lazy value still references back to a
+// pool. Without a runner (an Env built by NewEnv alone) f never runs.
+func (e *Env) OnDone(f func()) {
+	if e.done != nil {
+		*e.done = append(*e.done, f)
+	}
 }
 
 // SeedFor derives the two PCG seed words for one op invocation:

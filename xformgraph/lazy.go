@@ -57,7 +57,9 @@ func (l *lazyValue) identity() bool {
 func (l *lazyValue) tensor(layout Layout, dt DType, lut [][256]float32) (*Tensor, error) {
 	if l.planar != nil && !l.identity() && layout.Rank() == 3 {
 		planes := l.plan.ApplyPlanarPlanes(l.planar, l.channels)
-		return planesToTensor(planes, l.plan.WinW, l.plan.WinH, layout, dt, lut)
+		t, err := planesToTensor(planes, l.plan.WinW, l.plan.WinH, layout, dt, lut)
+		ximage.ReleasePlanes(planes)
+		return t, err
 	}
 	return imagesToTensor(l.pixels(), l.frames != nil, layout, dt, lut)
 }

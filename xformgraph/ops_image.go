@@ -335,10 +335,19 @@ func runDecodeImage(ctx context.Context, env *Env, in Value) (Value, error) {
 			return Value{}, imageErr(err)
 		}
 		if ok {
+			rel, canRelease := jpegPlanar.(ximage.PlanarReleaser)
+			canRelease = canRelease && p.Owner != nil
 			if !orient || info.Orientation <= 1 {
+				if canRelease {
+					env.OnDone(func() { rel.ReleasePlanar(p) })
+				}
 				return Value{Kind: KindImage, lazy: &lazyValue{planar: p, channels: ch, plan: ximage.Identity(p.Width, p.Height)}}, nil
 			}
-			return Value{Kind: KindImage, Image: ximage.Orient(p.ToImage(ch), info.Orientation)}, nil
+			m := ximage.Orient(p.ToImage(ch), info.Orientation)
+			if canRelease {
+				rel.ReleasePlanar(p)
+			}
+			return Value{Kind: KindImage, Image: m}, nil
 		}
 	}
 	m, err := ximage.Decode(in.Bytes, opt)

@@ -3,6 +3,7 @@ package xformgraph
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/newtricks/newtricks/xformgraph/ffmpeg"
 	ximage "github.com/newtricks/newtricks/xformgraph/image"
@@ -15,6 +16,18 @@ import (
 
 func init() {
 	jpegPlanar = &ffmpegJPEG{free: make(chan *ffmpeg.ImageDecoder, 64)}
+}
+
+// pictures recycles decoded plane buffers (Go memory) between samples; the graph runner
+// releases them when the sample's Run returns.
+var pictures = sync.Pool{New: func() any { return new(ffmpeg.Picture) }}
+
+// ReleasePlanar implements ximage.PlanarReleaser.
+func (f *ffmpegJPEG) ReleasePlanar(p *ximage.Planar) {
+	if pic, ok := p.Owner.(*ffmpeg.Picture); ok {
+		p.Owner, p.Y, p.Cb, p.Cr = nil, nil, nil, nil
+		pictures.Put(pic)
+	}
 }
 
 // ffmpegJPEG keeps a bounded free list of decoders (each owns C memory, so they are closed
@@ -45,10 +58,11 @@ func (f *ffmpegJPEG) DecodePlanar(data []byte, lowres int, maxPixels int64, dst 
 	if err != nil {
 		return fmt.Errorf("%w: %v", ximage.ErrNotPlanar, err)
 	}
-	var pic ffmpeg.Picture
-	err = d.Decode(data, lowres, maxPixels, &pic)
+	pic := pictures.Get().(*ffmpeg.Picture)
+	err = d.Decode(data, lowres, maxPixels, pic)
 	f.put(d)
 	if err != nil {
+		pictures.Put(pic)
 		switch {
 		case errors.Is(err, ffmpeg.ErrLimit):
 			return fmt.Errorf("%w: %v", ximage.ErrTooLarge, err)
@@ -57,16 +71,18 @@ func (f *ffmpegJPEG) DecodePlanar(data []byte, lowres int, maxPixels int64, dst 
 		}
 		return fmt.Errorf("%w: %v", ximage.ErrFormat, err)
 	}
-	p := ximage.Planar{Width: pic.Width, Height: pic.Height, Y: pic.Planes[0], YStride: pic.Strides[0], FullRange: true}
+	p := ximage.Planar{Width: pic.Width, Height: pic.Height, Y: pic.Planes[0], YStride: pic.Strides[0], FullRange: true, Owner: pic}
 	switch pic.PixFmt.String() {
 	case "gray":
 	case "yuvj420p", "yuvj422p", "yuvj444p", "yuvj440p", "yuvj411p", "yuv420p", "yuv422p", "yuv444p", "yuv440p", "yuv411p":
 		if pic.Strides[1] != pic.Strides[2] {
+			pictures.Put(pic)
 			return ximage.ErrNotPlanar
 		}
 		p.Cb, p.Cr, p.CStride = pic.Planes[1], pic.Planes[2], pic.Strides[1]
 		p.Log2ChromaW, p.Log2ChromaH = pic.Log2ChromaW, pic.Log2ChromaH
 	default:
+		pictures.Put(pic)
 		return fmt.Errorf("%w: %s", ximage.ErrNotPlanar, pic.PixFmt)
 	}
 	*dst = p

@@ -27,6 +27,12 @@ func (g *Graph) Run(ctx context.Context, s Sample) (*Output, error) {
 		return nil, &SampleError{Key: s.Key, Err: fmt.Errorf("%w: input %d bytes, limit %d", ErrLimit, len(s.Data), g.Limits.MaxInputBytes)}
 	}
 	vals := make([]Value, len(g.Nodes))
+	var done []func()
+	defer func() {
+		for _, f := range done {
+			f()
+		}
+	}()
 	for i, n := range g.Nodes {
 		if err := ctx.Err(); err != nil {
 			return nil, &SampleError{Key: s.Key, Node: n.ID, Op: n.Op.Name, Err: err}
@@ -36,6 +42,7 @@ func (g *Graph) Run(ctx context.Context, s Sample) (*Output, error) {
 			in = vals[g.index[n.Input]]
 		}
 		env := NewEnv(g.Seed, s.Key, s.Epoch, n.ID, n.Params, g.Limits)
+		env.done = &done
 		if !n.Op.Lazy {
 			var err error
 			if in, err = in.materialize(); err != nil {

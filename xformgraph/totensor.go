@@ -199,6 +199,7 @@ func planesToTensor(planes [][]byte, w, h int, layout Layout, dt DType, lut [][2
 			// Tensor data is little-endian; on a little-endian host it is a []float32.
 			l := &lut[ch]
 			d := unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[4*ch*n])), n)
+			d = d[:len(pl)]
 			for i, v := range pl {
 				d[i] = l[v]
 			}

@@ -38,6 +38,14 @@ type Planar struct {
 	Log2ChromaW, Log2ChromaH int
 	// FullRange: JFIF full-range BT.601 (JPEG). false: limited-range BT.601 (WebP lossy).
 	FullRange bool
+	// Owner is private to the PlanarDecoder that filled the planes (buffer recycling).
+	Owner any
+}
+
+// PlanarReleaser is implemented by a PlanarDecoder that can reuse the buffers of a Planar
+// it produced once the caller is done with it.
+type PlanarReleaser interface {
+	ReleasePlanar(p *Planar)
 }
 
 // ChromaSize is the size of the chroma planes.

@@ -264,7 +264,7 @@ func (p *Plan) ApplyPlanarPlanes(src *Planar, channels int) [][]byte {
 	// is smaller than the source the plan was made for).
 	sx := float64(src.Width) / float64(p.SrcW)
 	sy := float64(src.Height) / float64(p.SrcH)
-	yb := make([]byte, ow*oh)
+	yb := getBytes(ow * oh)
 	cx, cy := p.axes(sx, sy, src.Width, src.Height)
 	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, 1, 0)
 	if channels == 1 {
@@ -273,8 +273,8 @@ func (p *Plan) ApplyPlanarPlanes(src *Planar, channels int) [][]byte {
 	if src.Gray() {
 		return [][]byte{yb, yb, yb}
 	}
-	cbb := make([]byte, ow*oh)
-	crb := make([]byte, ow*oh)
+	cbb := getBytes(ow * oh)
+	crb := getBytes(ow * oh)
 	cw, ch := src.ChromaSize()
 	csx := sx / float64(int(1)<<src.Log2ChromaW)
 	csy := sy / float64(int(1)<<src.Log2ChromaH)
@@ -322,7 +322,29 @@ func (c coeffs) fixedTaps(inSize int) (coeffs, bool) {
 	return out, true
 }
 
-var tmpPool = sync.Pool{New: func() any { return new([]float32) }}
+var (
+	tmpPool   = sync.Pool{New: func() any { return new([]float32) }}
+	planePool = sync.Pool{New: func() any { return new([]byte) }}
+)
+
+func getBytes(n int) []byte {
+	b := planePool.Get().(*[]byte)
+	if cap(*b) < n {
+		*b = make([]byte, n)
+	}
+	return (*b)[:n]
+}
+
+// ReleasePlanes returns planes from ApplyPlanarPlanes for reuse; the caller must not
+// touch them afterwards. Optional: unreleased planes are simply garbage collected.
+func ReleasePlanes(planes [][]byte) {
+	for i, p := range planes {
+		if i > 0 && len(planes) == 3 && &p[0] == &planes[0][0] {
+			continue // gray replicated into three planes: release once
+		}
+		planePool.Put(&p)
+	}
+}
 
 // resamplePlane runs the two separable passes (horizontal then vertical, as Pillow) over
 // an interleaved plane with c channels, writing rounded, clamped bytes.
@@ -442,14 +464,7 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 }
 
 func round8(v float32) uint8 {
-	v += 0.5
-	if v <= 0 {
-		return 0
-	}
-	if v >= 255 {
-		return 255
-	}
-	return uint8(v)
+	return uint8(int32(min(max(v+0.5, 0), 255)))
 }
 
 // horizontal1 is the single-channel horizontal pass with a constant tap count.
