@@ -464,7 +464,14 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 }
 
 func round8(v float32) uint8 {
-	return uint8(int32(min(max(v+0.5, 0), 255)))
+	i := int32(v + 0.5) // truncation: (-1, 0) rounds to 0 as well
+	if uint32(i) > 255 {
+		if i < 0 {
+			return 0
+		}
+		return 255
+	}
+	return uint8(i)
 }
 
 // horizontal1 is the single-channel horizontal pass with a constant tap count.
