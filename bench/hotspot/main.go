@@ -38,6 +38,7 @@ import (
 	"github.com/newtricks/newtricks/internal/exttest"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
 type options struct {
@@ -70,7 +71,7 @@ func main() {
 
 const user0 = "trainer"
 
-func run(o options) error {
+func run(o options) (err error) {
 	a, err := exttest.ArtifactsFromEnv()
 	if err != nil {
 		return err
@@ -83,7 +84,6 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(base)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 
@@ -100,16 +100,23 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	cfg.StartupTimeout = 6 * time.Minute // 13 JVMs on a small shared machine
 	start := time.Now()
 	c, err := cluster.Start(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("start cluster: %w", err)
 	}
 	defer func() {
+		ok := err == nil
 		if err := c.Stop(); err != nil {
 			log.Printf("stop: %v", err)
 		}
 		os.RemoveAll(lay.SocketDir)
+		if ok {
+			os.RemoveAll(base)
+		} else {
+			log.Printf("logs kept in %s", base)
+		}
 	}()
 	log.Printf("cluster of %d DataNodes up in %v", o.dataNodes, time.Since(start).Round(time.Second))
 
@@ -149,23 +156,16 @@ func run(o options) error {
 	for _, s := range sets {
 		for f := 0; f < o.files; f++ {
 			name := fmt.Sprintf("/bench/%s/part-%03d", s, f)
-			if err := w.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-				return err
-			}
-			fw, err := w.CreateFile(name, 3, o.blockSize, 0o644)
-			if err != nil {
-				return err
-			}
-			if _, err := fw.Write(data); err != nil {
-				return err
-			}
-			if err := fw.Close(); err != nil {
+			if err := writeRetry(ctx, c, name, data, o.blockSize); err != nil {
 				return err
 			}
 			files[s] = append(files[s], name)
 		}
 	}
 	w.Close()
+	if n, err := blockNodes(ctx, lay, files); err != nil || n > 3 {
+		return fmt.Errorf("hot blocks on %d DataNodes, want 3 (%v)", n, err)
+	}
 	for i := 3; i < o.dataNodes; i++ {
 		if err := c.StartDataNode(ctx, i); err != nil {
 			return err
@@ -238,7 +238,7 @@ func run(o options) error {
 	if _, err := hc.Done(ctx, plan.HintID); err != nil {
 		log.Printf("done: %v", err)
 	}
-	fmt.Printf("hint %v before (-> %-2d):  barrier %6.1f s  (mean reader %5.1f s), ready %.1f s after the hint, estimated %.1f s\n",
+	fmt.Printf("hint %v before (-> %-2d):   barrier %6.1f s  (mean reader %5.1f s), ready %.1f s after the hint, estimated %.1f s\n",
 		o.lead, factor, hr.barrier.Seconds(), hr.mean.Seconds(), ready.Seconds(), plan.EstimatedReady.Sub(sent).Seconds())
 	fmt.Printf("barrier vs replication 3: setrep %.3f, hint %.3f of baseline; hint barrier / physical limit %.2f\n",
 		sr.barrier.Seconds()/baseline.barrier.Seconds(), hr.barrier.Seconds()/baseline.barrier.Seconds(), hr.barrier.Seconds()/limit)
@@ -347,4 +347,67 @@ func human(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// writeRetry writes one file at replication 3. The NameNode notices stopped DataNodes only
+// after the heartbeat expiry, and until then may still pick one for a pipeline, which the Go
+// client does not recover from: start over until a pipeline of live DataNodes is chosen.
+func writeRetry(ctx context.Context, c *cluster.Cluster, name string, data []byte, blockSize int64) error {
+	var last error
+	for attempt := 0; attempt < 40; attempt++ {
+		w, err := c.Client(user0)
+		if err != nil {
+			return err
+		}
+		last = func() error {
+			if err := w.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+				return err
+			}
+			_ = w.Remove(name)
+			fw, err := w.CreateFile(name, 3, blockSize, 0o644)
+			if err != nil {
+				return err
+			}
+			if _, err := fw.Write(data); err != nil {
+				fw.Close()
+				return err
+			}
+			return fw.Close()
+		}()
+		w.Close()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+	return fmt.Errorf("write %s: %w", name, last)
+}
+
+// blockNodes counts the distinct DataNodes holding blocks of the files (through
+// namenode-ext's Locate).
+func blockNodes(ctx context.Context, lay exttest.Layout, files map[string][]string) (int, error) {
+	ns, conn, err := exttest.NamespaceClient(lay)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	nodes := map[string]bool{}
+	for _, names := range files {
+		for _, name := range names {
+			lb, err := ns.Locate(ctx, &pb.LocateRequest{Path: name, User: user0})
+			if err != nil {
+				return 0, err
+			}
+			for _, b := range lb.GetBlocks() {
+				for _, l := range b.GetLocations() {
+					nodes[l.GetXferAddr()] = true
+				}
+			}
+		}
+	}
+	return len(nodes), nil
 }
