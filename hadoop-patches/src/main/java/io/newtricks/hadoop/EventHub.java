@@ -1,18 +1,22 @@
 package io.newtricks.hadoop;
 
 import java.util.Collection;
-import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The bounded audit queue shared, per JVM, by the audit logger (created by FSNamesystem) and the
  * NameNodePlugin that drains it. Offering never blocks and never throws: a full queue drops the
- * record and counts it.
+ * record and counts it. Lock-free, because every audited call of every RPC handler goes through
+ * {@link #offer}.
  */
 final class EventHub {
   private static final EventHub INSTANCE = new EventHub();
 
-  private volatile ArrayBlockingQueue<AuditRecord> queue;
+  private final ConcurrentLinkedQueue<AuditRecord> queue = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger size = new AtomicInteger();
+  private volatile int capacity = -1; // -1: not configured yet
   private volatile boolean closed;
   private final AtomicLong accepted = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
@@ -24,9 +28,9 @@ final class EventHub {
   }
 
   /** Sizes the queue; the first call wins (audit logger and plugin read the same key). */
-  synchronized void configure(int capacity) {
-    if (queue == null) {
-      queue = new ArrayBlockingQueue<>(Math.max(1, capacity));
+  synchronized void configure(int cap) {
+    if (capacity < 0) {
+      capacity = Math.max(1, cap);
     }
   }
 
@@ -35,35 +39,41 @@ final class EventHub {
     if (closed) {
       return false;
     }
-    ArrayBlockingQueue<AuditRecord> q = queue;
-    if (q == null) {
+    int cap = capacity;
+    if (cap < 0) {
       configure(HookConf.DEFAULT_AUDIT_QUEUE_CAPACITY);
-      q = queue;
+      cap = capacity;
     }
-    if (q.offer(r)) {
-      accepted.incrementAndGet();
-      return true;
+    if (size.incrementAndGet() > cap) {
+      size.decrementAndGet();
+      dropped.incrementAndGet();
+      return false;
     }
-    dropped.incrementAndGet();
-    return false;
+    queue.offer(r);
+    accepted.incrementAndGet();
+    return true;
   }
 
   int drainTo(Collection<? super AuditRecord> out, int max) {
-    ArrayBlockingQueue<AuditRecord> q = queue;
-    return q == null || max <= 0 ? 0 : q.drainTo(out, max);
+    int n = 0;
+    AuditRecord r;
+    while (n < max && (r = queue.poll()) != null) {
+      size.decrementAndGet();
+      out.add(r);
+      n++;
+    }
+    return n;
   }
 
   int size() {
-    ArrayBlockingQueue<AuditRecord> q = queue;
-    return q == null ? 0 : q.size();
+    return Math.max(0, size.get());
   }
 
   /** Stops accepting and frees the queue: used when no co-process will ever drain it. */
   void close() {
     closed = true;
-    ArrayBlockingQueue<AuditRecord> q = queue;
-    if (q != null) {
-      q.clear();
+    while (queue.poll() != null) {
+      size.decrementAndGet();
     }
   }
 

@@ -50,4 +50,35 @@ public class EventHubTest {
     assertEquals("nn", AuditForwarder.shortName("nn/host.example.com@EXAMPLE.COM"));
     assertEquals("", AuditForwarder.shortName(null));
   }
+
+  @Test
+  public void concurrentOffersNeverExceedTheBound() throws Exception {
+    EventHub hub = new EventHub();
+    hub.configure(1000);
+    Thread[] writers = new Thread[4];
+    for (int w = 0; w < writers.length; w++) {
+      writers[w] = new Thread(() -> {
+        for (int i = 0; i < 20_000; i++) {
+          hub.offer(rec(i));
+          assertTrue(hub.size() <= 1000);
+        }
+      });
+      writers[w].start();
+    }
+    List<AuditRecord> out = new ArrayList<>();
+    long drained = 0;
+    for (int i = 0; i < 50; i++) {
+      out.clear();
+      drained += hub.drainTo(out, 500);
+      Thread.sleep(1);
+    }
+    for (Thread t : writers) {
+      t.join();
+    }
+    out.clear();
+    drained += hub.drainTo(out, Integer.MAX_VALUE);
+    assertEquals(80_000, hub.accepted() + hub.dropped());
+    assertEquals(hub.accepted(), drained);
+    assertEquals(0, hub.size());
+  }
 }
