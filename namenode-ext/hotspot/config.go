@@ -58,7 +58,7 @@ type Config struct {
 	CopyBandwidth int64
 	// ScheduleDelay is the assumed delay before the NameNode schedules new replication work
 	// (about two redundancy intervals plus a heartbeat), for the ready-time estimate
-	// (newtricks.hotspot.schedule-delay, default 9s).
+	// (newtricks.hotspot.schedule-delay, default 6s).
 	ScheduleDelay time.Duration
 
 	// Reactive turns on implicit hints from audit "open" events (newtricks.hotspot.reactive,
@@ -138,7 +138,7 @@ func DefaultConfig() Config {
 		BusyXceivers:       64,
 		BusyPendingPerNode: 50,
 		CopyBandwidth:      100 << 20,
-		ScheduleDelay:      9 * time.Second,
+		ScheduleDelay:      6 * time.Second,
 		ReactiveClients:    8,
 		ReactiveWindow:     10 * time.Second,
 		ReactiveDuration:   10 * time.Minute,
