@@ -30,6 +30,11 @@ const (
 // maxSkippedListed bounds the skipped entries of one answer; the rest are only counted.
 const maxSkippedListed = 100
 
+// maxLocationsPerTick bounds the GetBlockLocations calls of one readiness round, so a hint
+// of thousands of files does not hold up restores and other hints; the rest is checked in
+// the next rounds.
+const maxLocationsPerTick = 512
+
 // keepFinished is how many finished hints Status can still report.
 const keepFinished = 256
 
@@ -201,12 +206,19 @@ func (m *Manager) trackReadiness(ctx context.Context) {
 	}
 	live := m.live
 	m.mu.Unlock()
+	sort.Slice(work, func(i, j int) bool { return work[i].rec.Created < work[j].rec.Created })
+	budget := maxLocationsPerTick
 	for _, h := range work {
 		all := true
 		for _, f := range h.files {
 			if f.ready {
 				continue
 			}
+			if budget == 0 {
+				all = false
+				break
+			}
+			budget--
 			placed, err := m.placed(ctx, f.path)
 			if err != nil {
 				if hostCode(err) == codes.NotFound {
