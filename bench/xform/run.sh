@@ -5,7 +5,8 @@
 # Throughput is images per CPU-second of the process (user+sys) — robust to other load on
 # a shared machine — with wall-clock figures printed alongside. Each contender runs REPS
 # repetitions of N images; the median repetition is reported.
-# Env: XFORM_MEDIA (media root), BENCH_VENV, SIMD_VENV, N (300), REPS (5), CORE (1).
+# Env: XFORM_MEDIA (media root), BENCH_VENV, SIMD_VENV, N (300), REPS (5), CORE (1),
+# PARTS ("image video"; a part left out prints n/a).
 # Last line: BENCH xform image_vs_pillowsimd=<x> video_vs_decord=<x> decode_vs_ffmpeg=<x>
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +19,7 @@ N=${N:-300}
 REPS=${REPS:-5}
 CORE=${CORE:-1}
 img=$media/images/photo_q90_420.jpg
+PARTS=${PARTS:-image video}
 export GOMAXPROCS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENCV_FOR_THREADS_NUM=1
 pin() { taskset -c "$CORE" "$@"; }
 
@@ -28,7 +30,9 @@ median() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a=="n/a" || b=="n/a" || b==0) print "n/a"; else printf "%.2f\n", a/b }'; }
 
 image_ratio=n/a
-if [ -f "$img" ]; then
+if [[ " $PARTS " != *" image "* ]]; then
+  echo "== image: skipped (PARTS=$PARTS)"
+elif [ -f "$img" ]; then
   echo "== image: $img ($(stat -c %s "$img") bytes), $REPS x $N images, core $CORE, one thread"
   bin=$(mktemp -d)/imagebench
   (cd "$root" && go build -o "$bin" ./bench/xform/imagebench) || { echo "build imagebench failed"; bin=; }
@@ -60,7 +64,9 @@ fi
 
 video_vs_decord=n/a
 decode_vs_ffmpeg=n/a
-if [ -x "$here/video.sh" ] || [ -f "$here/video.sh" ]; then
+if [[ " $PARTS " != *" video "* ]]; then
+  echo "== video: skipped (PARTS=$PARTS)"
+elif [ -f "$here/video.sh" ]; then
   echo "== video: bench/xform/video.sh"
   vout=$(XFORM_MEDIA=$media BENCH_VENV=$bench_venv CORE=$CORE bash "$here/video.sh" 2>&1)
   echo "$vout" | sed 's/^/  /'
