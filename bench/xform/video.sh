@@ -52,7 +52,7 @@ for r in $(seq "$runs"); do
 	$pin "$tmp/videobench" -clip "$clip" -mode clips-separate -runs 1 -clips "$clips" >>"$tmp/nt_sep"
 	$pin "$tmp/videobench" -clip "$clip" -mode decode -runs 1 >>"$tmp/nt_decode"
 	$pin ffmpeg -hide_banner -nostdin -benchmark -threads 1 -i "$clip" -f null - 2>&1 |
-		sed -n 's/.*rtime=\([0-9.]*\)s.*/\1/p' >>"$tmp/ffmpeg_rtime"
+		sed -n 's/.*utime=\([0-9.]*\)s stime=\([0-9.]*\)s rtime=\([0-9.]*\)s.*/\3 \1 \2/p' >>"$tmp/ffmpeg_rtime"
 done
 
 "$py" - "$tmp" "$frames" <<'PY'
@@ -66,7 +66,10 @@ dec = rates("decord", "clips_per_s")
 pyav = rates("pyav", "clips_per_s")
 sep = rates("nt_sep", "clips_per_s")
 ntd = rates("nt_decode", "fps")
-ff = [frames / float(l) for l in open(os.path.join(d, "ffmpeg_rtime")) if l.strip()]
+ffl = [[float(x) for x in l.split()] for l in open(os.path.join(d, "ffmpeg_rtime")) if l.strip()]
+ff = [frames / v[0] for v in ffl]
+ffcpu = [frames / (v[1] + v[2]) for v in ffl]
+cpu = lambda name: [json.loads(l)["cpu_rate"] for l in open(os.path.join(d, name)) if l.strip()]
 fmt = lambda v: " ".join("%.3f" % x for x in v)
 print("(a) 8 uniform frames -> 224x224 -> TCHW uint8, clips/s (median | runs)")
 print("  newtricks decode_video(uniform 8, 224x224, swscale) -> to_tensor: %.3f | %s" % (med(nt), fmt(nt)))
@@ -77,5 +80,10 @@ print("  newtricks/decord %.2fx, newtricks/PyAV %.2fx" % (med(nt) / med(dec), me
 print("(b) sequential decode of %d frames, fps (median | runs)" % frames)
 print("  newtricks open+index+DecodeAll: %.1f | %s" % (med(ntd), fmt(ntd)))
 print("  ffmpeg -threads 1 -f null (-benchmark rtime): %.1f | %s" % (med(ff), fmt(ff)))
+print("CPU-time view (work per CPU-second, insensitive to waiting for the core; medians):")
+print("  clips/CPU-s: newtricks %.3f, decord %.3f, PyAV %.3f -> newtricks/decord %.2fx" % (
+    med(cpu("nt_clips")), med(cpu("decord")), med(cpu("pyav")), med(cpu("nt_clips")) / med(cpu("decord"))))
+print("  decode frames/CPU-s: newtricks %.1f, ffmpeg %.1f -> %.2fx" % (
+    med(cpu("nt_decode")), med(ffcpu), med(cpu("nt_decode")) / med(ffcpu)))
 print("RESULT video_vs_decord=%.2f decode_vs_ffmpeg=%.2f" % (med(nt) / med(dec), med(ntd) / med(ff)))
 PY

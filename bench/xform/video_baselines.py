@@ -5,6 +5,7 @@ Frame choice is newtricks' uniform rule: floor((2k+1) * n / (2 * num)), k in [0,
 """
 import argparse
 import json
+import resource
 import statistics
 import time
 
@@ -51,10 +52,11 @@ def main():
     ap.add_argument("--lib", choices=["decord", "pyav"], required=True)
     ap.add_argument("--frames", type=int, default=0, help="frame count (PyAV has no index)")
     a = ap.parse_args()
-    rates = []
+    rates, cpu_rates = [], []
     shape = None
+    cpu = lambda: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(resource.RUSAGE_SELF))
     for _ in range(a.runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), cpu()
         for _ in range(a.clips):
             if a.lib == "decord":
                 x = decord_clip(a.clip, a.num, a.size)
@@ -62,7 +64,9 @@ def main():
                 x = pyav_clip(a.clip, a.num, a.size, a.frames)
             shape = list(x.shape)
         rates.append(a.clips / (time.perf_counter() - t))
-    print(json.dumps({"lib": a.lib, "clips_per_s": statistics.median(rates), "samples": rates, "shape": shape}))
+        cpu_rates.append(a.clips / (cpu() - c))
+    print(json.dumps({"lib": a.lib, "clips_per_s": statistics.median(rates), "samples": rates,
+                      "cpu_rate": statistics.median(cpu_rates), "shape": shape}))
 
 
 if __name__ == "__main__":
