@@ -56,10 +56,7 @@ func (l *lazyValue) identity() bool {
 // plan straight into channel planes), else via pixels.
 func (l *lazyValue) tensor(layout Layout, dt DType, lut [][256]float32) (*Tensor, error) {
 	if l.planar != nil && !l.identity() && layout.Rank() == 3 {
-		planes := l.plan.ApplyPlanarPlanes(l.planar, l.channels)
-		t, err := planesToTensor(planes, l.plan.WinW, l.plan.WinH, layout, dt, lut)
-		ximage.ReleasePlanes(planes)
-		return t, err
+		return rowsToTensor(&l.plan, l.planar, l.channels, layout, dt, lut)
 	}
 	return imagesToTensor(l.pixels(), l.frames != nil, layout, dt, lut)
 }

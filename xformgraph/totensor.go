@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
+
+	ximage "github.com/newtricks/newtricks/xformgraph/image"
 )
 
 // littleEndian is true on hosts whose native float32 layout is the tensor byte order.
@@ -173,55 +175,53 @@ func convertTensor(in *Tensor, layout Layout, dt DType, fn func(c int, v float32
 	return out, nil
 }
 
-// planesToTensor writes separate channel planes (w*h bytes each) into a 3-D tensor. The
-// CHW float32 case, the training hot path, is one contiguous table lookup per element.
-func planesToTensor(planes [][]byte, w, h int, layout Layout, dt DType, lut [][256]float32) (*Tensor, error) {
-	c := len(planes)
-	if layout.Rank() != 3 {
-		return nil, fmt.Errorf("%w: layout %v for one image", ErrTypeMismatch, layout)
-	}
+// rowsToTensor evaluates a plan on JPEG planes row by row and packs each RGB (or gray)
+// row into the tensor while it is in cache: resample, colour conversion, normalization
+// and layout in one pass.
+func rowsToTensor(p *ximage.Plan, src *ximage.Planar, channels int, layout Layout, dt DType, lut [][256]float32) (*Tensor, error) {
+	w, h := p.OutSize()
 	if lut == nil && dt != DTypeUint8 {
 		return nil, fmt.Errorf("%w: float output needs a scale", ErrBadParam)
 	}
-	if lut != nil && len(lut) != c {
-		return nil, fmt.Errorf("%w: normalization for %d channels, image has %d", ErrBadParam, len(lut), c)
+	if lut != nil && len(lut) != channels {
+		return nil, fmt.Errorf("%w: normalization for %d channels, image has %d", ErrBadParam, len(lut), channels)
 	}
-	t := &Tensor{DType: dt, Layout: layout, Shape: tensorShape(layout, 1, h, w, c)}
+	t := &Tensor{DType: dt, Layout: layout, Shape: tensorShape(layout, 1, h, w, channels)}
 	n := w * h
-	es := dt.Size()
-	t.Data = make([]byte, n*c*es)
-	for ch, pl := range planes {
-		pl = pl[:n]
-		switch {
-		case layout == LayoutCHW && lut == nil:
-			copy(t.Data[ch*n:], pl)
-		case layout == LayoutCHW && dt == DTypeFloat32 && littleEndian:
-			// Tensor data is little-endian; on a little-endian host it is a []float32.
-			l := &lut[ch]
-			d := unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[4*ch*n])), n)
-			d = d[:len(pl)]
-			for i, v := range pl {
-				d[i] = l[v]
-			}
-		case layout == LayoutCHW && dt == DTypeFloat32:
-			l := &lut[ch]
-			d := t.Data[4*ch*n : 4*(ch+1)*n]
-			for i, v := range pl {
-				binary.LittleEndian.PutUint32(d[4*i:4*i+4], math.Float32bits(l[v]))
-			}
-		case layout == LayoutCHW:
-			for i, v := range pl {
-				putElem(t.Data, ch*n+i, dt, lut[ch][v])
-			}
-		case lut == nil: // HWC uint8
-			for i, v := range pl {
-				t.Data[i*c+ch] = v
-			}
-		default: // HWC
-			for i, v := range pl {
-				putElem(t.Data, i*c+ch, dt, lut[ch][v])
+	t.Data = make([]byte, n*channels*dt.Size())
+	fast := layout == LayoutCHW && dt == DTypeFloat32 && littleEndian
+	var f32 []float32
+	if fast {
+		f32 = unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[0])), n*channels)
+	}
+	p.ApplyPlanarRows(src, channels, func(y int, r, g, b []byte) {
+		rows := [3][]byte{r, g, b}
+		for ch := 0; ch < channels; ch++ {
+			row := rows[ch]
+			switch {
+			case fast:
+				l := &lut[ch]
+				d := f32[ch*n+y*w : ch*n+(y+1)*w]
+				d = d[:len(row)]
+				for x, v := range row {
+					d[x] = l[v]
+				}
+			case layout == LayoutCHW && lut == nil:
+				copy(t.Data[ch*n+y*w:], row)
+			case layout == LayoutCHW:
+				for x, v := range row {
+					putElem(t.Data, ch*n+y*w+x, dt, lut[ch][v])
+				}
+			case lut == nil:
+				for x, v := range row {
+					t.Data[(y*w+x)*channels+ch] = v
+				}
+			default:
+				for x, v := range row {
+					putElem(t.Data, (y*w+x)*channels+ch, dt, lut[ch][v])
+				}
 			}
 		}
-	}
+	})
 	return t, nil
 }

@@ -36,28 +36,42 @@ elif [ -f "$img" ]; then
   echo "== image: $img ($(stat -c %s "$img") bytes), $REPS x $N images, core $CORE, one thread"
   bin=$(mktemp -d)/imagebench
   (cd "$root" && go build -o "$bin" ./bench/xform/imagebench) || { echo "build imagebench failed"; bin=; }
-  declare -A cpu wall
-  run() { # name cmd...
+  declare -A cpu wall reps_out
+  have_simd=1; have_cv=1
+  [ -x "$simd_venv/bin/python" ] || { echo "pillow-simd venv missing ($simd_venv)"; have_simd=0; }
+  [ -x "$bench_venv/bin/python" ] || { echo "bench venv missing ($bench_venv)"; have_cv=0; }
+  one() { # name cmd... : one repetition, appends its REP line
     local name=$1; shift
     local out
-    out=$("$@" 2>/tmp/bench-xform-$name.err) || { echo "$name: failed: $(tail -3 /tmp/bench-xform-$name.err)"; cpu[$name]=n/a; wall[$name]=n/a; return; }
-    echo "$out" | sed "s/^/  $name /"
-    cpu[$name]=$(echo "$out" | median cpu_ips)
-    wall[$name]=$(echo "$out" | median wall_ips)
+    if out=$("$@" 2>>/tmp/bench-xform-$name.err); then
+      reps_out[$name]+="$out"$'\n'
+      echo "  rep $r $name $out"
+    else
+      echo "  rep $r $name failed: $(tail -2 /tmp/bench-xform-$name.err)"
+    fi
   }
-  # Interleave contenders so that slow drifts in machine load hit all of them alike.
-  [ -n "$bin" ] && run newtricks pin "$bin" -file "$img" -n "$N" -reps "$REPS"
-  if [ -x "$simd_venv/bin/python" ]; then
-    run pillowsimd pin "$simd_venv/bin/python" "$here/image_baselines.py" pillow "$img" "$N" "$REPS"
-  else echo "pillow-simd venv missing ($simd_venv)"; cpu[pillowsimd]=n/a; wall[pillowsimd]=n/a; fi
-  if [ -x "$bench_venv/bin/python" ]; then
-    run opencv pin "$bench_venv/bin/python" "$here/image_baselines.py" cv2 "$img" "$N" "$REPS"
-  else echo "bench venv missing ($bench_venv)"; cpu[opencv]=n/a; wall[opencv]=n/a; fi
-  echo "image median images/s per CPU-second: newtricks=${cpu[newtricks]:-n/a} pillow-simd=${cpu[pillowsimd]} simplejpeg+opencv=${cpu[opencv]}"
-  echo "image median images/s wall-clock:      newtricks=${wall[newtricks]:-n/a} pillow-simd=${wall[pillowsimd]} simplejpeg+opencv=${wall[opencv]}"
-  image_ratio=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[pillowsimd]}")
-  echo "image ratios (CPU-time): vs pillow-simd=$image_ratio vs simplejpeg+opencv=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[opencv]}")"
-  grep -h INFO /tmp/bench-xform-*.err 2>/dev/null | sed 's/^/  /'
+  rm -f /tmp/bench-xform-*.err
+  # Contenders alternate within each repetition, so drifts in machine load hit all alike;
+  # the ratio reported is the median of the per-repetition ratios.
+  ratios=()
+  for r in $(seq 1 "$REPS"); do
+    [ -n "$bin" ] && one newtricks pin "$bin" -file "$img" -n "$N" -reps 1
+    [ $have_simd = 1 ] && one pillowsimd pin "$simd_venv/bin/python" "$here/image_baselines.py" pillow "$img" "$N" 1
+    [ $have_cv = 1 ] && one opencv pin "$bench_venv/bin/python" "$here/image_baselines.py" cv2 "$img" "$N" 1
+    a=$(echo "${reps_out[newtricks]:-}" | tail -2 | median cpu_ips)
+    b=$(echo "${reps_out[pillowsimd]:-}" | tail -2 | median cpu_ips)
+    ratios+=("$(ratio "$a" "$b")")
+  done
+  for name in newtricks pillowsimd opencv; do
+    cpu[$name]=$(echo "${reps_out[$name]:-}" | median cpu_ips)
+    wall[$name]=$(echo "${reps_out[$name]:-}" | median wall_ips)
+  done
+  echo "image median images/s per CPU-second: newtricks=${cpu[newtricks]} pillow-simd=${cpu[pillowsimd]} simplejpeg+opencv=${cpu[opencv]}"
+  echo "image median images/s wall-clock:      newtricks=${wall[newtricks]} pillow-simd=${wall[pillowsimd]} simplejpeg+opencv=${wall[opencv]}"
+  image_ratio=$(printf '%s\n' "${ratios[@]}" | grep -v n/a | sed 's/^/REP x=/' | median x)
+  echo "image per-repetition ratios newtricks/pillow-simd (CPU-time): ${ratios[*]} -> median $image_ratio"
+  echo "image ratios of medians (CPU-time): vs pillow-simd=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[pillowsimd]}") vs simplejpeg+opencv=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[opencv]}")"
+  grep -h INFO /tmp/bench-xform-*.err 2>/dev/null | sort -u | sed "s/^/  /"
 else
   echo "image media missing ($img): run make xform-media"
 fi

@@ -234,7 +234,7 @@ func (p *Plan) Apply(m *Image) *Image {
 	}
 	cx, cy := p.axes(1, 1, m.Width, m.Height)
 	out := NewImage(ow, oh, c)
-	resamplePlane(m.Pix, m.Stride, c, cx, cy, out.Pix, out.Stride, c, 0)
+	resamplePlane(m.Pix, m.Stride, c, cx, cy, out.Pix, out.Stride, nil)
 	return out
 }
 
@@ -266,7 +266,7 @@ func (p *Plan) ApplyPlanarPlanes(src *Planar, channels int) [][]byte {
 	sy := float64(src.Height) / float64(p.SrcH)
 	yb := getBytes(ow * oh)
 	cx, cy := p.axes(sx, sy, src.Width, src.Height)
-	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, 1, 0)
+	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, nil)
 	if channels == 1 {
 		return [][]byte{yb}
 	}
@@ -279,8 +279,8 @@ func (p *Plan) ApplyPlanarPlanes(src *Planar, channels int) [][]byte {
 	csx := sx / float64(int(1)<<src.Log2ChromaW)
 	csy := sy / float64(int(1)<<src.Log2ChromaH)
 	ccx, ccy := p.axes(csx, csy, cw, ch)
-	resamplePlane(src.Cb, src.CStride, 1, ccx, ccy, cbb, ow, 1, 0)
-	resamplePlane(src.Cr, src.CStride, 1, ccx, ccy, crb, ow, 1, 0)
+	resamplePlane(src.Cb, src.CStride, 1, ccx, ccy, cbb, ow, nil)
+	resamplePlane(src.Cr, src.CStride, 1, ccx, ccy, crb, ow, nil)
 	full := src.FullRange
 	// Convert in place: Y -> R, Cb -> G, Cr -> B.
 	if full {
@@ -295,6 +295,50 @@ func (p *Plan) ApplyPlanarPlanes(src *Planar, channels int) [][]byte {
 		}
 	}
 	return [][]byte{yb, cbb, crb}
+}
+
+// ApplyPlanarRows is ApplyPlanarPlanes delivered row by row: emit(y, r, g, b) gets output
+// row y (WinW bytes per channel; g and b nil for channels 1) while it is still in cache, so
+// a tensor writer can pack it without another pass over whole planes. The rows are
+// reused after emit returns.
+func (p *Plan) ApplyPlanarRows(src *Planar, channels int, emit func(y int, r, g, b []byte)) {
+	if channels == 1 || src.Gray() || !src.FullRange {
+		planes := p.ApplyPlanarPlanes(src, channels)
+		ow := p.WinW
+		for y := 0; y < p.WinH; y++ {
+			row := func(i int) []byte { return planes[i][y*ow : (y+1)*ow] }
+			if len(planes) == 1 {
+				emit(y, row(0), nil, nil)
+			} else {
+				emit(y, row(0), row(1), row(2))
+			}
+		}
+		ReleasePlanes(planes)
+		return
+	}
+	ow, oh := p.WinW, p.WinH
+	sx := float64(src.Width) / float64(p.SrcW)
+	sy := float64(src.Height) / float64(p.SrcH)
+	yb, cbb := getBytes(ow*oh), getBytes(ow*oh)
+	cx, cy := p.axes(sx, sy, src.Width, src.Height)
+	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, nil)
+	cw, ch := src.ChromaSize()
+	ccx, ccy := p.axes(sx/float64(int(1)<<src.Log2ChromaW), sy/float64(int(1)<<src.Log2ChromaH), cw, ch)
+	resamplePlane(src.Cb, src.CStride, 1, ccx, ccy, cbb, ow, nil)
+	crRow := getBytes(ow)
+	r, g, b := getBytes(ow), getBytes(ow), getBytes(ow)
+	resamplePlane(src.Cr, src.CStride, 1, ccx, ccy, crRow, 0, func(y int, cr []byte) {
+		yr, cbr := yb[y*ow:(y+1)*ow], cbb[y*ow:(y+1)*ow]
+		cr, r, g, b := cr[:len(yr)], r[:len(yr)], g[:len(yr)], b[:len(yr)]
+		cbr = cbr[:len(yr)]
+		for x, yy := range yr {
+			Y := int32(yy)
+			cb, crv := cbr[x], cr[x]
+			r[x], g[x], b[x] = clip8(Y+crR[crv]), clip8(Y+((cbG[cb]+crG[crv])>>scaleBits)), clip8(Y+cbB[cb])
+		}
+		emit(y, r, g, b)
+	})
+	ReleasePlanes([][]byte{yb, cbb, crRow, r, g, b})
 }
 
 // fixedTaps rewrites c so that every output reads exactly c.k inputs (zero weights pad the
@@ -339,7 +383,7 @@ func getBytes(n int) []byte {
 // touch them afterwards. Optional: unreleased planes are simply garbage collected.
 func ReleasePlanes(planes [][]byte) {
 	for i, p := range planes {
-		if i > 0 && len(planes) == 3 && &p[0] == &planes[0][0] {
+		if i > 0 && len(p) > 0 && &p[0] == &planes[0][0] {
 			continue // gray replicated into three planes: release once
 		}
 		planePool.Put(&p)
@@ -348,7 +392,7 @@ func ReleasePlanes(planes [][]byte) {
 
 // resamplePlane runs the two separable passes (horizontal then vertical, as Pillow) over
 // an interleaved plane with c channels, writing rounded, clamped bytes.
-func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStride, _ int, _ int) {
+func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStride int, rowFn func(i int, row []byte)) {
 	ow, oh := len(cx.start), len(cy.start)
 	srcW := 0
 	for i := range cx.start {
@@ -459,6 +503,9 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 			for j, v := range acc {
 				d[j] = round8(v)
 			}
+		}
+		if rowFn != nil {
+			rowFn(i, d)
 		}
 	}
 }
