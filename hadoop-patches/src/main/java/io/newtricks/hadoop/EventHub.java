@@ -66,7 +66,8 @@ final class EventHub {
   }
 
   int size() {
-    return Math.max(0, size.get());
+    // The counter may overshoot by a few for an instant while a full queue rejects offers.
+    return Math.max(0, Math.min(size.get(), capacity));
   }
 
   /** Stops accepting and frees the queue: used when no co-process will ever drain it. */
