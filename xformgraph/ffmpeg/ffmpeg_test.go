@@ -1,12 +1,16 @@
 package ffmpeg
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -36,7 +40,7 @@ func TestOpenBad(t *testing.T) {
 		"garbage": []byte("this is not a media file at all, just some text............"),
 		"zeros":   make([]byte, 4096),
 	} {
-		fc, err := OpenBytes(data, InputOptions{})
+		fc, err := OpenBytes(context.Background(), data, InputOptions{})
 		if err == nil {
 			// Some demuxers accept anything; then there must be no decodable video.
 			if _, err := fc.BestVideoStream(); err == nil {
@@ -50,10 +54,10 @@ func TestOpenBad(t *testing.T) {
 			t.Errorf("%s: %T %v is not an ffmpeg.Error", name, err, err)
 		}
 	}
-	if _, err := OpenBytes(nil, InputOptions{}); !errors.Is(err, ErrInvalidData) {
+	if _, err := OpenBytes(context.Background(), nil, InputOptions{}); !errors.Is(err, ErrInvalidData) {
 		t.Errorf("empty: %v", err)
 	}
-	if _, err := OpenFile("/nonexistent/x.mp4", InputOptions{}); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := OpenFile(context.Background(), "/nonexistent/x.mp4", InputOptions{}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -131,4 +135,55 @@ func FuzzFFmpegDecodeImage(f *testing.F) {
 			t.Fatalf("bad picture %dx%d", p.Width, p.Height)
 		}
 	})
+}
+
+func rssKB(t testing.TB) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	var kb int
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			fmt.Sscan(strings.TrimPrefix(l, "VmRSS:"), &kb)
+		}
+	}
+	return kb
+}
+
+// TestImageDecoderNoLeak decodes thousands of images (and bad ones) on fresh decoders and
+// checks the resident set stays flat after a warm-up.
+func TestImageDecoderNoLeak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	jpg := testJPEG(t, "64x48")
+	iter := func(n int) {
+		var p Picture
+		for i := 0; i < n; i++ {
+			d, err := NewImageDecoder("mjpeg", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Decode(jpg, i%3, 0, &p); err != nil {
+				t.Fatal(err)
+			}
+			_ = d.Decode(jpg[:len(jpg)/2], 0, 0, &p)
+			d.Close()
+			fc, err := OpenBytes(context.Background(), jpg, InputOptions{})
+			if err == nil {
+				fc.Close()
+			}
+		}
+	}
+	iter(1000)
+	runtime.GC()
+	before := rssKB(t)
+	iter(4000)
+	runtime.GC()
+	after := rssKB(t)
+	t.Logf("RSS %d kB -> %d kB", before, after)
+	if after > before+8*1024 {
+		t.Fatalf("RSS grew from %d kB to %d kB", before, after)
+	}
 }

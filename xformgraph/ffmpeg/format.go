@@ -5,7 +5,9 @@ package ffmpeg
 import "C"
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -28,23 +30,25 @@ type InputOptions struct {
 // FormatContext is an opened input (AVFormatContext plus, for in-memory inputs, its
 // custom AVIOContext and the C copy of the bytes).
 type FormatContext struct {
-	c *C.nt_input
+	mu sync.Mutex // orders Interrupt (any goroutine) against Close
+	c  *C.nt_input
 }
 
-// OpenFile opens the media file at path.
-func OpenFile(path string, opts InputOptions) (*FormatContext, error) {
+// OpenFile opens the media file at path. Cancelling ctx interrupts the open (FFmpeg's
+// interrupt callback); it has no effect once OpenFile has returned.
+func OpenFile(ctx context.Context, path string, opts InputOptions) (*FormatContext, error) {
 	in := C.nt_input_alloc(0)
 	if in == nil {
 		return nil, ErrNoMem
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
-	return open(in, cpath, opts)
+	return open(ctx, in, cpath, opts)
 }
 
 // OpenBytes opens an in-memory input. data is copied once into C memory, so the caller may
 // reuse it as soon as OpenBytes returns.
-func OpenBytes(data []byte, opts InputOptions) (*FormatContext, error) {
+func OpenBytes(ctx context.Context, data []byte, opts InputOptions) (*FormatContext, error) {
 	if len(data) == 0 {
 		return nil, ErrInvalidData
 	}
@@ -53,10 +57,10 @@ func OpenBytes(data []byte, opts InputOptions) (*FormatContext, error) {
 		return nil, ErrNoMem
 	}
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(in.data)), len(data)), data)
-	return open(in, nil, opts)
+	return open(ctx, in, nil, opts)
 }
 
-func open(in *C.nt_input, path *C.char, opts InputOptions) (*FormatContext, error) {
+func open(ctx context.Context, in *C.nt_input, path *C.char, opts InputOptions) (*FormatContext, error) {
 	var cformat *C.char
 	if opts.Format != "" {
 		cformat = C.CString(opts.Format)
@@ -66,17 +70,26 @@ func open(in *C.nt_input, path *C.char, opts InputOptions) (*FormatContext, erro
 	if buf <= 0 {
 		buf = 64 << 10
 	}
+	f := &FormatContext{c: in}
+	stop := context.AfterFunc(ctx, f.Interrupt)
 	ret := C.nt_input_open(in, path, cformat, C.int64_t(opts.ProbeSize),
 		C.int64_t(opts.AnalyzeDuration/time.Microsecond), C.int(opts.FormatProbeSize), C.int(buf))
+	stop()
 	if ret < 0 {
-		C.nt_input_free(in)
+		f.Close()
+		if Error(ret) == ErrExit && ctx.Err() != nil {
+			return nil, fmt.Errorf("ffmpeg: open: %w: %w", ctx.Err(), Error(ret))
+		}
 		return nil, Error(ret)
 	}
-	return &FormatContext{c: in}, nil
+	return f, nil
 }
 
-// Close releases the input. It is safe to call more than once.
+// Close releases the input. It is safe to call more than once, and concurrently with
+// Interrupt.
 func (f *FormatContext) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.c != nil {
 		C.nt_input_free(f.c)
 		f.c = nil
@@ -86,8 +99,10 @@ func (f *FormatContext) Close() {
 // Interrupt makes the current and every later blocking call on f fail with ErrExit. It is
 // the one method safe to call from another goroutine (e.g. from context.AfterFunc).
 func (f *FormatContext) Interrupt() {
-	if c := f.c; c != nil {
-		C.nt_input_interrupt(c)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.c != nil {
+		C.nt_input_interrupt(f.c)
 	}
 }
 

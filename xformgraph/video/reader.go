@@ -59,7 +59,7 @@ func OpenBytes(ctx context.Context, name string, data []byte, opts Options) (*Re
 		return nil, &Error{Name: name, Op: "open", Err: ErrEmpty}
 	}
 	o := opts.withDefaults()
-	fc, err := ffmpeg.OpenBytes(data, ffmpeg.InputOptions{ProbeSize: o.ProbeSize, AnalyzeDuration: o.AnalyzeDuration})
+	fc, err := ffmpeg.OpenBytes(ctx, data, ffmpeg.InputOptions{ProbeSize: o.ProbeSize, AnalyzeDuration: o.AnalyzeDuration})
 	return open(ctx, name, int64(len(data)), fc, err, o)
 }
 
@@ -73,7 +73,7 @@ func OpenFile(ctx context.Context, path string, opts Options) (*Reader, error) {
 		return nil, &Error{Name: path, Op: "open", Err: ErrEmpty}
 	}
 	o := opts.withDefaults()
-	fc, err := ffmpeg.OpenFile(path, ffmpeg.InputOptions{ProbeSize: o.ProbeSize, AnalyzeDuration: o.AnalyzeDuration})
+	fc, err := ffmpeg.OpenFile(ctx, path, ffmpeg.InputOptions{ProbeSize: o.ProbeSize, AnalyzeDuration: o.AnalyzeDuration})
 	return open(ctx, path, st.Size(), fc, err, o)
 }
 
@@ -88,6 +88,9 @@ func open(ctx context.Context, name string, size int64, fc *ffmpeg.FormatContext
 		return &Error{Name: name, Op: op, Err: fmt.Errorf("%w: %w", sentinel, cause)}
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &Error{Name: name, Op: "open", Err: ctx.Err()}
+		}
 		return nil, fail("open", ErrFormat, err)
 	}
 	r := &Reader{name: name, opts: o, fc: fc, stream: -1}
