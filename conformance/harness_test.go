@@ -62,7 +62,9 @@ func startCluster(t *testing.T, a exttest.Artifacts, o exttest.Options) (*cluste
 }
 
 func dumpExtLogs(b *bytes.Buffer, dir string, n int) {
-	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	more, _ := filepath.Glob(filepath.Join(dir, "*", "*.log"))
+	files = append(files, more...)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {

@@ -2,9 +2,11 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -105,6 +107,25 @@ func setSpaceQuota(t *testing.T, c *cluster.Cluster, a exttest.Artifacts, bytes 
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("dfsadmin -setSpaceQuota: %v\n%s", err, out)
 	}
+}
+
+// nnConf reads one property of the running NameNode's configuration (its /conf servlet shows
+// values changed by reconfiguration).
+func nnConf(c *cluster.Cluster, key string) (string, error) {
+	resp, err := http.Get("http://" + c.NameNodeHTTPAddr() + "/conf?format=json&name=" + key)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Property struct {
+			Value string `json:"value"`
+		} `json:"property"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return "", fmt.Errorf("conf %s: %w", key, err)
+	}
+	return body.Property.Value, nil
 }
 
 // createHint retries while namenode-ext is (re)starting or recovering.
@@ -208,6 +229,9 @@ func TestHotspot(t *testing.T) {
 				t.Fatalf("%s factor %d %v", f.Path, r, err)
 			}
 		}
+		if v, err := nnConf(c, "dfs.namenode.replication.max-streams"); err == nil {
+			t.Logf("dfs.namenode.replication.max-streams right after the hint: %s", v)
+		}
 		t.Logf("plan: %d bytes to copy, estimated ready in %v, notes %q", plan.BytesToCopy,
 			plan.EstimatedReady.Sub(start).Round(time.Second), plan.Notes)
 		xa, err := root.GetXAttrs("/hot/meta", "user.newtricks.hotspot")
@@ -227,6 +251,16 @@ func TestHotspot(t *testing.T) {
 				t.Fatalf("status %+v", f)
 			}
 		}
+		eventually(t, 10*time.Second, "replication limits restored once ready", func() error {
+			for key, want := range map[string]string{"dfs.namenode.replication.max-streams": "2",
+				"dfs.namenode.replication.max-streams-hard-limit": "4",
+				"dfs.namenode.replication.work.multiplier.per.iteration": "2"} {
+				if v, err := nnConf(c, key); err != nil || v != want {
+					return fmt.Errorf("%s=%q (%v), want %s", key, v, err, want)
+				}
+			}
+			return nil
+		})
 		spreadAfter := servingNodes(t, c, aliceFS, "/hot/one", 24)
 		t.Logf("DataNodes serving one hot block: %d before the hint, %d after", spreadBefore, spreadAfter)
 		if spreadBefore > 3 || spreadAfter <= 3 {
@@ -325,6 +359,19 @@ func TestHotspot(t *testing.T) {
 		}
 		if r, _ := replication(root, "/hot/meta"); r != 3 {
 			t.Fatalf("bad input changed a factor: %d", r)
+		}
+		// The CLI, against the same service.
+		if _, err := os.Stat(a.NewtricksCLI); err == nil {
+			out, err := exec.Command(a.NewtricksCLI, "hint", "create", "--addr", lay.NameNodeAPI, "--user", "alice",
+				"--paths", "/hot/meta,/other/x", "--for", "1m", "--readers", "64", "--dry-run").CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "3 -> 6") || !strings.Contains(string(out), "OUTSIDE_PREFIXES") {
+				t.Fatalf("newtricks hint create --dry-run: %v\n%s", err, out)
+			}
+			t.Logf("newtricks hint create --dry-run:\n%s", out)
+			out, err = exec.Command(a.NewtricksCLI, "hint", "status", "--addr", lay.NameNodeAPI, "--user", "alice", "nope").CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "not found") {
+				t.Fatalf("newtricks hint status of an unknown id: %v\n%s", err, out)
+			}
 		}
 	})
 

@@ -148,6 +148,8 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 				m["newtricks.datanode.ext.binary"] = dnExt
 				m["newtricks.datanode.ext.api.address"] = lay.DataNodeAPI[i]
 				m["newtricks.datanode.ext.metrics.address"] = lay.DataNodeMetrics[i]
+				// DataNodes share a host here: give each co-process log its own dir.
+				m["newtricks.ext.log.dir"] = filepath.Join(baseDir, "ext-logs", "datanode-"+strconv.Itoa(i))
 			}
 			if o.DataNodeSite != nil {
 				for k, v := range o.DataNodeSite(i) {
