@@ -5,17 +5,19 @@
 #  (b) sequential 720p decode fps: newtricks vs `ffmpeg -threads 1 -i clip -f null -`.
 # Every tool runs pinned to one core (taskset), GOMAXPROCS=1, decoder threads 1; the runs
 # are interleaved so that load from other processes hits all tools alike, and medians are
-# compared. Prints the detail, then `RESULT video_vs_decord=<x> decode_vs_ffmpeg=<x>`
+# compared. As in run.sh, the headline rates are per CPU-second of the process (user+sys,
+# all threads: robust to other load on a shared machine); wall-clock rates and ratios are
+# printed too. Prints the detail, then `RESULT video_vs_decord=<x> decode_vs_ffmpeg=<x>`
 # (ratios, > 1 means newtricks is faster).
 # Env: XFORM_MEDIA or NEWTRICKS_XFORM_MEDIA (clip dir parent), BENCH_VENV, RUNS (default 5),
-# CLIPS per run (default 1), BENCH_CPU (default 1).
+# CLIPS per run (default 1), CORE or BENCH_CPU (default 1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 media=${XFORM_MEDIA:-${NEWTRICKS_XFORM_MEDIA:-$root/xformgraph/testdata/media}}
 venv=${BENCH_VENV:-${NEWTRICKS_CACHE:-$HOME/.cache/newtricks}/venv-bench}
 runs=${RUNS:-5}
 clips=${CLIPS:-1}
-cpu=${BENCH_CPU:-1}
+cpu=${CORE:-${BENCH_CPU:-1}}
 pin="taskset -c $cpu"
 export OMP_NUM_THREADS=1 GOMAXPROCS=1
 
@@ -71,19 +73,17 @@ ff = [frames / v[0] for v in ffl]
 ffcpu = [frames / (v[1] + v[2]) for v in ffl]
 cpu = lambda name: [json.loads(l)["cpu_rate"] for l in open(os.path.join(d, name)) if l.strip()]
 fmt = lambda v: " ".join("%.3f" % x for x in v)
-print("(a) 8 uniform frames -> 224x224 -> TCHW uint8, clips/s (median | runs)")
-print("  newtricks decode_video(uniform 8, 224x224, swscale) -> to_tensor: %.3f | %s" % (med(nt), fmt(nt)))
-print("  newtricks decode_video(uniform 8) -> resize [224,224] (Go) -> to_tensor: %.3f | %s" % (med(sep), fmt(sep)))
-print("  decord VideoReader(width=224, height=224, num_threads=1).get_batch: %.3f | %s" % (med(dec), fmt(dec)))
-print("  PyAV sequential decode to the last wanted frame, to_ndarray(224x224): %.3f | %s" % (med(pyav), fmt(pyav)))
-print("  newtricks/decord %.2fx, newtricks/PyAV %.2fx" % (med(nt) / med(dec), med(nt) / med(pyav)))
-print("(b) sequential decode of %d frames, fps (median | runs)" % frames)
-print("  newtricks open+index+DecodeAll: %.1f | %s" % (med(ntd), fmt(ntd)))
-print("  ffmpeg -threads 1 -f null (-benchmark rtime): %.1f | %s" % (med(ff), fmt(ff)))
-print("CPU-time view (work per CPU-second, insensitive to waiting for the core; medians):")
-print("  clips/CPU-s: newtricks %.3f, decord %.3f, PyAV %.3f -> newtricks/decord %.2fx" % (
-    med(cpu("nt_clips")), med(cpu("decord")), med(cpu("pyav")), med(cpu("nt_clips")) / med(cpu("decord"))))
-print("  decode frames/CPU-s: newtricks %.1f, ffmpeg %.1f -> %.2fx" % (
-    med(cpu("nt_decode")), med(ffcpu), med(cpu("nt_decode")) / med(ffcpu)))
-print("RESULT video_vs_decord=%.2f decode_vs_ffmpeg=%.2f" % (med(nt) / med(dec), med(ntd) / med(ff)))
+c_nt, c_dec, c_pyav, c_sep, c_ntd = cpu("nt_clips"), cpu("decord"), cpu("pyav"), cpu("nt_sep"), cpu("nt_decode")
+print("(a) 8 uniform frames -> 224x224 -> TCHW uint8: clips per CPU-second (median | runs), wall clips/s median")
+print("  newtricks decode_video(uniform 8, 224x224, swscale) -> to_tensor: %.3f | %s; wall %.3f" % (med(c_nt), fmt(c_nt), med(nt)))
+print("  newtricks decode_video(uniform 8) -> resize [224,224] (Go) -> to_tensor: %.3f | %s; wall %.3f" % (med(c_sep), fmt(c_sep), med(sep)))
+print("  decord VideoReader(width=224, height=224, num_threads=1).get_batch: %.3f | %s; wall %.3f" % (med(c_dec), fmt(c_dec), med(dec)))
+print("  PyAV decode to the last wanted frame, to_ndarray(224x224): %.3f | %s; wall %.3f" % (med(c_pyav), fmt(c_pyav), med(pyav)))
+print("  newtricks/decord %.2fx (wall %.2fx), newtricks/PyAV %.2fx (wall %.2fx)" % (
+    med(c_nt) / med(c_dec), med(nt) / med(dec), med(c_nt) / med(c_pyav), med(nt) / med(pyav)))
+print("(b) sequential decode of %d frames: frames per CPU-second (median | runs), wall fps median" % frames)
+print("  newtricks open+index+DecodeAll: %.1f | %s; wall %.1f" % (med(c_ntd), fmt(c_ntd), med(ntd)))
+print("  ffmpeg -threads 1 -f null (-benchmark utime+stime / rtime): %.1f | %s; wall %.1f" % (med(ffcpu), fmt(ffcpu), med(ff)))
+print("  newtricks/ffmpeg %.2fx (wall %.2fx)" % (med(c_ntd) / med(ffcpu), med(ntd) / med(ff)))
+print("RESULT video_vs_decord=%.2f decode_vs_ffmpeg=%.2f" % (med(c_nt) / med(c_dec), med(c_ntd) / med(ffcpu)))
 PY
