@@ -117,16 +117,26 @@ func runDecodeVideo(ctx context.Context, env *Env, in Value) (Value, error) {
 	if err != nil {
 		return Value{}, videoErr(&video.Error{Name: env.Key, Op: "sample", Err: err})
 	}
-	frames, err := r.Frames(ctx, idx, video.Output{Width: int(p.Int("width")), Height: int(p.Int("height")),
-		Scale: interpolations[p.String("interpolation")]})
+	out := video.Output{Width: int(p.Int("width")), Height: int(p.Int("height")), Scale: interpolations[p.String("interpolation")]}
+	w, h, err := r.OutputSize(out)
+	if err != nil {
+		return Value{}, videoErr(&video.Error{Name: env.Key, Op: "sample", Err: err})
+	}
+	// Bound the frame stack before decoding: decoding every frame of a long clip at full
+	// size would take gigabytes (sample in decode_video instead of after it).
+	if size := int64(len(idx)) * int64(w) * int64(h) * 3; size > env.Limits.MaxOutputBytes {
+		return Value{}, fmt.Errorf("%w: %d frames of %dx%d RGB are %d bytes, limit %d (sample or resize in decode_video)",
+			ErrLimit, len(idx), w, h, size, env.Limits.MaxOutputBytes)
+	}
+	frames, err := r.Frames(ctx, idx, out)
 	if err != nil {
 		return Value{}, videoErr(err)
 	}
-	out := make([]*Image, len(frames))
+	stack := make([]*Image, len(frames))
 	for i, f := range frames {
-		out[i] = &Image{Width: f.Width, Height: f.Height, Channels: 3, Stride: f.Width * 3, Pix: f.Pix}
+		stack[i] = &Image{Width: f.Width, Height: f.Height, Channels: 3, Stride: f.Width * 3, Pix: f.Pix}
 	}
-	return Value{Kind: KindFrames, Frames: out}, nil
+	return Value{Kind: KindFrames, Frames: stack}, nil
 }
 
 func runSampleFrames(ctx context.Context, env *Env, in Value) (Value, error) {

@@ -129,8 +129,21 @@ func TestDecodeVideoErrors(t *testing.T) {
 			t.Errorf("%s: got %v, want a SampleError wrapping %v", c.name, err, c.want)
 		}
 	}
-	// Parameter errors are caught at compile time.
+	// Decoding every frame of a clip is bounded by the output limit before decoding.
 	spec, err := ParseJSON([]byte(`{"version": 1, "seed": "1", "nodes": [
+	  {"id": "dec", "op": "decode_video", "input": "input"}], "outputs": ["dec"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Compile(spec, nil, Limits{MaxOutputBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Run(context.Background(), Sample{Key: "big", Data: videoClip(t, "h264_bframes.mp4")}); !errors.Is(err, ErrLimit) {
+		t.Errorf("75 frames of 176x144 under a 1 MiB limit: %v", err)
+	}
+	// Parameter errors are caught at compile time.
+	spec, err = ParseJSON([]byte(`{"version": 1, "seed": "1", "nodes": [
 	  {"id": "dec", "op": "decode_video", "input": "input", "params": {"mode": "fps"}}], "outputs": ["dec"]}`))
 	if err == nil {
 		_, err = Compile(spec, nil, Limits{})

@@ -259,6 +259,12 @@ func (r *Reader) buildIndex(ctx context.Context, size int64) error {
 	return nil
 }
 
+// OutputSize is the size of the frames Frames delivers for out (after rotation).
+func (r *Reader) OutputSize(out Output) (w, h int, err error) {
+	w, h, _, _, _, err = r.outSize(out)
+	return w, h, err
+}
+
 // outSize returns the delivered size (after rotation) and the scaled size before rotation.
 func (r *Reader) outSize(out Output) (w, h, sw, sh int, rot int, err error) {
 	if !out.NoRotate {
