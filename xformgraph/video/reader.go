@@ -14,7 +14,8 @@ import (
 )
 
 // Reader decodes frames of one clip. It is not safe for concurrent use; Close releases
-// every FFmpeg object it holds.
+// every FFmpeg object it holds. Once a call has failed because its context ended, the
+// demuxer stays interrupted: close the Reader.
 type Reader struct {
 	name   string
 	opts   Options
