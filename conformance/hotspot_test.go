@@ -112,7 +112,12 @@ func setSpaceQuota(t *testing.T, c *cluster.Cluster, a exttest.Artifacts, bytes 
 // nnConf reads one property of the running NameNode's configuration (its /conf servlet shows
 // values changed by reconfiguration).
 func nnConf(c *cluster.Cluster, key string) (string, error) {
-	resp, err := http.Get("http://" + c.NameNodeHTTPAddr() + "/conf?format=json&name=" + key)
+	req, err := http.NewRequest(http.MethodGet, "http://"+c.NameNodeHTTPAddr()+"/conf?name="+key, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return "", err
 	}
@@ -253,7 +258,7 @@ func TestHotspot(t *testing.T) {
 		}
 		eventually(t, 10*time.Second, "replication limits restored once ready", func() error {
 			for key, want := range map[string]string{"dfs.namenode.replication.max-streams": "2",
-				"dfs.namenode.replication.max-streams-hard-limit": "4",
+				"dfs.namenode.replication.max-streams-hard-limit":        "4",
 				"dfs.namenode.replication.work.multiplier.per.iteration": "2"} {
 				if v, err := nnConf(c, key); err != nil || v != want {
 					return fmt.Errorf("%s=%q (%v), want %s", key, v, err, want)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/newtricks/newtricks/internal/cluster"
@@ -184,10 +185,16 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// Dial connects to a co-process API address.
+// Dial connects to a co-process API address. Reconnects are retried every 50-250 ms, not
+// with gRPC's default backoff (up to 2 minutes), so a co-process that starts or restarts is
+// seen as soon as it listens.
 func Dial(addr string) (*grpc.ClientConn, error) {
 	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(128<<20)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(128<<20)),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 250 * time.Millisecond},
+			MinConnectTimeout: time.Second,
+		}))
 }
 
 // WaitServing polls a co-process's public API until it answers a health probe (a Status-like
