@@ -41,19 +41,19 @@ func newDecoder(fmt *C.AVFormatContext, stream int, id CodecID, opts DecoderOpti
 	if opts.SliceThreadsOnly {
 		tt = C.FF_THREAD_SLICE
 	}
-	var c *C.AVCodecContext
-	ret := C.nt_decoder_open(&c, fmt, C.int(stream), C.int(id), C.int(opts.Threads), C.int(tt),
+	res := C.nt_decoder_open(fmt, C.int(stream), C.int(id), C.int(opts.Threads), C.int(tt),
 		C.int(opts.Lowres), C.int64_t(opts.MaxPixels))
-	if ret < 0 {
-		return nil, Error(ret)
+	if res.err < 0 {
+		return nil, Error(res.err)
 	}
-	return &CodecContext{c: c}, nil
+	return &CodecContext{c: res.c}, nil
 }
 
 // Close frees the decoder. Safe to call more than once.
 func (c *CodecContext) Close() {
 	if c.c != nil {
-		C.avcodec_free_context(&c.c)
+		C.nt_codec_free(c.c)
+		c.c = nil
 	}
 }
 

@@ -1,6 +1,7 @@
 package ffmpeg
 
 // #include "helpers.h"
+// #include <stdlib.h>
 import "C"
 
 import (
@@ -8,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"strconv"
+	"unsafe"
 )
 
 // Error is a negative FFmpeg return code (AVERROR_*). Compare with errors.Is against the
@@ -39,9 +41,11 @@ var (
 
 // Error returns FFmpeg's description (av_strerror) and the numeric code.
 func (e Error) Error() string {
-	var buf [128]C.char
-	if C.av_strerror(C.int(e), &buf[0], C.size_t(len(buf))) == 0 {
-		return "ffmpeg: " + C.GoString(&buf[0]) + " (" + strconv.Itoa(int(e)) + ")"
+	const n = 128
+	buf := (*C.char)(C.malloc(n))
+	defer C.free(unsafe.Pointer(buf))
+	if C.nt_strerror(C.int(e), buf, n) == 0 {
+		return "ffmpeg: " + C.GoString(buf) + " (" + strconv.Itoa(int(e)) + ")"
 	}
 	return "ffmpeg: error " + strconv.Itoa(int(e))
 }

@@ -136,11 +136,11 @@ func (f *FormatContext) Stream(i int) (StreamInfo, error) {
 	if f.c == nil {
 		return StreamInfo{}, ErrClosed
 	}
-	var si C.nt_stream_info
-	if err := newError(C.nt_stream_info_get(f.c.fmt, C.int(i), &si)); err != nil {
+	res := C.nt_stream_info_get(f.c.fmt, C.int(i))
+	if err := newError(res.err); err != nil {
 		return StreamInfo{}, err
 	}
-	return streamInfo(&si), nil
+	return streamInfo(&res.info), nil
 }
 
 // BestVideoStream picks the default video stream (av_find_best_stream); ErrStreamNotFound

@@ -20,7 +20,8 @@ func NewFrame() (*Frame, error) {
 // Free releases the frame. Safe to call more than once.
 func (f *Frame) Free() {
 	if f.c != nil {
-		C.av_frame_free(&f.c)
+		C.nt_frame_free(f.c)
+		f.c = nil
 	}
 }
 

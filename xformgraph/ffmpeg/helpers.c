@@ -87,11 +87,13 @@ void nt_input_free(nt_input *in) {
 	av_free(in);
 }
 
-int nt_stream_info_get(AVFormatContext *fmt, int i, nt_stream_info *o) {
-	if (i < 0 || (unsigned)i >= fmt->nb_streams) return AVERROR(EINVAL);
+nt_stream_info_result nt_stream_info_get(AVFormatContext *fmt, int i) {
+	nt_stream_info_result res;
+	memset(&res, 0, sizeof(res));
+	if (i < 0 || (unsigned)i >= fmt->nb_streams) { res.err = AVERROR(EINVAL); return res; }
+	nt_stream_info *o = &res.info;
 	AVStream *st = fmt->streams[i];
 	AVCodecParameters *par = st->codecpar;
-	memset(o, 0, sizeof(*o));
 	o->index = i;
 	o->media_type = par->codec_type;
 	o->codec_id = par->codec_id;
@@ -119,7 +121,7 @@ int nt_stream_info_get(AVFormatContext *fmt, int i, nt_stream_info *o) {
 			o->hflip = det < 0;
 		}
 	}
-	return 0;
+	return res;
 }
 
 void nt_discard_others(AVFormatContext *fmt, int keep) {
@@ -127,7 +129,7 @@ void nt_discard_others(AVFormatContext *fmt, int keep) {
 		fmt->streams[i]->discard = ((int)i == keep) ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
 }
 
-int nt_decoder_open(AVCodecContext **out, AVFormatContext *fmt, int stream, int codec_id,
+static int decoder_open(AVCodecContext **out, AVFormatContext *fmt, int stream, int codec_id,
 		    int threads, int thread_type, int lowres, int64_t max_pixels) {
 	*out = NULL;
 	AVCodecParameters *par = NULL;
@@ -158,6 +160,18 @@ int nt_decoder_open(AVCodecContext **out, AVFormatContext *fmt, int stream, int 
 	*out = c;
 	return 0;
 }
+
+nt_decoder_result nt_decoder_open(AVFormatContext *fmt, int stream, int codec_id,
+		    int threads, int thread_type, int lowres, int64_t max_pixels) {
+	nt_decoder_result r;
+	r.err = decoder_open(&r.c, fmt, stream, codec_id, threads, thread_type, lowres, max_pixels);
+	return r;
+}
+
+void nt_codec_free(AVCodecContext *c) { avcodec_free_context(&c); }
+void nt_frame_free(AVFrame *f) { av_frame_free(&f); }
+void nt_packet_free(AVPacket *p) { av_packet_free(&p); }
+int nt_strerror(int err, char *buf, size_t size) { return av_strerror(err, buf, size); }
 
 void nt_sws_colorspace(struct SwsContext *sws, int colorspace, int src_range) {
 	// Same choice as libavfilter's scale filter with in_color_matrix=auto: the frame's

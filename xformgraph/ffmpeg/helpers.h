@@ -48,12 +48,20 @@ typedef struct nt_stream_info {
 	int hflip;               // determinant of the display matrix is negative
 } nt_stream_info;
 
-int nt_stream_info_get(AVFormatContext *fmt, int i, nt_stream_info *out);
+// nt_stream_info_get returns stream i's parameters by value; err < 0 on a bad index.
+typedef struct nt_stream_info_result { nt_stream_info info; int err; } nt_stream_info_result;
+nt_stream_info_result nt_stream_info_get(AVFormatContext *fmt, int i);
 void nt_discard_others(AVFormatContext *fmt, int keep);
 int nt_seek_start(AVFormatContext *fmt);
 
-int nt_decoder_open(AVCodecContext **out, AVFormatContext *fmt, int stream, int codec_id,
+// Results come back by value so that Go never hands C a pointer to Go memory.
+typedef struct nt_decoder_result { AVCodecContext *c; int err; } nt_decoder_result;
+nt_decoder_result nt_decoder_open(AVFormatContext *fmt, int stream, int codec_id,
 		    int threads, int thread_type, int lowres, int64_t max_pixels);
+void nt_codec_free(AVCodecContext *c);
+void nt_frame_free(AVFrame *f);
+void nt_packet_free(AVPacket *p);
+int nt_strerror(int err, char *buf, size_t size);
 
 int nt_sws_frame(struct SwsContext *sws, const AVFrame *src, uint8_t *dst, int dst_stride);
 void nt_sws_colorspace(struct SwsContext *sws, int colorspace, int src_range);

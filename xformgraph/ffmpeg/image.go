@@ -60,7 +60,8 @@ func NewImageDecoder(codec string, threads int) (*ImageDecoder, error) {
 func (d *ImageDecoder) Close() error {
 	for i := range d.ctx {
 		if d.ctx[i] != nil {
-			C.avcodec_free_context(&d.ctx[i])
+			C.nt_codec_free(d.ctx[i])
+			d.ctx[i] = nil
 		}
 	}
 	if d.pkt != nil {

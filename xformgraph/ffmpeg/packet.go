@@ -39,7 +39,8 @@ func NewPacketFromBytes(data []byte) (*Packet, error) {
 // Free releases the packet and its data. Safe to call more than once.
 func (p *Packet) Free() {
 	if p.c != nil {
-		C.av_packet_free(&p.c)
+		C.nt_packet_free(p.c)
+		p.c = nil
 	}
 }
 
