@@ -194,6 +194,12 @@ func rowsToTensor(p *ximage.Plan, src *ximage.Planar, channels int, layout Layou
 	if fast {
 		f32 = unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[0])), n*channels)
 	}
+	if fast && channels == 3 && p.ApplyPlanarLUTRows(src, lut, func(y int) (r, g, b []float32) {
+		o := y * w
+		return f32[o : o+w], f32[n+o : n+o+w], f32[2*n+o : 2*n+o+w]
+	}) {
+		return t, nil
+	}
 	p.ApplyPlanarRows(src, channels, func(y int, r, g, b []byte) {
 		rows := [3][]byte{r, g, b}
 		for ch := 0; ch < channels; ch++ {

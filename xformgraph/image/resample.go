@@ -341,6 +341,49 @@ func (p *Plan) ApplyPlanarRows(src *Planar, channels int, emit func(y int, r, g,
 	ReleasePlanes([][]byte{yb, cbb, crRow, r, g, b})
 }
 
+// ApplyPlanarLUTRows is the float fast path of ApplyPlanarRows for full-range colour
+// planes: each output pixel's R, G, B (before clamping) index tables built from lut, so
+// colour conversion, clamping and per-channel normalization are three lookups. dst(y)
+// returns where row y of each channel goes (WinW floats each).
+func (p *Plan) ApplyPlanarLUTRows(src *Planar, lut [][256]float32, dst func(y int) (r, g, b []float32)) bool {
+	if src.Gray() || !src.FullRange || len(lut) != 3 {
+		return false
+	}
+	// ext[c][i] = lut[c][clamp(i - 256)]: the converted value before clamping lies in
+	// [-256, 511] for any Y, Cb, Cr.
+	var ext [3][768]float32
+	for c := range ext {
+		for i := range ext[c] {
+			ext[c][i] = lut[c][min(max(i-256, 0), 255)]
+		}
+	}
+	ow, oh := p.WinW, p.WinH
+	sx := float64(src.Width) / float64(p.SrcW)
+	sy := float64(src.Height) / float64(p.SrcH)
+	yb, cbb := getBytes(ow*oh), getBytes(ow*oh)
+	cx, cy := p.axes(sx, sy, src.Width, src.Height)
+	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, nil)
+	cw, ch := src.ChromaSize()
+	ccx, ccy := p.axes(sx/float64(int(1)<<src.Log2ChromaW), sy/float64(int(1)<<src.Log2ChromaH), cw, ch)
+	resamplePlane(src.Cb, src.CStride, 1, ccx, ccy, cbb, ow, nil)
+	crRow := getBytes(ow)
+	er, eg, eb := &ext[0], &ext[1], &ext[2]
+	resamplePlane(src.Cr, src.CStride, 1, ccx, ccy, crRow, 0, func(y int, cr []byte) {
+		yr, cbr := yb[y*ow:(y+1)*ow], cbb[y*ow:(y+1)*ow]
+		r, g, b := dst(y)
+		cr, cbr, r, g, b = cr[:len(yr)], cbr[:len(yr)], r[:len(yr)], g[:len(yr)], b[:len(yr)]
+		for x, yy := range yr {
+			Y := int32(yy) + 256
+			cb, crv := cbr[x], cr[x]
+			r[x] = er[Y+crR[crv]]
+			g[x] = eg[Y+((cbG[cb]+crG[crv])>>scaleBits)]
+			b[x] = eb[Y+cbB[cb]]
+		}
+	})
+	ReleasePlanes([][]byte{yb, cbb, crRow})
+	return true
+}
+
 // fixedTaps rewrites c so that every output reads exactly c.k inputs (zero weights pad the
 // short ones, start shifted left at the right edge), which lets the inner loops run with a
 // constant trip count. ok is false when the axis is shorter than k.
@@ -572,6 +615,24 @@ func horizontal2(ra, rb []byte, ta, tb []float32, c coeffs) {
 	k := c.k
 	tb = tb[:len(ta)]
 	switch k {
+	case 2:
+		for j := range ta {
+			s := c.start[j]
+			pa, pb := ra[s:s+2], rb[s:s+2]
+			w := c.w[j*2 : j*2+2]
+			w0, w1 := w[0], w[1]
+			ta[j] = w0*float32(pa[0]) + w1*float32(pa[1])
+			tb[j] = w0*float32(pb[0]) + w1*float32(pb[1])
+		}
+	case 5:
+		for j := range ta {
+			s := c.start[j]
+			pa, pb := ra[s:s+5], rb[s:s+5]
+			w := c.w[j*5 : j*5+5]
+			w0, w1, w2, w3, w4 := w[0], w[1], w[2], w[3], w[4]
+			ta[j] = w0*float32(pa[0]) + w1*float32(pa[1]) + w2*float32(pa[2]) + w3*float32(pa[3]) + w4*float32(pa[4])
+			tb[j] = w0*float32(pb[0]) + w1*float32(pb[1]) + w2*float32(pb[2]) + w3*float32(pb[3]) + w4*float32(pb[4])
+		}
 	case 3:
 		for j := range ta {
 			s := c.start[j]
