@@ -306,10 +306,16 @@ func TestHotspot(t *testing.T) {
 		}
 		t.Logf("killed namenode-ext %v", pids)
 		waitFactor(t, "/hot/meta", 3, time.Until(plan.Deadline)+30*time.Second)
-		st, err := alice.Status(ctx, plan.HintID)
-		if err != nil || st.State != hotspot.StateFinished {
-			t.Fatalf("status after restart: %+v %v", st, err)
-		}
+		eventually(t, 10*time.Second, "hint finished by the restarted namenode-ext", func() error {
+			st, err := alice.Status(ctx, plan.HintID)
+			if err != nil {
+				return err
+			}
+			if st.State != hotspot.StateFinished {
+				return fmt.Errorf("state %s", st.State)
+			}
+			return nil
+		})
 	})
 
 	t.Run("NameNode restarted mid-hint: restore still happens", func(t *testing.T) {
