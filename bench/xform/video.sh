@@ -9,14 +9,14 @@
 # all threads: robust to other load on a shared machine); wall-clock rates and ratios are
 # printed too. Prints the detail, then `RESULT video_vs_decord=<x> decode_vs_ffmpeg=<x>`
 # (ratios, > 1 means newtricks is faster).
-# Env: XFORM_MEDIA or NEWTRICKS_XFORM_MEDIA (clip dir parent), BENCH_VENV, RUNS (default 5),
-# CLIPS per run (default 1), CORE or BENCH_CPU (default 1).
+# Env: XFORM_MEDIA or NEWTRICKS_XFORM_MEDIA (clip dir parent), BENCH_VENV, RUNS (default 7),
+# CLIPS per run (default 2), CORE or BENCH_CPU (default 1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 media=${XFORM_MEDIA:-${NEWTRICKS_XFORM_MEDIA:-$root/xformgraph/testdata/media}}
 venv=${BENCH_VENV:-${NEWTRICKS_CACHE:-$HOME/.cache/newtricks}/venv-bench}
-runs=${RUNS:-5}
-clips=${CLIPS:-1}
+runs=${RUNS:-7}
+clips=${CLIPS:-2}
 cpu=${CORE:-${BENCH_CPU:-1}}
 pin="taskset -c $cpu"
 export OMP_NUM_THREADS=1 GOMAXPROCS=1
