@@ -366,10 +366,12 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 		cur := int(st.Replication)
 		fp := FilePlan{Path: st.Path, Length: st.Length, Original: cur, Current: cur, Target: factor.Target}
 		if tr, ok := m.files[st.Path]; ok {
+			// Held by another hint: this hint's own target is measured against the true
+			// original, so it does not inherit the other hint's factor.
 			fp.Original = tr.original
 		}
-		if fp.Target <= cur {
-			fp.Target = cur
+		if fp.Target <= fp.Original {
+			fp.Target = fp.Original
 			fp.Note = "already at or above the target factor"
 		}
 		files = append(files, fp)

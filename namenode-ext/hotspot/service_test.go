@@ -446,6 +446,14 @@ func TestOverlapAndExternalChange(t *testing.T) {
 	if big.Files[0].Original != 3 || host.Rep("/ckpt/s1/meta") != 20 {
 		t.Fatalf("overlap: original %d factor %d", big.Files[0].Original, host.Rep("/ckpt/s1/meta"))
 	}
+	// A smaller hint on a file held higher: it keeps its own target once the big one ends.
+	mid, err := c.Create(e.ctx, hintclient.Hint{Paths: []string{"/ckpt/s1/meta"}, For: time.Hour, Readers: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mid.Files[0].Target != 12 || mid.Files[0].Original != 3 || host.Rep("/ckpt/s1/meta") != 20 {
+		t.Fatalf("mid hint %+v factor %d", mid.Files[0], host.Rep("/ckpt/s1/meta"))
+	}
 	// Someone sets emb-0 by hand meanwhile: it is left alone.
 	host.SetRep("/ckpt/s1/emb-0", 7)
 	if _, err := c.Done(e.ctx, small.HintID); err != nil {
@@ -455,6 +463,12 @@ func TestOverlapAndExternalChange(t *testing.T) {
 		t.Fatalf("after first hint: meta %d emb-0 %d", host.Rep("/ckpt/s1/meta"), host.Rep("/ckpt/s1/emb-0"))
 	}
 	if _, err := c.Done(e.ctx, big.HintID); err != nil {
+		t.Fatal(err)
+	}
+	if host.Rep("/ckpt/s1/meta") != 12 {
+		t.Fatalf("after the big hint: %d, want the mid hint's 12", host.Rep("/ckpt/s1/meta"))
+	}
+	if _, err := c.Done(e.ctx, mid.HintID); err != nil {
 		t.Fatal(err)
 	}
 	if host.Rep("/ckpt/s1/meta") != 3 {
