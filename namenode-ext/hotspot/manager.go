@@ -482,14 +482,19 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 			// Tracked anyway: the restore sets the original factor, which is harmless.
 			f.Note = "not raised: " + hostMessage(err)
 			f.Target = f.Current
+			m.mu.Lock()
+			h.files[i].target = f.Current // nothing to wait for
+			m.mu.Unlock()
 			plan.Partial = true
 			m.log.Warn("raise failed", "hint", rec.ID, "path", f.Path, "error", err)
 		}
 	}
 	m.log.Info("hint created", "hint", rec.ID, "user", rec.User, "files", len(files), "target", factor.Target,
 		"bytes_to_copy", plan.BytesToCopy, "until", plan.Deadline.UTC().Format(time.RFC3339), "implicit", implicit)
-	if err := m.ensureBoost(ctx); err != nil {
-		m.log.Warn("boosting replication limits", "error", err)
+	if plan.BytesToCopy > 0 {
+		if err := m.ensureBoost(ctx); err != nil {
+			m.log.Warn("boosting replication limits", "error", err)
+		}
 	}
 	return plan, nil
 }
@@ -512,7 +517,7 @@ func (m *Manager) raise(ctx context.Context, id string, f *FilePlan) error {
 	if _, err := m.host.SetReplication(ctx, &nnv1.SetReplicationRequest{Path: f.Path, Replication: int32(want)}); err != nil {
 		m.metrics.hostErrors.WithLabelValues("setreplication").Inc()
 		m.mu.Lock()
-		tr.hints[id] = f.Current
+		tr.hints[id] = tr.original // this hint wants nothing of the file any more
 		m.mu.Unlock()
 		return err
 	}

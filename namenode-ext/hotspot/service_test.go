@@ -561,3 +561,29 @@ func TestCollectors(t *testing.T) {
 		t.Fatalf("%d collectors", n)
 	}
 }
+
+func TestRaiseFailureIsTrackedAndReady(t *testing.T) {
+	host := cluster(6)
+	e := newEnv(t, hotspot.DefaultConfig(), host)
+	c := e.client("alice")
+	host.Fail("SetReplication", status.Error(codes.ResourceExhausted, "QuotaExceededException: too big"))
+	plan, err := c.Create(e.ctx, hintclient.Hint{Paths: []string{"/ckpt/s1/meta"}, For: time.Minute, Readers: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Partial || plan.Files[0].Target != 3 || !strings.Contains(plan.Files[0].Note, "not raised") {
+		t.Fatalf("plan %+v", plan.Files)
+	}
+	host.Fail("SetReplication", nil)
+	e.tick()
+	st, err := c.Status(e.ctx, plan.HintID)
+	if err != nil || !st.Ready() {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	if host.Conf(hotspot.KeyMaxStreams) != "2" {
+		t.Fatal("limits boosted for a hint with nothing to copy")
+	}
+	if _, err := c.Done(e.ctx, plan.HintID); err != nil || host.Rep("/ckpt/s1/meta") != 3 || len(host.XAttrNames("/")) != 0 {
+		t.Fatalf("done: %v factor %d", err, host.Rep("/ckpt/s1/meta"))
+	}
+}
