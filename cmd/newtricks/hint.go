@@ -25,7 +25,7 @@ func init() {
 
 const hintUsage = `usage:
   newtricks hint create --addr HOST:PORT [--user U] --paths P[,P...] [PATH...] [--in 10s] [--for 10m]
-                        [--readers N] [--replication R] [--dry-run] [--wait [--timeout 5m]] [--json]
+                        --readers N [--replication R] [--dry-run] [--wait [--timeout 5m]] [--json]
   newtricks hint status --addr HOST:PORT [--user U] [--json] ID
   newtricks hint extend --addr HOST:PORT [--user U] --by 10m ID
   newtricks hint done   --addr HOST:PORT [--user U] [--cancel] ID
@@ -79,7 +79,7 @@ func runHint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.StringVar(&paths, "paths", "", "comma-separated paths (more may follow as arguments)")
 		fs.DurationVar(&in, "in", 0, "the files turn hot this long from now")
 		fs.DurationVar(&dur, "for", 10*time.Minute, "how long they stay hot")
-		fs.IntVar(&readers, "readers", 1, "expected concurrent readers of every file")
+		fs.IntVar(&readers, "readers", 0, "expected concurrent readers of every file (required)")
 		fs.IntVar(&repl, "replication", 0, "explicit target factor (0: the planner chooses)")
 		fs.BoolVar(&dry, "dry-run", false, "plan only, change nothing")
 		fs.BoolVar(&block, "wait", false, "wait until the hint is ready")
