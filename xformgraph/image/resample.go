@@ -485,68 +485,11 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 			}
 		}
 	}
-	var acc []float32
 	for i := range oh {
 		s0, n := cy.start[i], cy.count[i]
 		w := cy.w[i*cy.k : i*cy.k+n]
 		d := dst[i*dstStride : i*dstStride+rw]
-		r0 := tmp[(s0-lo)*rw : (s0-lo+1)*rw]
-		switch n {
-		case 1:
-			w0 := w[0]
-			for j := range d {
-				d[j] = round8(w0 * r0[j])
-			}
-		case 2:
-			r1 := tmp[(s0+1-lo)*rw : (s0+2-lo)*rw]
-			w0, w1 := w[0], w[1]
-			r0, r1 = r0[:len(d)], r1[:len(d)]
-			for j := range d {
-				d[j] = round8(w0*r0[j] + w1*r1[j])
-			}
-		case 3:
-			r1 := tmp[(s0+1-lo)*rw : (s0+2-lo)*rw]
-			r2 := tmp[(s0+2-lo)*rw : (s0+3-lo)*rw]
-			w0, w1, w2 := w[0], w[1], w[2]
-			r0, r1, r2 = r0[:len(d)], r1[:len(d)], r2[:len(d)]
-			for j := range d {
-				d[j] = round8(w0*r0[j] + w1*r1[j] + w2*r2[j])
-			}
-		case 4:
-			r1 := tmp[(s0+1-lo)*rw : (s0+2-lo)*rw]
-			r2 := tmp[(s0+2-lo)*rw : (s0+3-lo)*rw]
-			r3 := tmp[(s0+3-lo)*rw : (s0+4-lo)*rw]
-			w0, w1, w2, w3 := w[0], w[1], w[2], w[3]
-			r0, r1, r2, r3 = r0[:len(d)], r1[:len(d)], r2[:len(d)], r3[:len(d)]
-			for j := range d {
-				d[j] = round8(w0*r0[j] + w1*r1[j] + w2*r2[j] + w3*r3[j])
-			}
-		case 5:
-			r1 := tmp[(s0+1-lo)*rw : (s0+2-lo)*rw]
-			r2 := tmp[(s0+2-lo)*rw : (s0+3-lo)*rw]
-			r3 := tmp[(s0+3-lo)*rw : (s0+4-lo)*rw]
-			r4 := tmp[(s0+4-lo)*rw : (s0+5-lo)*rw]
-			w0, w1, w2, w3, w4 := w[0], w[1], w[2], w[3], w[4]
-			r0, r1, r2, r3, r4 = r0[:len(d)], r1[:len(d)], r2[:len(d)], r3[:len(d)], r4[:len(d)]
-			for j := range d {
-				d[j] = round8(w0*r0[j] + w1*r1[j] + w2*r2[j] + w3*r3[j] + w4*r4[j])
-			}
-		default:
-			if acc == nil {
-				acc = make([]float32, rw)
-			}
-			clear(acc)
-			for k, wk := range w {
-				t := tmp[(s0+k-lo)*rw : (s0+k-lo+1)*rw]
-				t = t[:len(acc)]
-				for j, v := range t {
-					acc[j] += wk * v
-				}
-			}
-			for j, v := range acc {
-				d[j] = round8(v)
-			}
-		}
+		vsum(d, tmp[(s0-lo)*rw:], rw, w)
 		if rowFn != nil {
 			rowFn(i, d)
 		}
@@ -654,5 +597,16 @@ func horizontal2(ra, rb []byte, ta, tb []float32, c coeffs) {
 	default:
 		horizontal1(ra, ta, c)
 		horizontal1(rb, tb, c)
+	}
+}
+
+// vsumGo is the portable vertical pass (reference for vsum).
+func vsumGo(d []byte, src []float32, stride int, w []float32) {
+	for x := range d {
+		var s float32
+		for t, wt := range w {
+			s += wt * src[t*stride+x]
+		}
+		d[x] = round8(s)
 	}
 }

@@ -1,0 +1,35 @@
+package image
+
+// vsumSSE2 is the vertical pass over k consecutive rows of tmp (assembly, SSE2).
+//
+//go:noescape
+func vsumSSE2(dst *byte, n int, src *float32, stride int, w *[4]float32, k int)
+
+const haveVsum = true
+
+// vsum writes round8(sum_t w[t]*rows[t][x]) for x < len(d), rows t at src[t*stride:].
+func vsum(d []byte, src []float32, stride int, w []float32) {
+	var wv [8][4]float32
+	k := len(w)
+	if k > len(wv) || k == 0 {
+		vsumGo(d, src, stride, w)
+		return
+	}
+	if need := (k-1)*stride + len(d); len(src) < need {
+		panic("vsum: short source")
+	}
+	for t, x := range w {
+		wv[t] = [4]float32{x, x, x, x}
+	}
+	n := len(d) &^ 3
+	if n > 0 {
+		vsumSSE2(&d[0], n, &src[0], stride, &wv[0], k)
+	}
+	for x := n; x < len(d); x++ {
+		var s float32
+		for t, wt := range w {
+			s += wt * src[t*stride+x]
+		}
+		d[x] = round8(s)
+	}
+}
