@@ -200,6 +200,9 @@ func (p *Plan) axes(scaleX, scaleY float64, inW, inH int) (cx, cy coeffs) {
 }
 
 func (c coeffs) window(off, n int, flip bool) coeffs {
+	if off == 0 && n == len(c.start) && !flip {
+		return c
+	}
 	out := coeffs{k: c.k, start: make([]int, n), count: make([]int, n), w: make([]float32, n*c.k)}
 	for i := range n {
 		s := off + i
