@@ -108,7 +108,19 @@ var (
 
 // nnbench runs one NNThroughputBenchmark operation against c's NameNode and returns ops/s.
 func nnbench(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, op string, files, threads int) (float64, error) {
-	args := []string{"-Xmx512m", "-cp", a.HadoopLibDir + "/*",
+	// NNThroughputBenchmark prints its stats through log4j: give it a console appender.
+	confDir := filepath.Join(os.TempDir(), "bench-nn-log4j")
+	if err := os.MkdirAll(confDir, 0o755); err != nil {
+		return 0, err
+	}
+	const log4j = "log4j.rootLogger=INFO,console\n" +
+		"log4j.appender.console=org.apache.log4j.ConsoleAppender\n" +
+		"log4j.appender.console.layout=org.apache.log4j.PatternLayout\n" +
+		"log4j.appender.console.layout.ConversionPattern=%m%n\n"
+	if err := os.WriteFile(filepath.Join(confDir, "log4j.properties"), []byte(log4j), 0o644); err != nil {
+		return 0, err
+	}
+	args := []string{"-Xmx512m", "-cp", confDir + ":" + a.HadoopLibDir + "/*",
 		"org.apache.hadoop.hdfs.server.namenode.NNThroughputBenchmark",
 		"-fs", c.URI(), "-op", op, "-threads", strconv.Itoa(threads)}
 	if op == "mkdirs" {
