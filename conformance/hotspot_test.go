@@ -151,8 +151,14 @@ func TestHotspot(t *testing.T) {
 	a := artifacts(t)
 	c, lay := startCluster(t, a, exttest.Options{Name: "hotspot", DataNodes: 6,
 		NameNodeSite: map[string]string{
-			"newtricks.hotspot.allowed-prefixes": "/hot,/q",
+			"newtricks.hotspot.allowed-prefixes": "/hot,/q,/react",
 			"newtricks.hotspot.poll-interval":    "300ms",
+			// Reactive mode with K=3: on loopback every client is 127.0.0.1, so only distinct
+			// users count as distinct clients, and the other cases read as alice alone.
+			"newtricks.hotspot.reactive":          "true",
+			"newtricks.hotspot.reactive.clients":  "3",
+			"newtricks.hotspot.reactive.window":   "20s",
+			"newtricks.hotspot.reactive.duration": "15s",
 		}})
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
@@ -171,7 +177,7 @@ func TestHotspot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer aliceFS.Close()
-	for _, d := range []string{"/hot", "/q", "/other"} {
+	for _, d := range []string{"/hot", "/q", "/react", "/other"} {
 		if err := root.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -180,9 +186,9 @@ func TestHotspot(t *testing.T) {
 		}
 	}
 	files := map[string][]byte{}
-	for _, name := range []string{"/hot/meta", "/hot/emb-0", "/hot/emb-1", "/hot/one", "/q/f", "/other/x"} {
+	for _, name := range []string{"/hot/meta", "/hot/emb-0", "/hot/emb-1", "/hot/one", "/react/x", "/q/f", "/other/x"} {
 		size := 3 << 20
-		if name == "/hot/one" || name == "/q/f" {
+		if name == "/hot/one" || name == "/react/x" || name == "/q/f" {
 			size = 1 << 20 // one block
 		}
 		files[name] = randomBytes(t, size)
@@ -290,9 +296,12 @@ func TestHotspot(t *testing.T) {
 		if xa, _ := root.ListXAttrs("/hot/meta"); len(xa) != 0 {
 			t.Fatalf("marker left: %v", xa)
 		}
-		if xa, _ := root.ListXAttrs("/"); len(xa) != 0 {
-			t.Fatalf("registry left on /: %v", xa)
-		}
+		eventually(t, 10*time.Second, "hint record removed", func() error {
+			if xa, _ := root.ListXAttrs("/"); len(xa) != 0 {
+				return fmt.Errorf("registry left on /: %d xattrs", len(xa))
+			}
+			return nil
+		})
 	})
 
 	t.Run("co-process killed mid-hint: restore still happens", func(t *testing.T) {
@@ -341,9 +350,13 @@ func TestHotspot(t *testing.T) {
 			}
 			return nil
 		})
-		if xa, _ := fs.ListXAttrs("/"); len(xa) != 0 {
-			t.Fatalf("registry left on /: %v", xa)
-		}
+		// The record goes last, after every file of the hint.
+		eventually(t, 10*time.Second, "hint record removed", func() error {
+			if xa, _ := fs.ListXAttrs("/"); len(xa) != 0 {
+				return fmt.Errorf("registry left on /: %d xattrs", len(xa))
+			}
+			return nil
+		})
 	})
 
 	t.Run("permission, prefixes, bad input", func(t *testing.T) {
@@ -386,6 +399,26 @@ func TestHotspot(t *testing.T) {
 		}
 	})
 
+	t.Run("reactive: K distinct clients opening a file make an implicit hint", func(t *testing.T) {
+		for _, u := range []string{"r1", "r2", "r3"} {
+			fs, err := c.Client(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fs.ReadFile("/react/x"); err != nil {
+				t.Fatal(err)
+			}
+			fs.Close()
+		}
+		// 4·K = 12 readers: factor 6, capped at the 6 live DataNodes.
+		waitFactor(t, "/react/x", 6, 20*time.Second)
+		l, err := e2List(ctx, lay, su.Username)
+		if err != nil || len(l) != 1 || !l[0].Implicit {
+			t.Fatalf("implicit hint listed for the superuser: %+v %v", l, err)
+		}
+		waitFactor(t, "/react/x", 3, 40*time.Second)
+	})
+
 	t.Run("space quota lowers the target", func(t *testing.T) {
 		// /q/f is one 1 MiB block at factor 3 (3 MiB used); 4.5 MiB leaves room for one replica.
 		setSpaceQuota(t, c, a, 9<<19, "/q")
@@ -424,4 +457,14 @@ func replicasAtMost(ctx context.Context, lay exttest.Layout, name string, n int)
 		}
 	}
 	return nil
+}
+
+// e2List lists active hints as user.
+func e2List(ctx context.Context, lay exttest.Layout, user string) ([]*hotspot.HintStatus, error) {
+	c, err := hintclient.Dial(lay.NameNodeAPI, user)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.List(ctx)
 }
