@@ -2,6 +2,7 @@ package xformgraph
 
 import (
 	"fmt"
+	"math"
 
 	ximage "github.com/newtricks/newtricks/xformgraph/image"
 )
@@ -9,6 +10,9 @@ import (
 // lazyValue is a pending spatial transform (and optionally a pending normalization) over a
 // decoded source. Exactly one of planar, img, frames is the source.
 type lazyValue struct {
+	// src, when set and planar and img are nil, is a JPEG not decoded yet: it is decoded
+	// when the plan is final, down to the last row the plan reads.
+	src      *deferredJPEG
 	planar   *ximage.Planar // JPEG planes, not yet color converted
 	channels int            // channels to produce from planar
 	img      *Image
@@ -52,17 +56,98 @@ func (l *lazyValue) identity() bool {
 		p.ResizeW == p.SrcW && p.ResizeH == p.SrcH && p.X1 == float64(p.SrcW) && p.Y1 == float64(p.SrcH)
 }
 
+// deferredJPEG is a JPEG whose decode waits for the plan over it: decode_image only probes
+// the header (size, pixel limit, orientation), so a crop known later can stop the decode
+// below its last row. Copies of a lazy value share it, so the sample is decoded once (twice
+// only if a second consumer needs rows below those decoded first).
+type deferredJPEG struct {
+	data []byte
+	opt  ximage.DecodeOptions
+	p    *ximage.Planar   // decoded planes, the top p.Height rows
+	img  *Image           // or the decoded image, when the JPEG has no planar form
+	old  []*ximage.Planar // earlier, shorter decodes: still referenced, released at the end
+}
+
+// release recycles the decoded planes; the graph runner calls it when the sample is done.
+func (d *deferredJPEG) release() {
+	rel, ok := d.opt.JPEG.(ximage.PlanarReleaser)
+	for _, p := range append(d.old, d.p) {
+		if ok && p != nil && p.Owner != nil {
+			rel.ReleasePlanar(p)
+		}
+	}
+	d.p, d.old = nil, nil
+}
+
+// covers reports whether planes p hold the rows a plan reading rows rows (0: all) needs.
+func covers(p *ximage.Planar, rows int) bool {
+	return p.FullHeight == 0 || (rows > 0 && rows <= p.Height)
+}
+
+// load decodes l.src, down to the last row l.plan reads, unless that is done already.
+func (l *lazyValue) load() error {
+	d := l.src
+	if d == nil || l.img != nil {
+		return nil
+	}
+	rows := 0 // all
+	if p := &l.plan; !l.identity() {
+		rows = max(int(math.Ceil(p.Y1)), 1)
+	}
+	if l.planar != nil && covers(l.planar, rows) {
+		return nil
+	}
+	if d.img == nil && (d.p == nil || !covers(d.p, rows)) {
+		if d.p != nil {
+			d.old = append(d.old, d.p) // decoded for a smaller crop: decode again
+		}
+		opt := d.opt
+		opt.Rows = rows
+		p, _, ok, err := ximage.DecodePlanar(d.data, opt, 0)
+		if err == nil && !ok {
+			d.img, err = ximage.Decode(d.data, opt)
+			if err == nil && d.img.Channels != l.channels {
+				err = fmt.Errorf("%d channels, want %d", d.img.Channels, l.channels)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("decode_image: %w", imageErr(err))
+		}
+		d.p = p
+	}
+	if d.img != nil {
+		l.planar, l.img = nil, d.img
+		return nil
+	}
+	l.planar = d.p
+	return nil
+}
+
 // tensor writes l as a tensor in one pass where it can (JPEG planes through a non-trivial
 // plan straight into channel planes), else via pixels.
 func (l *lazyValue) tensor(layout Layout, dt DType, lut [][256]float32) (*Tensor, error) {
+	if err := l.load(); err != nil {
+		return nil, err
+	}
 	if l.planar != nil && !l.identity() && layout.Rank() == 3 {
 		return rowsToTensor(&l.plan, l.planar, l.channels, layout, dt, lut)
 	}
-	return imagesToTensor(l.pixels(), l.frames != nil, layout, dt, lut)
+	px, err := l.pixels()
+	if err != nil {
+		return nil, err
+	}
+	return imagesToTensor(px, l.frames != nil, layout, dt, lut)
 }
 
 // pixels computes the transformed images (one for KindImage, T for frames).
-func (l *lazyValue) pixels() []*Image {
+func (l *lazyValue) pixels() ([]*Image, error) {
+	if err := l.load(); err != nil {
+		return nil, err
+	}
+	return l.pixelsLoaded(), nil
+}
+
+func (l *lazyValue) pixelsLoaded() []*Image {
 	p := &l.plan
 	identity := l.identity()
 	switch {
@@ -105,7 +190,10 @@ func (v Value) materialize() (Value, error) {
 		}
 		return Value{Kind: KindTensor, Tensor: t}, nil
 	}
-	px := l.pixels()
+	px, err := l.pixels()
+	if err != nil {
+		return Value{}, err
+	}
 	if l.frames != nil {
 		return Value{Kind: KindFrames, Frames: px}, nil
 	}
@@ -114,12 +202,16 @@ func (v Value) materialize() (Value, error) {
 
 // materializeSpatial computes the pixels of l in place and resets its plan to identity
 // (used when a chain cannot be fused further, e.g. a second resize).
-func (l *lazyValue) materializeSpatial() {
-	px := l.pixels()
+func (l *lazyValue) materializeSpatial() error {
+	px, err := l.pixels()
+	if err != nil {
+		return err
+	}
 	if l.frames != nil {
 		l.frames = px
 	} else {
-		l.img, l.planar = px[0], nil
+		l.img, l.planar, l.src = px[0], nil, nil
 	}
 	l.plan = ximage.Identity(px[0].Width, px[0].Height)
+	return nil
 }

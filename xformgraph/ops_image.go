@@ -291,7 +291,9 @@ func (s *geomState) resize(w, h int, f ximage.Filter, lim Limits) error {
 		return fmt.Errorf("%w: resize to %dx%d exceeds %d pixels", ErrLimit, w, h, lim.MaxPixels)
 	}
 	if !s.l.plan.Resize(w, h, f) {
-		s.l.materializeSpatial()
+		if err := s.l.materializeSpatial(); err != nil {
+			return err
+		}
 		s.l.plan.Resize(w, h, f)
 	}
 	return nil
@@ -329,6 +331,19 @@ func runDecodeImage(ctx context.Context, env *Env, in Value) (Value, error) {
 	ch := map[string]int{"rgb": 3, "gray": 1, "rgba": 4}[env.Params.String("mode")]
 	orient := env.Params.Bool("orientation")
 	opt := ximage.DecodeOptions{MaxPixels: env.Limits.MaxPixels, Channels: ch, IgnoreOrientation: !orient, JPEG: jpegPlanar}
+	if ch != 4 && jpegPlanar != nil {
+		// A JPEG with a planar form and nothing to rotate is decoded later, once the plan
+		// over it is known (see deferredJPEG); the header is checked now.
+		info, err := ximage.ProbeLimited(in.Bytes, opt.MaxPixels)
+		if err != nil {
+			return Value{}, imageErr(err)
+		}
+		if info.Format == ximage.FormatJPEG && info.Components != 4 && info.Precision == 8 && (!orient || info.Orientation <= 1) {
+			d := &deferredJPEG{data: in.Bytes, opt: opt}
+			env.OnDone(d.release)
+			return Value{Kind: KindImage, lazy: &lazyValue{src: d, channels: ch, plan: ximage.Identity(info.Width, info.Height)}}, nil
+		}
+	}
 	if ch != 4 {
 		p, info, ok, err := ximage.DecodePlanar(in.Bytes, opt, 0)
 		if err != nil {
@@ -395,7 +410,7 @@ func runNormalize(ctx context.Context, env *Env, in Value) (Value, error) {
 
 func (l *lazyValue) outChannels() int {
 	switch {
-	case l.planar != nil:
+	case l.planar != nil, l.src != nil:
 		return l.channels
 	case l.img != nil:
 		return l.img.Channels

@@ -54,12 +54,23 @@ func (f *ffmpegJPEG) put(d *ffmpeg.ImageDecoder) {
 }
 
 func (f *ffmpegJPEG) DecodePlanar(data []byte, lowres int, maxPixels int64, dst *ximage.Planar) error {
+	return f.decode(data, lowres, maxPixels, 0, dst)
+}
+
+// DecodePlanarTop implements ximage.PlanarTopDecoder: a baseline JPEG is decoded down to
+// the MCU row holding row rows-1 only (ffmpeg.ImageDecoder.DecodeTop), which saves the
+// entropy decoding and IDCT of everything below a crop.
+func (f *ffmpegJPEG) DecodePlanarTop(data []byte, maxPixels int64, rows int, dst *ximage.Planar) error {
+	return f.decode(data, 0, maxPixels, rows, dst)
+}
+
+func (f *ffmpegJPEG) decode(data []byte, lowres int, maxPixels int64, rows int, dst *ximage.Planar) error {
 	d, err := f.get()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ximage.ErrNotPlanar, err)
 	}
 	pic := pictures.Get().(*ffmpeg.Picture)
-	err = d.Decode(data, lowres, maxPixels, pic)
+	err = d.DecodeTop(data, lowres, maxPixels, rows, pic)
 	f.put(d)
 	if err != nil {
 		pictures.Put(pic)

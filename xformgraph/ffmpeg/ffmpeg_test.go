@@ -118,6 +118,49 @@ func TestImageDecoder(t *testing.T) {
 	}
 }
 
+// TestImageDecoderTop checks a partial decode returns exactly the top rows of a full one.
+func TestImageDecoderTop(t *testing.T) {
+	jpg := testJPEG(t, "334x250")
+	d, err := NewImageDecoder("mjpeg", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var full, top Picture
+	if err := d.Decode(jpg, 0, 0, &full); err != nil {
+		t.Fatal(err)
+	}
+	for _, rows := range []int{1, 15, 16, 17, 100, 234, 240, 249, 250, 0, 1000, 33} {
+		if err := d.DecodeTop(jpg, 0, 0, rows, &top); err != nil {
+			t.Fatalf("rows %d: %v", rows, err)
+		}
+		want := (rows + 15) &^ 15
+		if rows <= 0 || want >= 250 {
+			want = 250
+		}
+		if top.Width != 334 || top.Height != want {
+			t.Fatalf("rows %d: %dx%d, want 334x%d", rows, top.Width, top.Height, want)
+		}
+		for p, h := range []int{want, (want + 1) / 2, (want + 1) / 2} {
+			for y := range h {
+				a := full.Planes[p][y*full.Strides[p] : y*full.Strides[p]+full.Strides[p]]
+				b := top.Planes[p][y*top.Strides[p] : y*top.Strides[p]+top.Strides[p]]
+				w := 334
+				if p > 0 {
+					w = 167
+				}
+				if string(a[:w]) != string(b[:w]) {
+					t.Fatalf("rows %d: plane %d row %d differs", rows, p, y)
+				}
+			}
+		}
+	}
+	// A truncated file fails even when the rows asked for are intact.
+	if err := d.DecodeTop(jpg[:len(jpg)*3/4], 0, 0, 16, &top); err == nil {
+		t.Errorf("truncated: decoded")
+	}
+}
+
 func FuzzFFmpegDecodeImage(f *testing.F) {
 	f.Add(testJPEG(f, "64x48"), 0)
 	f.Add([]byte("\xff\xd8\xff\xe0"), 1)

@@ -89,6 +89,19 @@ type Picture struct {
 // are allocated (the error wraps ErrLimit). Corrupt, truncated or empty data is an Error
 // (usually ErrInvalidData); concealed decoding errors count as corrupt.
 func (d *ImageDecoder) Decode(data []byte, lowres int, maxPixels int64, dst *Picture) error {
+	return d.DecodeTop(data, lowres, maxPixels, 0, dst)
+}
+
+// DecodeTop is Decode that may stop after the top rows rows of a baseline (sequential
+// Huffman) JPEG: the frame height in the packet's copy of the SOF marker is lowered to rows
+// rounded up to 16, so the decoder entropy-decodes and transforms only the MCU rows above
+// it and dst.Height is that height. Those rows are bit-identical to a full decode (a
+// baseline scan is decoded strictly in MCU order and nothing above a row depends on what
+// follows it). rows <= 0, rows >= the height, a file not ending with EOI, or any other JPEG
+// (progressive, arithmetic, DNL) decode the whole picture; so does lowres > 0. Damage
+// confined to the entropy-coded rows below the decoded ones goes unnoticed (the rows
+// returned are still exactly those of the undamaged file); truncation is caught.
+func (d *ImageDecoder) DecodeTop(data []byte, lowres int, maxPixels int64, rows int, dst *Picture) error {
 	if d.pkt == nil || d.pkt.c == nil {
 		return ErrClosed
 	}
@@ -108,7 +121,16 @@ func (d *ImageDecoder) Decode(data []byte, lowres int, maxPixels int64, dst *Pic
 	if err := newError(C.av_new_packet(d.pkt.c, C.int(len(data)))); err != nil {
 		return err
 	}
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(d.pkt.c.data)), len(data)), data)
+	pkt := unsafe.Slice((*byte)(unsafe.Pointer(d.pkt.c.data)), len(data))
+	copy(pkt, data)
+	if rows > 0 && lowres == 0 && d.id == CodecMJPEG {
+		// Only for a complete file (EOI last): a truncated one must still fail as a whole.
+		n := len(data)
+		if off, h, ok := baselineSOF(data); ok && (rows+15)&^15 < h && data[n-2] == 0xFF && data[n-1] == 0xD9 {
+			rows = (rows + 15) &^ 15
+			pkt[off+5], pkt[off+6] = byte(rows>>8), byte(rows)
+		}
+	}
 	d.pkt.c.flags |= C.AV_PKT_FLAG_KEY
 	ret := C.nt_image_decode(c, d.pkt.c, d.frm.c, C.int(min(max(lowres, 0), 3)), C.int64_t(maxPixels))
 	C.av_packet_unref(d.pkt.c)
@@ -204,6 +226,39 @@ func jpegSize(b []byte) (w, h int, ok bool) {
 		n := int(b[i+2])<<8 | int(b[i+3])
 		if m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC {
 			return int(b[i+7])<<8 | int(b[i+8]), int(b[i+5])<<8 | int(b[i+6]), true
+		}
+		if m == 0xDA || n < 2 {
+			return 0, 0, false
+		}
+		i += 2 + n
+	}
+	return 0, 0, false
+}
+
+// baselineSOF finds the SOF0/SOF1 marker of a sequential Huffman JPEG: its offset and the
+// frame height. ok is false for anything else (progressive, lossless, arithmetic coding, a
+// height deferred to a DNL marker, a scan before the SOF).
+func baselineSOF(b []byte) (off, h int, ok bool) {
+	if len(b) < 4 || b[0] != 0xFF || b[1] != 0xD8 {
+		return 0, 0, false
+	}
+	for i := 2; i+9 < len(b); {
+		if b[i] != 0xFF {
+			return 0, 0, false
+		}
+		m := b[i+1]
+		if m == 0xFF {
+			i++
+			continue
+		}
+		if m == 0xD8 || (m >= 0xD0 && m <= 0xD7) || m == 0x01 {
+			i += 2
+			continue
+		}
+		n := int(b[i+2])<<8 | int(b[i+3])
+		if m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC {
+			h = int(b[i+5])<<8 | int(b[i+6])
+			return i, h, (m == 0xC0 || m == 0xC1) && h > 0
 		}
 		if m == 0xDA || n < 2 {
 			return 0, 0, false

@@ -20,6 +20,13 @@ type PlanarDecoder interface {
 	DecodePlanar(data []byte, lowres int, maxPixels int64, dst *Planar) error
 }
 
+// PlanarTopDecoder is a PlanarDecoder that can stop after the top rows of a picture
+// (at least rows rows, bit-identical to the same rows of a full decode); it may decode more,
+// up to the whole picture. dst.Height is the number of rows decoded.
+type PlanarTopDecoder interface {
+	DecodePlanarTop(data []byte, maxPixels int64, rows int, dst *Planar) error
+}
+
 // ErrNotPlanar is returned by a PlanarDecoder for a picture it decodes to something
 // other than 8-bit YCbCr/gray planes; DecodePlanar then falls back to image/jpeg.
 var ErrNotPlanar = errors.New("image: decoder output is not 8-bit planar YCbCr")
@@ -34,6 +41,10 @@ type DecodeOptions struct {
 	IgnoreOrientation bool
 	// JPEG decodes JPEG planes; nil uses image/jpeg.
 	JPEG PlanarDecoder
+	// Rows > 0 lets DecodePlanar decode only the top Rows rows (or more) when JPEG is a
+	// PlanarTopDecoder: for a caller that reads nothing below them, such as a crop.
+	// Planar.FullHeight then holds the picture's height.
+	Rows int
 }
 
 // ProbeLimited probes and applies the pixel limit.
@@ -61,8 +72,20 @@ func DecodePlanar(data []byte, opt DecodeOptions, lowres int) (p *Planar, info I
 	}
 	p = &Planar{}
 	if opt.JPEG != nil {
-		err := opt.JPEG.DecodePlanar(data, lowres, opt.MaxPixels, p)
+		var err error
+		if top, ok := opt.JPEG.(PlanarTopDecoder); ok && opt.Rows > 0 && opt.Rows < info.Height && lowres == 0 {
+			err = top.DecodePlanarTop(data, opt.MaxPixels, opt.Rows, p)
+		} else {
+			err = opt.JPEG.DecodePlanar(data, lowres, opt.MaxPixels, p)
+		}
+		if err == nil && lowres == 0 && (p.Width != info.Width || p.Height > info.Height || p.Height < min(opt.Rows, info.Height) ||
+			(p.Height < info.Height && opt.Rows <= 0)) {
+			err = fmt.Errorf("%w: header says %dx%d, decoded %dx%d", ErrFormat, info.Width, info.Height, p.Width, p.Height)
+		}
 		if err == nil {
+			if p.Height < info.Height {
+				p.FullHeight = info.Height
+			}
 			return p, info, true, nil
 		}
 		if !errors.Is(err, ErrNotPlanar) {

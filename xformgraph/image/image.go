@@ -38,9 +38,15 @@ type Planar struct {
 	Log2ChromaW, Log2ChromaH int
 	// FullRange: JFIF full-range BT.601 (JPEG). false: limited-range BT.601 (WebP lossy).
 	FullRange bool
+	// FullHeight, when larger than Height, is the height of the whole picture of which only
+	// the top Height rows were decoded (DecodeOptions.Rows); 0 means Height.
+	FullHeight int
 	// Owner is private to the PlanarDecoder that filled the planes (buffer recycling).
 	Owner any
 }
+
+// fullHeight is the height of the whole picture, which plans are made for.
+func (p *Planar) fullHeight() int { return max(p.Height, p.FullHeight) }
 
 // PlanarReleaser is implemented by a PlanarDecoder that can reuse the buffers of a Planar
 // it produced once the caller is done with it.

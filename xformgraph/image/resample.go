@@ -266,7 +266,7 @@ func (p *Plan) ApplyPlanarPlanes(src *Planar, channels int) [][]byte {
 	// Scale between the plan's source coordinates and the planar picture (a lowres decode
 	// is smaller than the source the plan was made for).
 	sx := float64(src.Width) / float64(p.SrcW)
-	sy := float64(src.Height) / float64(p.SrcH)
+	sy := float64(src.fullHeight()) / float64(p.SrcH)
 	yb := getBytes(ow * oh)
 	cx, cy := p.axes(sx, sy, src.Width, src.Height)
 	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, nil)
@@ -321,7 +321,7 @@ func (p *Plan) ApplyPlanarRows(src *Planar, channels int, emit func(y int, r, g,
 	}
 	ow, oh := p.WinW, p.WinH
 	sx := float64(src.Width) / float64(p.SrcW)
-	sy := float64(src.Height) / float64(p.SrcH)
+	sy := float64(src.fullHeight()) / float64(p.SrcH)
 	yb, cbb := getBytes(ow*oh), getBytes(ow*oh)
 	cx, cy := p.axes(sx, sy, src.Width, src.Height)
 	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, nil)
@@ -362,7 +362,7 @@ func (p *Plan) ApplyPlanarLUTRows(src *Planar, lut [][256]float32, dst func(y in
 	}
 	ow, oh := p.WinW, p.WinH
 	sx := float64(src.Width) / float64(p.SrcW)
-	sy := float64(src.Height) / float64(p.SrcH)
+	sy := float64(src.fullHeight()) / float64(p.SrcH)
 	yb, cbb := getBytes(ow*oh), getBytes(ow*oh)
 	cx, cy := p.axes(sx, sy, src.Width, src.Height)
 	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, nil)
