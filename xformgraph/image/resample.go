@@ -353,8 +353,9 @@ func (p *Plan) ApplyPlanarLUTRows(src *Planar, lut [][256]float32, dst func(y in
 		return false
 	}
 	// ext[c][i] = lut[c][clamp(i - 256)]: the converted value before clamping lies in
-	// [-256, 511] for any Y, Cb, Cr.
-	var ext [3][768]float32
+	// [-256, 511] for any Y, Cb, Cr. 1024 entries so that an index masked with 1023 (a
+	// no-op here) needs no bounds check in the loop below.
+	var ext [3][1024]float32
 	for c := range ext {
 		for i := range ext[c] {
 			ext[c][i] = lut[c][min(max(i-256, 0), 255)]
@@ -378,9 +379,9 @@ func (p *Plan) ApplyPlanarLUTRows(src *Planar, lut [][256]float32, dst func(y in
 		for x, yy := range yr {
 			Y := int32(yy) + 256
 			cb, crv := cbr[x], cr[x]
-			r[x] = er[Y+crR[crv]]
-			g[x] = eg[Y+((cbG[cb]+crG[crv])>>scaleBits)]
-			b[x] = eb[Y+cbB[cb]]
+			r[x] = er[(Y+crR[crv])&1023]
+			g[x] = eg[(Y+((cbG[cb]+crG[crv])>>scaleBits))&1023]
+			b[x] = eb[(Y+cbB[cb])&1023]
 		}
 	})
 	ReleasePlanes([][]byte{yb, cbb, crRow})
@@ -458,9 +459,19 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 	}
 	tmp := (*tp)[:(hi-lo)*rw]
 	fx, fixed := cx, false
+	var hp hpass
+	simd := false
 	if c == 1 {
 		// Shifting taps left stays within the columns the coefficients already read.
 		fx, fixed = cx.fixedTaps(srcW)
+		if fixed {
+			wp := tmpPool.Get().(*[]float32)
+			defer tmpPool.Put(wp)
+			hp, simd = newHpass(fx, *wp)
+			if simd {
+				*wp = hp.wt
+			}
+		}
 	}
 	for r := lo; r < hi; r++ {
 		row := src[r*stride:]
@@ -468,7 +479,10 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 		if fixed {
 			if r+1 < hi {
 				// Two rows per coefficient load.
-				horizontal2(row, src[(r+1)*stride:], t, tmp[(r+1-lo)*rw:(r+2-lo)*rw], fx)
+				rb, tb := src[(r+1)*stride:], tmp[(r+1-lo)*rw:(r+2-lo)*rw]
+				if !simd || !hp.rows2(row, rb, t, tb) {
+					horizontal2(row, rb, t, tb, fx)
+				}
 				r++
 				continue
 			}
