@@ -178,3 +178,16 @@ func (p *Planar) ToImage(channels int) *Image {
 	}
 	return out
 }
+
+// yccIndexGo is the portable index computation of the fused colour pass (reference for
+// yccIndex): 256 + the full-range R, G, B of each pixel before clamping, in [0, 767].
+func yccIndexGo(y, cb, cr []byte, ri, gi, bi []uint16) {
+	cb, cr, ri, gi, bi = cb[:len(y)], cr[:len(y)], ri[:len(y)], gi[:len(y)], bi[:len(y)]
+	for x, yy := range y {
+		Y := int32(yy) + 256
+		c, r := cb[x], cr[x]
+		ri[x] = uint16(Y + crR[r])
+		gi[x] = uint16(Y + ((cbG[c] + crG[r]) >> scaleBits))
+		bi[x] = uint16(Y + cbB[c])
+	}
+}

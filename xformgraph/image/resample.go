@@ -372,16 +372,18 @@ func (p *Plan) ApplyPlanarLUTRows(src *Planar, lut [][256]float32, dst func(y in
 	resamplePlane(src.Cb, src.CStride, 1, ccx, ccy, cbb, ow, nil)
 	crRow := getBytes(ow)
 	er, eg, eb := &ext[0], &ext[1], &ext[2]
+	idx := make([]uint16, 3*ow)
+	ri, gi, bi := idx[:ow], idx[ow:2*ow], idx[2*ow:]
 	resamplePlane(src.Cr, src.CStride, 1, ccx, ccy, crRow, 0, func(y int, cr []byte) {
 		yr, cbr := yb[y*ow:(y+1)*ow], cbb[y*ow:(y+1)*ow]
 		r, g, b := dst(y)
-		cr, cbr, r, g, b = cr[:len(yr)], cbr[:len(yr)], r[:len(yr)], g[:len(yr)], b[:len(yr)]
-		for x, yy := range yr {
-			Y := int32(yy) + 256
-			cb, crv := cbr[x], cr[x]
-			r[x] = er[(Y+crR[crv])&1023]
-			g[x] = eg[(Y+((cbG[cb]+crG[crv])>>scaleBits))&1023]
-			b[x] = eb[(Y+cbB[cb])&1023]
+		r, g, b = r[:len(yr)], g[:len(yr)], b[:len(yr)]
+		yccIndex(yr, cbr, cr[:len(yr)], ri, gi, bi)
+		ri, gi, bi := ri[:len(yr)], gi[:len(yr)], bi[:len(yr)]
+		for x := range r {
+			r[x] = er[ri[x]&1023]
+			g[x] = eg[gi[x]&1023]
+			b[x] = eb[bi[x]&1023]
 		}
 	})
 	ReleasePlanes([][]byte{yb, cbb, crRow})

@@ -83,3 +83,23 @@ func TestHpassMatchesGo(t *testing.T) {
 		t.Fatalf("only %d cases", tested)
 	}
 }
+
+// TestYccIndexMatchesGo checks the SIMD colour indices against the Go tables for every
+// (Y, Cb, Cr), with lengths that leave a tail for the Go loop.
+func TestYccIndexMatchesGo(t *testing.T) {
+	const n = 256*256 + 5
+	y, cb, cr := make([]byte, n), make([]byte, n), make([]byte, n)
+	a, b := make([]uint16, 3*n), make([]uint16, 3*n)
+	for Y := range 256 {
+		for i := range n {
+			y[i], cb[i], cr[i] = byte(Y), byte(i), byte(i>>8)
+		}
+		yccIndex(y, cb, cr, a[:n], a[n:2*n], a[2*n:])
+		yccIndexGo(y, cb, cr, b[:n], b[n:2*n], b[2*n:])
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("Y=%d pixel %d channel %d: %d, want %d", Y, i%n, i/n, a[i], b[i])
+			}
+		}
+	}
+}

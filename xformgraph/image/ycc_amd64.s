@@ -1,0 +1,110 @@
+#include "textflag.h"
+
+// Word constants, 8 lanes each.
+DATA yccC128<>+0(SB)/8, $0x0080008000800080
+DATA yccC128<>+8(SB)/8, $0x0080008000800080
+GLOBL yccC128<>(SB), RODATA|NOPTR, $16
+DATA yccC2<>+0(SB)/8, $0x0002000200020002
+DATA yccC2<>+8(SB)/8, $0x0002000200020002
+GLOBL yccC2<>(SB), RODATA|NOPTR, $16
+DATA yccC256<>+0(SB)/8, $0x0100010001000100
+DATA yccC256<>+8(SB)/8, $0x0100010001000100
+GLOBL yccC256<>(SB), RODATA|NOPTR, $16
+// PMADDWD pairs: R (x, 2) . (26345, 16384); B (x, 2) . (-14942, 16384);
+// G (xb, xr) . (-22554, 18734).
+DATA yccKR<>+0(SB)/8, $0x400066e9400066e9
+DATA yccKR<>+8(SB)/8, $0x400066e9400066e9
+GLOBL yccKR<>(SB), RODATA|NOPTR, $16
+DATA yccKB<>+0(SB)/8, $0x4000c5a24000c5a2
+DATA yccKB<>+8(SB)/8, $0x4000c5a24000c5a2
+GLOBL yccKB<>(SB), RODATA|NOPTR, $16
+DATA yccKG<>+0(SB)/8, $0x492ea7e6492ea7e6
+DATA yccKG<>+8(SB)/8, $0x492ea7e6492ea7e6
+GLOBL yccKG<>(SB), RODATA|NOPTR, $16
+DATA yccHalf<>+0(SB)/8, $0x0000800000008000
+DATA yccHalf<>+8(SB)/8, $0x0000800000008000
+GLOBL yccHalf<>(SB), RODATA|NOPTR, $16
+
+// func yccIndexSSE2(y, cb, cr *byte, n int, ri, gi, bi *uint16)
+// For x < n (n % 8 == 0): ri[x] = 256 + Y + crR[Cr], gi[x] = 256 + Y + ((cbG[Cb] +
+// crG[Cr]) >> 16), bi[x] = 256 + Y + cbB[Cb], with the tables of color.go computed
+// exactly in 32-bit integer arithmetic (see yccIndexGo).
+TEXT ·yccIndexSSE2(SB), NOSPLIT, $0-56
+	MOVQ y+0(FP), SI
+	MOVQ cb+8(FP), BX
+	MOVQ cr+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ ri+32(FP), R8
+	MOVQ gi+40(FP), R9
+	MOVQ bi+48(FP), R10
+	PXOR X15, X15
+	MOVOU yccC128<>(SB), X14
+	MOVOU yccC2<>(SB), X13
+	MOVOU yccC256<>(SB), X12
+	MOVOU yccKR<>(SB), X11
+	MOVOU yccKB<>(SB), X10
+	MOVOU yccKG<>(SB), X9
+	MOVOU yccHalf<>(SB), X8
+	XORQ AX, AX
+loop:
+	CMPQ AX, CX
+	JGE done
+	MOVQ (SI)(AX*1), X0
+	MOVQ (BX)(AX*1), X1
+	MOVQ (DX)(AX*1), X2
+	PUNPCKLBW X15, X0
+	PUNPCKLBW X15, X1
+	PUNPCKLBW X15, X2
+	PADDW X12, X0 // Y + 256
+	PSUBW X14, X1 // xb
+	PSUBW X14, X2 // xr
+
+	// R = Y + 256 + ((26345*xr + 32768) >> 16) + xr
+	MOVOU X2, X3
+	MOVOU X2, X4
+	PUNPCKLWL X13, X3
+	PUNPCKHWL X13, X4
+	PMADDWL X11, X3
+	PMADDWL X11, X4
+	PSRAL $16, X3
+	PSRAL $16, X4
+	PACKSSLW X4, X3
+	PADDW X2, X3
+	PADDW X0, X3
+	MOVOU X3, (R8)(AX*2)
+
+	// B = Y + 256 + ((-14942*xb + 32768) >> 16) + 2*xb
+	MOVOU X1, X3
+	MOVOU X1, X4
+	PUNPCKLWL X13, X3
+	PUNPCKHWL X13, X4
+	PMADDWL X10, X3
+	PMADDWL X10, X4
+	PSRAL $16, X3
+	PSRAL $16, X4
+	PACKSSLW X4, X3
+	PADDW X1, X3
+	PADDW X1, X3
+	PADDW X0, X3
+	MOVOU X3, (R10)(AX*2)
+
+	// G = Y + 256 + ((-22554*xb + 18734*xr + 32768) >> 16) - xr
+	MOVOU X1, X3
+	MOVOU X1, X4
+	PUNPCKLWL X2, X3
+	PUNPCKHWL X2, X4
+	PMADDWL X9, X3
+	PMADDWL X9, X4
+	PADDL X8, X3
+	PADDL X8, X4
+	PSRAL $16, X3
+	PSRAL $16, X4
+	PACKSSLW X4, X3
+	PSUBW X2, X3
+	PADDW X0, X3
+	MOVOU X3, (R9)(AX*2)
+
+	ADDQ $8, AX
+	JMP loop
+done:
+	RET
