@@ -28,6 +28,12 @@ type normSpec struct {
 
 // lazyOf returns v as a lazy value (a copy the caller may modify).
 func lazyOf(v Value) (*lazyValue, error) {
+	if v.clip != nil {
+		var err error
+		if v, err = v.clip.materialize(); err != nil {
+			return nil, err
+		}
+	}
 	if v.lazy != nil {
 		c := *v.lazy
 		return &c, nil
@@ -175,6 +181,9 @@ func (l *lazyValue) pixelsLoaded() []*Image {
 
 // materialize computes a lazy value; a materialized one is returned as is.
 func (v Value) materialize() (Value, error) {
+	if v.clip != nil {
+		return v.clip.materialize()
+	}
 	if v.lazy == nil {
 		return v, nil
 	}

@@ -13,7 +13,59 @@ import (
 // indexes it without decoding and decodes only the frames its sampling parameters select,
 // seeking to the nearest preceding key frame for each; frames come out RGB24 in
 // presentation order, rotated per the display matrix and optionally resized by swscale in
-// the same pass. sample_frames picks frames from an already decoded stack.
+// the same pass. sample_frames picks frames from a stack. decode_video in mode all decodes
+// nothing by itself: its value is a pendingClip (the opened, indexed clip), so that
+// decode_video -> sample_frames decodes only the sampled frames, and any other consumer
+// (or a graph output) gets every frame, decoded once.
+
+// pendingClip is a frame stack not decoded yet.
+type pendingClip interface {
+	materialize() (Value, error)
+}
+
+// deferredClip is decode_video's value in mode all: an open reader (closed when the
+// sample is done) and the frames mode all selects.
+type deferredClip struct {
+	ctx    context.Context // of the graph run
+	r      *video.Reader
+	idx    []int // every frame, presentation order
+	out    video.Output
+	w, h   int
+	limit  int64 // output byte limit for the whole stack
+	frames *Value
+}
+
+// materialize decodes every frame (once).
+func (c *deferredClip) materialize() (Value, error) {
+	if c.frames != nil {
+		return *c.frames, nil
+	}
+	// Bound the frame stack before decoding: decoding every frame of a long clip at full
+	// size would take gigabytes (sample in decode_video instead of after it).
+	if size := int64(len(c.idx)) * int64(c.w) * int64(c.h) * 3; size > c.limit {
+		return Value{}, fmt.Errorf("%w: %d frames of %dx%d RGB are %d bytes, limit %d (sample or resize in decode_video)",
+			ErrLimit, len(c.idx), c.w, c.h, size, c.limit)
+	}
+	v, err := c.decode(c.idx)
+	if err != nil {
+		return Value{}, err
+	}
+	c.frames = &v
+	return v, nil
+}
+
+// decode decodes the frames at presentation indices idx.
+func (c *deferredClip) decode(idx []int) (Value, error) {
+	frames, err := c.r.Frames(c.ctx, idx, c.out)
+	if err != nil {
+		return Value{}, videoErr(err)
+	}
+	stack := make([]*Image, len(frames))
+	for i, f := range frames {
+		stack[i] = &Image{Width: f.Width, Height: f.Height, Channels: 3, Stride: f.Width * 3, Pix: f.Pix}
+	}
+	return Value{Kind: KindFrames, Frames: stack}, nil
+}
 
 var samplingParams = []ParamSpec{
 	{Name: "num", Type: ParamInt, Min: 0, Max: 1 << 16, Default: 8, Doc: "frames for uniform/random_segment; at most this many for stride/fps (0 = no cap)"},
@@ -44,7 +96,7 @@ func init() {
 	Register(OpDef{
 		Name: "sample_frames",
 		Doc:  "picks frames from a decoded stack: uniform, stride, random_segment or indices (as decode_video's modes)",
-		In:   []Kind{KindFrames}, Out: KindFrames,
+		In:   []Kind{KindFrames}, Out: KindFrames, Lazy: true,
 		Params: append([]ParamSpec{
 			{Name: "mode", Type: ParamString, Enum: []string{"uniform", "stride", "random_segment", "indices"}, Default: "uniform"},
 		}, samplingParams...),
@@ -112,7 +164,12 @@ func runDecodeVideo(ctx context.Context, env *Env, in Value) (Value, error) {
 	if err != nil {
 		return Value{}, videoErr(err)
 	}
-	defer r.Close()
+	deferred := false
+	defer func() {
+		if !deferred {
+			r.Close()
+		}
+	}()
 	idx, err := sampling(p).Select(r.Index(), func(n int) int { return IntN(env.Rand, n) }, env.Limits.MaxFrames)
 	if err != nil {
 		return Value{}, videoErr(&video.Error{Name: env.Key, Op: "sample", Err: err})
@@ -122,32 +179,50 @@ func runDecodeVideo(ctx context.Context, env *Env, in Value) (Value, error) {
 	if err != nil {
 		return Value{}, videoErr(&video.Error{Name: env.Key, Op: "sample", Err: err})
 	}
-	// Bound the frame stack before decoding: decoding every frame of a long clip at full
-	// size would take gigabytes (sample in decode_video instead of after it).
-	if size := int64(len(idx)) * int64(w) * int64(h) * 3; size > env.Limits.MaxOutputBytes {
-		return Value{}, fmt.Errorf("%w: %d frames of %dx%d RGB are %d bytes, limit %d (sample or resize in decode_video)",
-			ErrLimit, len(idx), w, h, size, env.Limits.MaxOutputBytes)
+	c := &deferredClip{ctx: ctx, r: r, idx: idx, out: out, w: w, h: h, limit: env.Limits.MaxOutputBytes}
+	if p.String("mode") == "all" {
+		deferred = true
+		env.OnDone(func() { r.Close() })
+		return Value{Kind: KindFrames, clip: c}, nil
 	}
-	frames, err := r.Frames(ctx, idx, out)
-	if err != nil {
-		return Value{}, videoErr(err)
-	}
-	stack := make([]*Image, len(frames))
-	for i, f := range frames {
-		stack[i] = &Image{Width: f.Width, Height: f.Height, Channels: 3, Stride: f.Width * 3, Pix: f.Pix}
-	}
-	return Value{Kind: KindFrames, Frames: stack}, nil
+	return c.materialize()
 }
 
 func runSampleFrames(ctx context.Context, env *Env, in Value) (Value, error) {
-	// A decoded stack has no timestamps: index it by position.
-	ix := &video.Index{PTS: make([]int64, len(in.Frames)), TimeBase: ffmpeg.Rational{Num: 1, Den: 1}}
+	clip, _ := in.clip.(*deferredClip)
+	n := 0
+	if clip != nil {
+		n = len(clip.idx)
+	} else {
+		var err error
+		if in, err = in.materialize(); err != nil {
+			return Value{}, err
+		}
+		n = len(in.Frames)
+	}
+	// A stack has no timestamps: index it by position.
+	ix := &video.Index{PTS: make([]int64, n), TimeBase: ffmpeg.Rational{Num: 1, Den: 1}}
 	for i := range ix.PTS {
 		ix.PTS[i] = int64(i)
 	}
 	idx, err := sampling(env.Params).Select(ix, func(n int) int { return IntN(env.Rand, n) }, env.Limits.MaxFrames)
 	if err != nil {
 		return Value{}, videoErr(err)
+	}
+	if clip != nil && clip.frames == nil {
+		// Decode only the sampled frames.
+		want := make([]int, len(idx))
+		for k, i := range idx {
+			want[k] = clip.idx[i]
+		}
+		if size := int64(len(want)) * int64(clip.w) * int64(clip.h) * 3; size > env.Limits.MaxOutputBytes {
+			return Value{}, fmt.Errorf("%w: %d frames of %dx%d RGB are %d bytes, limit %d",
+				ErrLimit, len(want), clip.w, clip.h, size, env.Limits.MaxOutputBytes)
+		}
+		return clip.decode(want)
+	}
+	if clip != nil {
+		in = *clip.frames
 	}
 	out := make([]*Image, len(idx))
 	for k, i := range idx {

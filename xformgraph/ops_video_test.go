@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -150,5 +151,30 @@ func TestDecodeVideoErrors(t *testing.T) {
 	}
 	if !errors.Is(err, ErrBadParam) {
 		t.Errorf("fps without fps: %v", err)
+	}
+}
+
+// TestDecodeVideoAllDeferred: decode_video (mode all) -> sample_frames decodes only the
+// sampled frames, so it works under an output limit the whole stack exceeds, and gives the
+// frames of the materialized stack.
+func TestDecodeVideoAllDeferred(t *testing.T) {
+	clip := videoClip(t, "h264_bframes.mp4")
+	s := Sample{Key: "k", Data: clip}
+	spec := `{"version": 1, "seed": "1", "limits": {"maxOutputBytes": "%d"}, "nodes": [
+	  {"id": "dec", "op": "decode_video", "input": "input", "params": {"width": 64, "height": 48}},
+	  {"id": "s", "op": "sample_frames", "input": "dec", "params": {"mode": "uniform", "num": 3}}], "outputs": [%s]}`
+	sparse := runVideoGraph(t, fmt.Sprintf(spec, 3*64*48*3, `"s"`), s).Values[0].Frames
+	both := runVideoGraph(t, fmt.Sprintf(spec, 1<<30, `"dec", "s"`), s)
+	all, sampled := both.Values[0].Frames, both.Values[1].Frames
+	if len(sparse) != 3 || len(sampled) != 3 || len(all) <= 3 {
+		t.Fatalf("%d, %d, %d frames", len(sparse), len(sampled), len(all))
+	}
+	for i := range sparse {
+		if !bytes.Equal(sparse[i].Pix, sampled[i].Pix) {
+			t.Errorf("frame %d differs between the deferred and the materialized stack", i)
+		}
+	}
+	if _, err := mustCompile(t, fmt.Sprintf(spec, 3*64*48*3, `"dec"`)).Run(context.Background(), s); !errors.Is(err, ErrLimit) {
+		t.Errorf("whole stack over the limit: %v", err)
 	}
 }

@@ -52,6 +52,7 @@ type Value struct {
 	Tensor *Tensor
 
 	lazy *lazyValue
+	clip pendingClip // frames not decoded yet (decode_video mode all): see ops_video.go
 }
 
 // Image is an 8-bit interleaved (HWC) image: Channels is 1 (gray), 3 (RGB) or 4 (RGBA).
