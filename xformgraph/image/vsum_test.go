@@ -9,7 +9,7 @@ import (
 func TestVsumMatchesGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, k := range []int{1, 2, 3, 4, 5, 7} {
-		for _, n := range []int{1, 3, 4, 5, 224, 227} {
+		for _, n := range []int{1, 3, 4, 5, 16, 20, 39, 224, 227} {
 			stride := n + 3
 			src := make([]float32, k*stride)
 			for i := range src {
