@@ -34,6 +34,14 @@ final class HookConf {
   static final String INOTIFY_POLL_MS = "newtricks.inotify.poll.ms";
   /** Namespace events read from the edit log but not yet acknowledged, at most. */
   static final String INOTIFY_MAX_PENDING = "newtricks.inotify.max.pending";
+  /** The tailer spends at most 1/factor of one core re-reading the edit log (0: unthrottled). */
+  static final String INOTIFY_COST_FACTOR = "newtricks.inotify.cost.factor";
+  /**
+   * Events one edit-log read may return: raises the NameNode's
+   * dfs.namenode.inotify.max.events.per.rpc (default 1000) to this if it is lower, since every
+   * read re-scans the in-progress segment and small reads make draining a burst quadratic.
+   */
+  static final String INOTIFY_EVENTS_PER_READ = "newtricks.inotify.events.per.read";
 
   /** HDFS keys forwarded to the co-process in Configure, besides every newtricks.* key. */
   static final String[] FORWARDED_HDFS_KEYS = {
@@ -58,6 +66,8 @@ final class HookConf {
   final long deliverTimeoutMs;
   final long inotifyPollMs;
   final int inotifyMaxPending;
+  final int inotifyCostFactor;
+  final int inotifyEventsPerRead;
 
   HookConf(Configuration conf, String binaryKey) {
     this.binary = conf.getTrimmed(binaryKey, "");
@@ -78,6 +88,8 @@ final class HookConf {
     this.deliverTimeoutMs = conf.getLong(DELIVER_TIMEOUT_MS, 2_000);
     this.inotifyPollMs = conf.getLong(INOTIFY_POLL_MS, 100);
     this.inotifyMaxPending = conf.getInt(INOTIFY_MAX_PENDING, 10_000);
+    this.inotifyCostFactor = conf.getInt(INOTIFY_COST_FACTOR, 20);
+    this.inotifyEventsPerRead = conf.getInt(INOTIFY_EVENTS_PER_READ, 20_000);
   }
 
   /** The conf map pushed to the co-process: every newtricks.* key plus FORWARDED_HDFS_KEYS. */

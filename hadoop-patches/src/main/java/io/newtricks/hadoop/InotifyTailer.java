@@ -38,6 +38,7 @@ final class InotifyTailer {
 
   private final Source source;
   private final long pollMs;
+  private final int costFactor;
   private final int maxPending;
   private final HookMetrics metrics;
   private final ArrayDeque<NamespaceEvent> queue = new ArrayDeque<>();
@@ -51,6 +52,17 @@ final class InotifyTailer {
   private boolean loggedWaiting;
 
   InotifyTailer(Source source, long pollMs, int maxPending, HookMetrics metrics) {
+    this(source, pollMs, maxPending, 0, metrics);
+  }
+
+  /**
+   * @param costFactor if positive, after a read that took T ms the next read waits at least
+   *     costFactor * T ms: getEditsFromTxid re-reads the in-progress edit log segment from its
+   *     start on every call, so on a busy NameNode with a long segment an unthrottled tailer
+   *     would spend a core scanning. With factor k it spends at most 1/k of one core.
+   */
+  InotifyTailer(Source source, long pollMs, int maxPending, int costFactor, HookMetrics metrics) {
+    this.costFactor = costFactor;
     this.source = source;
     this.pollMs = pollMs;
     this.maxPending = maxPending;
@@ -81,14 +93,17 @@ final class InotifyTailer {
       if (lastReadTxid < 0) {
         lastReadTxid = source.currentTxid();
         LOG.info("newtricks: inotify tailer starts after txid {}", lastReadTxid);
+        nextPollAt = nowMs + pollMs;
       } else {
+        long start = System.nanoTime();
         EventBatchList el = source.editsFrom(lastReadTxid + 1);
+        long tookMs = (System.nanoTime() - start) / 1_000_000;
         accept(el);
+        nextPollAt = nowMs + Math.max(pollMs, costFactor * tookMs);
       }
       hardFailures = 0;
       loggedWaiting = false;
       backoffMs = pollMs;
-      nextPollAt = nowMs + pollMs;
     } catch (StandbyException | SafeModeException | RetriableException | IllegalStateException e) {
       // Standby, starting up, or edit log not open for write yet: wait quietly.
       if (!loggedWaiting) {

@@ -1,5 +1,7 @@
 package io.newtricks.hadoop;
 
+import org.apache.hadoop.hdfs.DFSConfigKeys;
+
 import java.net.InetSocketAddress;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.namenode.NameNode;
@@ -75,8 +77,14 @@ public class NameNodePlugin implements ServicePlugin {
       String daemonId = nn.getNameNodeAddressHostPortString();
       CoprocessSupervisor s = new CoprocessSupervisor(KIND, daemonId == null ? "" : daemonId,
           h.address(), HookConf.forwarded(conf), hc, m);
+      // getEditsFromTxid reads this key from the NameNode's conf on every call.
+      String perRpc = DFSConfigKeys.DFS_NAMENODE_INOTIFY_MAX_EVENTS_PER_RPC_KEY;
+      if (nn.getConf().getInt(perRpc, DFSConfigKeys.DFS_NAMENODE_INOTIFY_MAX_EVENTS_PER_RPC_DEFAULT)
+          < hc.inotifyEventsPerRead) {
+        nn.getConf().setInt(perRpc, hc.inotifyEventsPerRead);
+      }
       InotifyTailer tailer = new InotifyTailer(InotifyTailer.of(nn.getRpcServer()),
-          hc.inotifyPollMs, hc.inotifyMaxPending, m);
+          hc.inotifyPollMs, hc.inotifyMaxPending, hc.inotifyCostFactor, m);
       EventForwarder f = new EventForwarder(hub, tailer, s, m, hc);
       synchronized (lock) {
         if (stopped) {
