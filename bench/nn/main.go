@@ -93,7 +93,7 @@ func run(ops []string, rounds, files, threads int) error {
 
 	res := map[string]result{"plain": {}, "hooks": {}}
 	cpu := map[string]result{"plain": {}, "hooks": {}} // NameNode CPU ticks per 1000 ops
-	for r := -1; r < rounds; r++ { // round -1 warms up both JVMs' JIT and is not counted
+	for r := -1; r < rounds; r++ {                     // round -1 warms up both JVMs' JIT and is not counted
 		for _, side := range []struct {
 			name string
 			c    *cluster.Cluster
