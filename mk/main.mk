@@ -31,8 +31,8 @@ TEST_PREREQS := deps-apt hadoop jar build xform-media xform-pyenv
 .PHONY: test
 test: $(TEST_PREREQS) verify compose-check ## run every test: unit, Java, conformance against real Hadoop
 	@mkdir -p $(CACHE)
-	$(TEST_ENV) go test -p 1 -count=1 -timeout 60m ./... 2>&1 | tee $(CACHE)/last-test.log; exit $${PIPESTATUS[0]}
 	$(MAKE) --no-print-directory java-test
+	$(TEST_ENV) go test -p 1 -count=1 -timeout 60m ./... 2>&1 | tee $(CACHE)/last-test.log; exit $${PIPESTATUS[0]}
 
 .PHONY: demo
 demo: deps-apt hadoop jar build ## start a local cluster with the extensions and show what they see
