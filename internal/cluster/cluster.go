@@ -320,7 +320,7 @@ func (c *Cluster) waitReady(ctx context.Context, n int, relocate bool) error {
 
 // relocateDataNode gives DataNode i fresh ports and starts it again.
 func (c *Cluster) relocateDataNode(i int) error {
-	p, err := freePorts(3)
+	p, err := FreePorts(3)
 	if err != nil {
 		return err
 	}

@@ -5,10 +5,10 @@ import (
 	"net"
 )
 
-// freePorts returns n distinct free TCP ports on 127.0.0.1. All listeners are held until
+// FreePorts returns n distinct free TCP ports on 127.0.0.1. All listeners are held until
 // every port is chosen, so the kernel never hands out the same port twice; another process
 // may still take one before the daemon binds it, which Start detects and retries.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	ls := make([]net.Listener, 0, n)
 	defer func() {
 		for _, l := range ls {
@@ -29,7 +29,7 @@ func freePorts(n int) ([]int, error) {
 
 // allocatePorts picks every port of a cluster with dataNodes DataNodes.
 func allocatePorts(dataNodes int) (NameNodePorts, []DataNodePorts, error) {
-	p, err := freePorts(2 + 3*dataNodes)
+	p, err := FreePorts(2 + 3*dataNodes)
 	if err != nil {
 		return NameNodePorts{}, nil, err
 	}

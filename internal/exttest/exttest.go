@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -93,7 +92,7 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 	if n == 0 {
 		n = 3
 	}
-	ports, err := freePorts(2 + 2*n)
+	ports, err := cluster.FreePorts(2 + 2*n)
 	if err != nil {
 		return cluster.Config{}, Layout{}, err
 	}
@@ -164,25 +163,6 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 		cfg.ExtraClasspath = []string{a.HooksJar}
 	}
 	return cfg, lay, nil
-}
-
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("pick free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // Dial connects to a co-process API address. Reconnects are retried every 50-250 ms, not
