@@ -488,11 +488,23 @@ func (c *Cluster) StartDataNode(ctx context.Context, i int) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.StartupTimeout)
 	defer cancel()
 	dn := c.DataNodes()[i]
+	relocations := 0
 	for {
 		c.mu.Lock()
 		p := c.dns[i]
 		c.mu.Unlock()
 		if !p.running() {
+			// Another process may have taken one of its old ports meanwhile: retry on fresh ones
+			// (the DataNode keeps its storage, so the NameNode sees the same node come back).
+			if p.bindFailed() && relocations < 3 {
+				relocations++
+				if err := c.relocateDataNode(i); err != nil {
+					return err
+				}
+				_ = c.writeState()
+				dn = c.DataNodes()[i]
+				continue
+			}
 			return fmt.Errorf("datanode %d: %w\n%s", i, ErrDaemonExited, tail(p.logSince(), 40))
 		}
 		if ok, _ := dataNodeRegistered(ctx, dn.HTTPAddr); ok {
