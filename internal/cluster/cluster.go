@@ -471,7 +471,8 @@ func (c *Cluster) StopDataNode(i int) error {
 	return nil
 }
 
-// StartDataNode starts DataNode i again with its previous conf, data dir and ports, and
+// StartDataNode starts DataNode i again with its previous conf, data dir and ports (fresh
+// ports if one of them was taken meanwhile), and
 // waits until it has registered with the NameNode and is live.
 func (c *Cluster) StartDataNode(ctx context.Context, i int) error {
 	p, err := c.dataNode(i)
