@@ -26,7 +26,8 @@ type Sink struct {
 	lastTxid    int64
 	received    int64
 	dropped     int64 // audit events the hook dropped, as it last reported
-	subscribers []Subscriber
+	subscribers []subscription
+	nextSub     int
 
 	mReceived   *prometheus.CounterVec
 	mDuplicates prometheus.Counter
@@ -67,11 +68,29 @@ func (s *Sink) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{s.mReceived, s.mDuplicates, s.mDropped, s.mLastTxid}
 }
 
-// Subscribe adds fn to the subscribers; it sees the events accepted from then on.
-func (s *Sink) Subscribe(fn Subscriber) {
+// Subscribe adds fn to the subscribers; it sees the events accepted from then on until the
+// returned function removes it.
+func (s *Sink) Subscribe(fn Subscriber) (unsubscribe func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.subscribers = append(s.subscribers, fn)
+	id := s.nextSub
+	s.nextSub++
+	s.subscribers = append(s.subscribers, subscription{id: id, fn: fn})
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for i, sub := range s.subscribers {
+			if sub.id == id {
+				s.subscribers = append(s.subscribers[:i:i], s.subscribers[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+type subscription struct {
+	id int
+	fn Subscriber
 }
 
 // Deliver accepts one batch. Namespace events at or below the last txid are duplicates of an
@@ -101,8 +120,8 @@ func (s *Sink) Deliver(_ context.Context, b *pb.EventBatch) (*pb.DeliverAck, err
 		s.ring[s.next] = ev
 		s.next = (s.next + 1) % len(s.ring)
 		s.full = s.full || s.next == 0
-		for _, fn := range s.subscribers {
-			fn(ev)
+		for _, sub := range s.subscribers {
+			sub.fn(ev)
 		}
 	}
 	s.mLastTxid.Set(float64(s.lastTxid))

@@ -18,7 +18,7 @@ func auditEvent(cmd, src string) *pb.Event {
 func TestDeliverDedupesRetriedNamespaceEvents(t *testing.T) {
 	s := NewSink(10, -1)
 	var seen []string
-	s.Subscribe(func(e Event) { seen = append(seen, e.Path()) })
+	unsubscribe := s.Subscribe(func(e Event) { seen = append(seen, e.Path()) })
 	batch := &pb.EventBatch{Events: []*pb.Event{
 		nsEvent(5, pb.NamespaceEvent_CREATE, "/a"), auditEvent("open", "/b"), nsEvent(6, pb.NamespaceEvent_CLOSE, "/a"),
 	}, AuditDroppedTotal: 3}
@@ -35,9 +35,14 @@ func TestDeliverDedupesRetriedNamespaceEvents(t *testing.T) {
 	if len(seen) != len(want) {
 		t.Fatalf("subscriber saw %v, want %v", seen, want)
 	}
+	unsubscribe()
+	s.Deliver(context.Background(), &pb.EventBatch{Events: []*pb.Event{auditEvent("open", "/c")}})
+	if len(seen) != len(want) {
+		t.Fatalf("subscriber called after unsubscribe: %v", seen)
+	}
 	last, received, _ := s.Stats()
-	if last != 7 || received != 4 {
-		t.Fatalf("Stats = %d, %d; want 7, 4", last, received)
+	if last != 7 || received != 5 {
+		t.Fatalf("Stats = %d, %d; want 7, 5", last, received)
 	}
 }
 

@@ -22,12 +22,13 @@ func startSubsystems(ctx context.Context, env coproc.Env, host pb.NameNodeHostCl
 	}
 	hs.RegisterGRPC(env.API)
 	env.Registry.MustRegister(hs.Collectors()...)
-	sink.Subscribe(func(e events.Event) {
+	unsubscribe := sink.Subscribe(func(e events.Event) {
 		if a := e.Audit; a != nil && a.Allowed {
 			hs.ObserveAudit(a.Cmd, a.Src, a.User, a.ClientIP, a.Time)
 		}
 	})
 	go func() {
+		defer unsubscribe() // a Configure that failed after this point leaves nothing behind
 		if err := hs.Run(ctx); err != nil && ctx.Err() == nil {
 			env.Log.Error("hotspot stopped", "error", err)
 		}
