@@ -20,6 +20,7 @@ public class InotifyTailerTest {
     long firstAvailable = 1;
     boolean standby;
     int calls;
+    long readMs; // how long one editsFrom takes, like a scan of a long in-progress segment
 
     @Override
     public long currentTxid() throws IOException {
@@ -32,6 +33,13 @@ public class InotifyTailerTest {
     @Override
     public EventBatchList editsFrom(long txid) throws IOException {
       calls++;
+      if (readMs > 0) {
+        try {
+          Thread.sleep(readMs);
+        } catch (InterruptedException e) {
+          throw new IOException(e);
+        }
+      }
       if (standby) {
         throw new StandbyException("standby");
       }
@@ -50,6 +58,24 @@ public class InotifyTailerTest {
 
   private static HookMetrics metrics() {
     return new HookMetrics("test");
+  }
+
+  @Test
+  public void expensiveReadsAreSpacedByTheirCost() {
+    FakeLog log = new FakeLog();
+    log.last = 1;
+    InotifyTailer t = new InotifyTailer(log, 10, 100_000, 20, metrics());
+    t.maybePoll(0); // positions the cursor, no read
+    log.last = 50;
+    log.readMs = 20;
+    t.maybePoll(100);
+    assertEquals(1, log.calls);
+    // A read took >= 20 ms, so with factor 20 the next one waits >= 400 ms, not 10 ms.
+    t.maybePoll(120);
+    t.maybePoll(400);
+    assertEquals(1, log.calls);
+    t.maybePoll(100 + 20 * 20 + 1000);
+    assertEquals(2, log.calls);
   }
 
   @Test
