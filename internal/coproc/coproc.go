@@ -81,8 +81,9 @@ type Coprocess struct {
 	configured  bool
 	apiAddr     string
 	metricsAddr string
-	host        *grpc.ClientConn
-	cancel      context.CancelFunc
+	// cancel ends the component's background work; nothing calls it yet because a
+	// co-process lives until the host shuts it down, but it keeps the context owned.
+	cancel context.CancelFunc
 }
 
 // New returns a co-process that is not configured yet.
@@ -136,7 +137,7 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 	if err != nil {
 		c.log.Warn("metrics endpoint disabled", "error", err)
 	}
-	c.configured, c.host, c.cancel = true, host, cancel
+	c.configured, c.cancel = true, cancel
 	c.apiAddr, c.metricsAddr = apiAddr, metricsAddr
 	c.log.Info("configured", "daemon", req.GetDaemonKind(), "daemon_id", req.GetDaemonId(),
 		"generation", req.GetGeneration(), "host", req.GetHostAddress(), "api", apiAddr, "metrics", metricsAddr)

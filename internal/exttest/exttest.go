@@ -32,12 +32,11 @@ var ErrMissing = errors.New("newtricks artifact missing")
 
 // Artifacts are the built parts of newtricks.
 type Artifacts struct {
-	HooksJar      string // hadoop-patches/target/newtricks-hadoop-hooks.jar
-	NameNodeExt   string // bin/namenode-ext
-	DataNodeExt   string // bin/datanode-ext
-	NewtricksCLI  string // bin/newtricks
-	HadoopLibDir  string
-	binDirDefault string
+	HooksJar     string // hadoop-patches/target/newtricks-hadoop-hooks.jar
+	NameNodeExt  string // bin/namenode-ext
+	DataNodeExt  string // bin/datanode-ext
+	NewtricksCLI string // bin/newtricks
+	HadoopLibDir string
 }
 
 // ArtifactsFromEnv reads NEWTRICKS_HOOKS_JAR, NEWTRICKS_BIN and NEWTRICKS_HADOOP_LIB (set by
