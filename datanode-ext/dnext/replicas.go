@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
@@ -22,17 +23,19 @@ type replicasAPI struct {
 // never look at the disk before it said yes.
 func (a *replicasAPI) Read(ctx context.Context, req *pb.ReadReplicaRequest) (*pb.ReadReplicaResponse, error) {
 	b := req.GetBlock()
+	user, err := authn.ActAs(ctx, req.GetUser())
+	if err != nil {
+		return nil, coproc.ToStatus(err)
+	}
 	switch {
 	case b == nil || b.GetBlockId() == 0 || b.GetBlockPoolId() == "":
 		return nil, coproc.ToStatus(fmt.Errorf("%w: block pool id and block id are required", coproc.ErrInvalid))
-	case req.GetUser() == "":
-		return nil, coproc.ToStatus(fmt.Errorf("%w: user is required", coproc.ErrInvalid))
 	case b.GetToken() == nil || len(b.GetToken().GetIdentifier()) == 0:
 		return nil, coproc.ToStatus(fmt.Errorf("%w: block %d: a block access token is required", coproc.ErrPermission, b.GetBlockId()))
 	}
 	rep, err := a.host.ResolveReplica(ctx, &pb.ResolveReplicaRequest{
 		BlockPoolId: b.GetBlockPoolId(), BlockId: b.GetBlockId(), GenStamp: b.GetGenStamp(),
-		User: req.GetUser(), Token: b.GetToken(),
+		User: user, Token: b.GetToken(),
 	})
 	if err != nil {
 		return nil, coproc.ToStatus(fmt.Errorf("block %d: %w", b.GetBlockId(), err))

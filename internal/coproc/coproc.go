@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/newtricks/newtricks/internal/authn"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -117,7 +118,11 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 		return nil, status.Errorf(codes.InvalidArgument, "configure: dial host %q: %v", req.GetHostAddress(), err)
 	}
 
-	api := grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	// Every public call goes through the authenticator; handlers learn their user only from
+	// authn.ActAs. Simple authentication until the Kerberos/token authenticators exist.
+	apiOpts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20)},
+		authn.ServerOptions(authn.Simple{})...)
+	api := grpc.NewServer(apiOpts...)
 	runCtx, cancel := context.WithCancel(context.Background())
 	env := Env{Conf: conf, Request: req, Host: host, API: api, Registry: reg,
 		Log: c.log, Generation: req.GetGeneration()}

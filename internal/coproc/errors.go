@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/newtricks/newtricks/internal/authn"
 )
 
 // Sentinel errors shared by the co-processes' public APIs. ToStatus maps them to gRPC codes;
@@ -30,6 +32,9 @@ var statusTable = []struct {
 	{ErrUnavailable, codes.Unavailable},
 	{ErrPrecondition, codes.FailedPrecondition},
 	{ErrResourceLimit, codes.ResourceExhausted},
+	{authn.ErrUnauthenticated, codes.Unauthenticated},
+	{authn.ErrForbidden, codes.PermissionDenied},
+	{authn.ErrNoUser, codes.InvalidArgument},
 	{context.DeadlineExceeded, codes.DeadlineExceeded},
 	{context.Canceled, codes.Canceled},
 }

@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/newtricks/newtricks/internal/authn"
 )
 
 // Sentinel errors of the hotspot manager. statusTable maps them to gRPC codes at the Hints
@@ -37,6 +39,9 @@ var statusTable = []struct {
 	{ErrQuota, codes.ResourceExhausted},
 	{ErrFinished, codes.FailedPrecondition},
 	{ErrNothingPlanned, codes.FailedPrecondition},
+	{authn.ErrUnauthenticated, codes.Unauthenticated},
+	{authn.ErrForbidden, codes.PermissionDenied},
+	{authn.ErrNoUser, codes.InvalidArgument},
 	{context.DeadlineExceeded, codes.DeadlineExceeded},
 	{context.Canceled, codes.Canceled},
 }

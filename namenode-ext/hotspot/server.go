@@ -5,6 +5,8 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/newtricks/newtricks/internal/authn"
+
 	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -20,7 +22,13 @@ type server struct {
 }
 
 func (s *server) Create(ctx context.Context, req *nnv1.CreateHintRequest) (*nnv1.HintPlan, error) {
-	plan, err := s.m.Create(ctx, requestFromProto(req))
+	r := requestFromProto(req)
+	user, err := authn.ActAs(ctx, r.User)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	r.User = user
+	plan, err := s.m.Create(ctx, r)
 	if err != nil {
 		return nil, ToStatus(err)
 	}
@@ -28,7 +36,11 @@ func (s *server) Create(ctx context.Context, req *nnv1.CreateHintRequest) (*nnv1
 }
 
 func (s *server) Status(ctx context.Context, req *nnv1.HintStatusRequest) (*nnv1.HintStatus, error) {
-	st, err := s.m.Status(ctx, req.HintId, req.User)
+	user, err := authn.ActAs(ctx, req.User)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	st, err := s.m.Status(ctx, req.HintId, user)
 	if err != nil {
 		return nil, ToStatus(err)
 	}
@@ -36,7 +48,11 @@ func (s *server) Status(ctx context.Context, req *nnv1.HintStatusRequest) (*nnv1
 }
 
 func (s *server) Extend(ctx context.Context, req *nnv1.ExtendHintRequest) (*nnv1.HintStatus, error) {
-	st, err := s.m.Extend(ctx, req.HintId, req.User, msDuration(req.ExtendByMs))
+	user, err := authn.ActAs(ctx, req.User)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	st, err := s.m.Extend(ctx, req.HintId, user, msDuration(req.ExtendByMs))
 	if err != nil {
 		return nil, ToStatus(err)
 	}
@@ -44,7 +60,11 @@ func (s *server) Extend(ctx context.Context, req *nnv1.ExtendHintRequest) (*nnv1
 }
 
 func (s *server) Done(ctx context.Context, req *nnv1.DoneHintRequest) (*nnv1.HintStatus, error) {
-	st, err := s.m.Done(ctx, req.HintId, req.User, req.Cancel)
+	user, err := authn.ActAs(ctx, req.User)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
+	st, err := s.m.Done(ctx, req.HintId, user, req.Cancel)
 	if err != nil {
 		return nil, ToStatus(err)
 	}
@@ -52,8 +72,12 @@ func (s *server) Done(ctx context.Context, req *nnv1.DoneHintRequest) (*nnv1.Hin
 }
 
 func (s *server) List(ctx context.Context, req *nnv1.ListHintsRequest) (*nnv1.ListHintsResponse, error) {
+	user, err := authn.ActAs(ctx, req.User)
+	if err != nil {
+		return nil, ToStatus(err)
+	}
 	out := &nnv1.ListHintsResponse{}
-	for _, st := range s.m.List(ctx, req.User) {
+	for _, st := range s.m.List(ctx, user) {
 		out.Hints = append(out.Hints, StatusToProto(st))
 	}
 	return out, nil

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 )
@@ -64,7 +65,7 @@ func (e *env) start() {
 		e.t.Fatal(err)
 	}
 	lis := bufconn.Listen(1 << 20)
-	s := grpc.NewServer()
+	s := grpc.NewServer(authn.ServerOptions(authn.Simple{})...)
 	m.RegisterGRPC(s)
 	go func() { _ = s.Serve(lis) }()
 	conn, err := grpc.NewClient("passthrough:///bufnet",

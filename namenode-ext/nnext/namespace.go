@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
 	"github.com/newtricks/newtricks/namenode-ext/events"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -29,22 +30,17 @@ func checkPath(p string) error {
 	return nil
 }
 
-func checkUser(u string) error {
-	if u == "" {
-		return fmt.Errorf("%w: user is required", coproc.ErrInvalid)
-	}
-	return nil
-}
-
 // Locate asks the NameNode, as the user, for the file's blocks and their access tokens.
 func (a *namespaceAPI) Locate(ctx context.Context, req *pb.LocateRequest) (*pb.LocatedBlocks, error) {
 	if err := checkPath(req.GetPath()); err != nil {
 		return nil, coproc.ToStatus(err)
 	}
-	if err := checkUser(req.GetUser()); err != nil {
+	// Tokens are issued only to the caller's own (authenticated) identity.
+	user, err := authn.ActAs(ctx, req.GetUser())
+	if err != nil {
 		return nil, coproc.ToStatus(err)
 	}
-	lb, err := a.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: req.GetPath(), User: req.GetUser()})
+	lb, err := a.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: req.GetPath(), User: user})
 	if err != nil {
 		return nil, coproc.ToStatus(fmt.Errorf("locate %s: %w", req.GetPath(), err))
 	}

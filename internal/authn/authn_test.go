@@ -1,0 +1,72 @@
+package authn
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+)
+
+type fakeImp struct {
+	proxies map[[2]string]bool // {real, user}
+	admins  map[string]bool
+}
+
+func (f fakeImp) AuthorizeProxy(_ context.Context, real, user, _ string) error {
+	if f.proxies[[2]string{real, user}] {
+		return nil
+	}
+	return errors.New("not allowed by hadoop.proxyuser rules")
+}
+
+func (f fakeImp) IsAdmin(_ context.Context, user string) (bool, error) { return f.admins[user], nil }
+
+func TestActAs(t *testing.T) {
+	imp := fakeImp{proxies: map[[2]string]bool{{"svc", "alice"}: true}, admins: map[string]bool{"hdfs": true}}
+	kerb := func(u string) context.Context {
+		return NewContext(context.Background(), Identity{User: u, Method: MethodKerberos}, "10.0.0.1:1234", imp)
+	}
+	simple := NewContext(context.Background(), Identity{Method: MethodSimple}, "", nil)
+	tests := []struct {
+		name      string
+		ctx       context.Context
+		requested string
+		want      string
+		code      codes.Code
+	}{
+		{"no interceptor", context.Background(), "alice", "", codes.Unauthenticated},
+		{"simple trusts the name", simple, "alice", "alice", codes.OK},
+		{"simple needs a name", simple, "", "", codes.InvalidArgument},
+		{"kerberos, empty requested", kerb("bob"), "", "bob", codes.OK},
+		{"kerberos, same name", kerb("bob"), "bob", "bob", codes.OK},
+		{"kerberos, impersonation refused", kerb("bob"), "alice", "", codes.PermissionDenied},
+		{"kerberos, proxy user allowed", kerb("svc"), "alice", "alice", codes.OK},
+		{"kerberos, proxy user not for that user", kerb("svc"), "hdfs", "", codes.PermissionDenied},
+		{"proven identity without a user", kerb(""), "", "", codes.Unauthenticated},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ActAs(tc.ctx, tc.requested)
+			if Code(err) != tc.code || got != tc.want {
+				t.Fatalf("ActAs(%q) = %q, %v (code %v); want %q, %v", tc.requested, got, err, Code(err), tc.want, tc.code)
+			}
+		})
+	}
+}
+
+func TestRequireAdmin(t *testing.T) {
+	imp := fakeImp{admins: map[string]bool{"hdfs": true}}
+	ctx := NewContext(context.Background(), Identity{User: "hdfs", Method: MethodKerberos}, "", imp)
+	if u, err := RequireAdmin(ctx, ""); err != nil || u != "hdfs" {
+		t.Fatalf("admin: %q, %v", u, err)
+	}
+	ctx = NewContext(context.Background(), Identity{User: "alice", Method: MethodKerberos}, "", imp)
+	if _, err := RequireAdmin(ctx, ""); Code(err) != codes.PermissionDenied {
+		t.Fatalf("non-admin: %v", err)
+	}
+	noImp := NewContext(context.Background(), Identity{Method: MethodSimple}, "", nil)
+	if _, err := RequireAdmin(noImp, "hdfs"); Code(err) != codes.PermissionDenied {
+		t.Fatalf("no impersonator: %v", err)
+	}
+}

@@ -1,0 +1,77 @@
+package authn
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// Authenticator establishes the caller of one incoming call.
+type Authenticator interface {
+	// Authenticate returns the caller's context (built with NewContext) or an error wrapping
+	// ErrUnauthenticated.
+	Authenticate(ctx context.Context, fullMethod string) (context.Context, error)
+}
+
+// Simple trusts the user name each request carries, as HDFS does under simple
+// authentication. Imp, if set, answers RequireAdmin.
+type Simple struct{ Imp Impersonator }
+
+// Authenticate implements Authenticator.
+func (s Simple) Authenticate(ctx context.Context, _ string) (context.Context, error) {
+	return NewContext(ctx, Identity{Method: MethodSimple}, remoteAddr(ctx), s.Imp), nil
+}
+
+func remoteAddr(ctx context.Context) string {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		return p.Addr.String()
+	}
+	return ""
+}
+
+// RemoteAddr returns the address of the call's peer, for authenticators.
+func RemoteAddr(ctx context.Context) string { return remoteAddr(ctx) }
+
+// Code maps this package's errors to gRPC codes (codes.OK if err is not one of them).
+func Code(err error) codes.Code {
+	switch {
+	case errors.Is(err, ErrUnauthenticated):
+		return codes.Unauthenticated
+	case errors.Is(err, ErrForbidden):
+		return codes.PermissionDenied
+	case errors.Is(err, ErrNoUser):
+		return codes.InvalidArgument
+	}
+	return codes.OK
+}
+
+// ServerOptions returns the interceptors that run a on every unary and streaming call.
+func ServerOptions(a Authenticator) []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			ctx, err := a.Authenticate(ctx, info.FullMethod)
+			if err != nil {
+				return nil, status.Error(codes.Unauthenticated, err.Error())
+			}
+			return h(ctx, req)
+		}),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			ctx, err := a.Authenticate(ss.Context(), info.FullMethod)
+			if err != nil {
+				return status.Error(codes.Unauthenticated, err.Error())
+			}
+			return h(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
+		}),
+	}
+}
+
+type wrappedStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (w *wrappedStream) Context() context.Context { return w.ctx }
