@@ -2066,6 +2066,406 @@ func (x *Replica) GetGenStamp() int64 {
 	return 0
 }
 
+type MapPrincipalRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Principal     string                 `protobuf:"bytes,1,opt,name=principal,proto3" json:"principal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapPrincipalRequest) Reset() {
+	*x = MapPrincipalRequest{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapPrincipalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapPrincipalRequest) ProtoMessage() {}
+
+func (x *MapPrincipalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapPrincipalRequest.ProtoReflect.Descriptor instead.
+func (*MapPrincipalRequest) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *MapPrincipalRequest) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
+type MapPrincipalResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MapPrincipalResponse) Reset() {
+	*x = MapPrincipalResponse{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MapPrincipalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MapPrincipalResponse) ProtoMessage() {}
+
+func (x *MapPrincipalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MapPrincipalResponse.ProtoReflect.Descriptor instead.
+func (*MapPrincipalResponse) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *MapPrincipalResponse) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+type AuthorizeProxyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RealUser      string                 `protobuf:"bytes,1,opt,name=real_user,json=realUser,proto3" json:"real_user,omitempty"`
+	User          string                 `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	RemoteAddr    string                 `protobuf:"bytes,3,opt,name=remote_addr,json=remoteAddr,proto3" json:"remote_addr,omitempty"` // ip or ip:port of the caller
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthorizeProxyRequest) Reset() {
+	*x = AuthorizeProxyRequest{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthorizeProxyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthorizeProxyRequest) ProtoMessage() {}
+
+func (x *AuthorizeProxyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthorizeProxyRequest.ProtoReflect.Descriptor instead.
+func (*AuthorizeProxyRequest) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *AuthorizeProxyRequest) GetRealUser() string {
+	if x != nil {
+		return x.RealUser
+	}
+	return ""
+}
+
+func (x *AuthorizeProxyRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *AuthorizeProxyRequest) GetRemoteAddr() string {
+	if x != nil {
+		return x.RemoteAddr
+	}
+	return ""
+}
+
+type AuthorizeProxyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthorizeProxyResponse) Reset() {
+	*x = AuthorizeProxyResponse{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthorizeProxyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthorizeProxyResponse) ProtoMessage() {}
+
+func (x *AuthorizeProxyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthorizeProxyResponse.ProtoReflect.Descriptor instead.
+func (*AuthorizeProxyResponse) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{35}
+}
+
+type IsAdminRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IsAdminRequest) Reset() {
+	*x = IsAdminRequest{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IsAdminRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IsAdminRequest) ProtoMessage() {}
+
+func (x *IsAdminRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IsAdminRequest.ProtoReflect.Descriptor instead.
+func (*IsAdminRequest) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *IsAdminRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+type IsAdminResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Admin         bool                   `protobuf:"varint,1,opt,name=admin,proto3" json:"admin,omitempty"`
+	Superuser     string                 `protobuf:"bytes,2,opt,name=superuser,proto3" json:"superuser,omitempty"`
+	Supergroup    string                 `protobuf:"bytes,3,opt,name=supergroup,proto3" json:"supergroup,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IsAdminResponse) Reset() {
+	*x = IsAdminResponse{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IsAdminResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IsAdminResponse) ProtoMessage() {}
+
+func (x *IsAdminResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IsAdminResponse.ProtoReflect.Descriptor instead.
+func (*IsAdminResponse) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *IsAdminResponse) GetAdmin() bool {
+	if x != nil {
+		return x.Admin
+	}
+	return false
+}
+
+func (x *IsAdminResponse) GetSuperuser() string {
+	if x != nil {
+		return x.Superuser
+	}
+	return ""
+}
+
+func (x *IsAdminResponse) GetSupergroup() string {
+	if x != nil {
+		return x.Supergroup
+	}
+	return ""
+}
+
+type VerifyDelegationTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         *Token                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyDelegationTokenRequest) Reset() {
+	*x = VerifyDelegationTokenRequest{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyDelegationTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyDelegationTokenRequest) ProtoMessage() {}
+
+func (x *VerifyDelegationTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyDelegationTokenRequest.ProtoReflect.Descriptor instead.
+func (*VerifyDelegationTokenRequest) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *VerifyDelegationTokenRequest) GetToken() *Token {
+	if x != nil {
+		return x.Token
+	}
+	return nil
+}
+
+type VerifyDelegationTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`                         // short name of the token's owner
+	RealUser      string                 `protobuf:"bytes,2,opt,name=real_user,json=realUser,proto3" json:"real_user,omitempty"` // short name of the real user if the token was issued to a proxy
+	Owner         string                 `protobuf:"bytes,3,opt,name=owner,proto3" json:"owner,omitempty"`                       // the owner as recorded in the token (principal), for logs
+	MaxDateMs     int64                  `protobuf:"varint,4,opt,name=max_date_ms,json=maxDateMs,proto3" json:"max_date_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyDelegationTokenResponse) Reset() {
+	*x = VerifyDelegationTokenResponse{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyDelegationTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyDelegationTokenResponse) ProtoMessage() {}
+
+func (x *VerifyDelegationTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyDelegationTokenResponse.ProtoReflect.Descriptor instead.
+func (*VerifyDelegationTokenResponse) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *VerifyDelegationTokenResponse) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *VerifyDelegationTokenResponse) GetRealUser() string {
+	if x != nil {
+		return x.RealUser
+	}
+	return ""
+}
+
+func (x *VerifyDelegationTokenResponse) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *VerifyDelegationTokenResponse) GetMaxDateMs() int64 {
+	if x != nil {
+		return x.MaxDateMs
+	}
+	return 0
+}
+
 var File_newtricks_v1_host_proto protoreflect.FileDescriptor
 
 const file_newtricks_v1_host_proto_rawDesc = "" +
@@ -2230,7 +2630,32 @@ const file_newtricks_v1_host_proto_rawDesc = "" +
 	"block_path\x18\x01 \x01(\tR\tblockPath\x12\x1b\n" +
 	"\tmeta_path\x18\x02 \x01(\tR\bmetaPath\x12\x1b\n" +
 	"\tnum_bytes\x18\x03 \x01(\x03R\bnumBytes\x12\x1b\n" +
-	"\tgen_stamp\x18\x04 \x01(\x03R\bgenStamp2\x8e\b\n" +
+	"\tgen_stamp\x18\x04 \x01(\x03R\bgenStamp\"3\n" +
+	"\x13MapPrincipalRequest\x12\x1c\n" +
+	"\tprincipal\x18\x01 \x01(\tR\tprincipal\"*\n" +
+	"\x14MapPrincipalResponse\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\"i\n" +
+	"\x15AuthorizeProxyRequest\x12\x1b\n" +
+	"\treal_user\x18\x01 \x01(\tR\brealUser\x12\x12\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\x12\x1f\n" +
+	"\vremote_addr\x18\x03 \x01(\tR\n" +
+	"remoteAddr\"\x18\n" +
+	"\x16AuthorizeProxyResponse\"$\n" +
+	"\x0eIsAdminRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\"e\n" +
+	"\x0fIsAdminResponse\x12\x14\n" +
+	"\x05admin\x18\x01 \x01(\bR\x05admin\x12\x1c\n" +
+	"\tsuperuser\x18\x02 \x01(\tR\tsuperuser\x12\x1e\n" +
+	"\n" +
+	"supergroup\x18\x03 \x01(\tR\n" +
+	"supergroup\"I\n" +
+	"\x1cVerifyDelegationTokenRequest\x12)\n" +
+	"\x05token\x18\x01 \x01(\v2\x13.newtricks.v1.TokenR\x05token\"\x86\x01\n" +
+	"\x1dVerifyDelegationTokenResponse\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1b\n" +
+	"\treal_user\x18\x02 \x01(\tR\brealUser\x12\x14\n" +
+	"\x05owner\x18\x03 \x01(\tR\x05owner\x12\x1e\n" +
+	"\vmax_date_ms\x18\x04 \x01(\x03R\tmaxDateMs2\x8e\b\n" +
 	"\fNameNodeHost\x12[\n" +
 	"\x0eSetReplication\x12#.newtricks.v1.SetReplicationRequest\x1a$.newtricks.v1.SetReplicationResponse\x12M\n" +
 	"\rGetFileStatus\x12\".newtricks.v1.GetFileStatusRequest\x1a\x18.newtricks.v1.FileStatus\x12O\n" +
@@ -2247,7 +2672,12 @@ const file_newtricks_v1_host_proto_rawDesc = "" +
 	"\x12GetNamesystemState\x12'.newtricks.v1.GetNamesystemStateRequest\x1a\x1d.newtricks.v1.NamesystemState2\xa7\x01\n" +
 	"\fDataNodeHost\x12I\n" +
 	"\bIdentity\x12\x1d.newtricks.v1.IdentityRequest\x1a\x1e.newtricks.v1.DatanodeIdentity\x12L\n" +
-	"\x0eResolveReplica\x12#.newtricks.v1.ResolveReplicaRequest\x1a\x15.newtricks.v1.ReplicaB[\n" +
+	"\x0eResolveReplica\x12#.newtricks.v1.ResolveReplicaRequest\x1a\x15.newtricks.v1.Replica2\xfc\x02\n" +
+	"\fSecurityHost\x12U\n" +
+	"\fMapPrincipal\x12!.newtricks.v1.MapPrincipalRequest\x1a\".newtricks.v1.MapPrincipalResponse\x12[\n" +
+	"\x0eAuthorizeProxy\x12#.newtricks.v1.AuthorizeProxyRequest\x1a$.newtricks.v1.AuthorizeProxyResponse\x12F\n" +
+	"\aIsAdmin\x12\x1c.newtricks.v1.IsAdminRequest\x1a\x1d.newtricks.v1.IsAdminResponse\x12p\n" +
+	"\x15VerifyDelegationToken\x12*.newtricks.v1.VerifyDelegationTokenRequest\x1a+.newtricks.v1.VerifyDelegationTokenResponseB[\n" +
 	"\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3"
 
 var (
@@ -2262,41 +2692,49 @@ func file_newtricks_v1_host_proto_rawDescGZIP() []byte {
 	return file_newtricks_v1_host_proto_rawDescData
 }
 
-var file_newtricks_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_newtricks_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_newtricks_v1_host_proto_goTypes = []any{
-	(*SetReplicationRequest)(nil),     // 0: newtricks.v1.SetReplicationRequest
-	(*SetReplicationResponse)(nil),    // 1: newtricks.v1.SetReplicationResponse
-	(*GetFileStatusRequest)(nil),      // 2: newtricks.v1.GetFileStatusRequest
-	(*FileStatus)(nil),                // 3: newtricks.v1.FileStatus
-	(*ListStatusRequest)(nil),         // 4: newtricks.v1.ListStatusRequest
-	(*ListStatusResponse)(nil),        // 5: newtricks.v1.ListStatusResponse
-	(*GetDatanodeReportRequest)(nil),  // 6: newtricks.v1.GetDatanodeReportRequest
-	(*DatanodeLoad)(nil),              // 7: newtricks.v1.DatanodeLoad
-	(*DatanodeReport)(nil),            // 8: newtricks.v1.DatanodeReport
-	(*GetBlockLocationsRequest)(nil),  // 9: newtricks.v1.GetBlockLocationsRequest
-	(*Token)(nil),                     // 10: newtricks.v1.Token
-	(*DatanodeRef)(nil),               // 11: newtricks.v1.DatanodeRef
-	(*LocatedBlock)(nil),              // 12: newtricks.v1.LocatedBlock
-	(*LocatedBlocks)(nil),             // 13: newtricks.v1.LocatedBlocks
-	(*CheckAccessRequest)(nil),        // 14: newtricks.v1.CheckAccessRequest
-	(*CheckAccessResponse)(nil),       // 15: newtricks.v1.CheckAccessResponse
-	(*GetContentSummaryRequest)(nil),  // 16: newtricks.v1.GetContentSummaryRequest
-	(*ContentSummary)(nil),            // 17: newtricks.v1.ContentSummary
-	(*GetXAttrsRequest)(nil),          // 18: newtricks.v1.GetXAttrsRequest
-	(*GetXAttrsResponse)(nil),         // 19: newtricks.v1.GetXAttrsResponse
-	(*SetXAttrRequest)(nil),           // 20: newtricks.v1.SetXAttrRequest
-	(*SetXAttrResponse)(nil),          // 21: newtricks.v1.SetXAttrResponse
-	(*RemoveXAttrRequest)(nil),        // 22: newtricks.v1.RemoveXAttrRequest
-	(*RemoveXAttrResponse)(nil),       // 23: newtricks.v1.RemoveXAttrResponse
-	(*ReconfigureRequest)(nil),        // 24: newtricks.v1.ReconfigureRequest
-	(*ReconfigureResponse)(nil),       // 25: newtricks.v1.ReconfigureResponse
-	(*GetNamesystemStateRequest)(nil), // 26: newtricks.v1.GetNamesystemStateRequest
-	(*NamesystemState)(nil),           // 27: newtricks.v1.NamesystemState
-	(*IdentityRequest)(nil),           // 28: newtricks.v1.IdentityRequest
-	(*DatanodeIdentity)(nil),          // 29: newtricks.v1.DatanodeIdentity
-	(*ResolveReplicaRequest)(nil),     // 30: newtricks.v1.ResolveReplicaRequest
-	(*Replica)(nil),                   // 31: newtricks.v1.Replica
-	nil,                               // 32: newtricks.v1.GetXAttrsResponse.XattrsEntry
+	(*SetReplicationRequest)(nil),         // 0: newtricks.v1.SetReplicationRequest
+	(*SetReplicationResponse)(nil),        // 1: newtricks.v1.SetReplicationResponse
+	(*GetFileStatusRequest)(nil),          // 2: newtricks.v1.GetFileStatusRequest
+	(*FileStatus)(nil),                    // 3: newtricks.v1.FileStatus
+	(*ListStatusRequest)(nil),             // 4: newtricks.v1.ListStatusRequest
+	(*ListStatusResponse)(nil),            // 5: newtricks.v1.ListStatusResponse
+	(*GetDatanodeReportRequest)(nil),      // 6: newtricks.v1.GetDatanodeReportRequest
+	(*DatanodeLoad)(nil),                  // 7: newtricks.v1.DatanodeLoad
+	(*DatanodeReport)(nil),                // 8: newtricks.v1.DatanodeReport
+	(*GetBlockLocationsRequest)(nil),      // 9: newtricks.v1.GetBlockLocationsRequest
+	(*Token)(nil),                         // 10: newtricks.v1.Token
+	(*DatanodeRef)(nil),                   // 11: newtricks.v1.DatanodeRef
+	(*LocatedBlock)(nil),                  // 12: newtricks.v1.LocatedBlock
+	(*LocatedBlocks)(nil),                 // 13: newtricks.v1.LocatedBlocks
+	(*CheckAccessRequest)(nil),            // 14: newtricks.v1.CheckAccessRequest
+	(*CheckAccessResponse)(nil),           // 15: newtricks.v1.CheckAccessResponse
+	(*GetContentSummaryRequest)(nil),      // 16: newtricks.v1.GetContentSummaryRequest
+	(*ContentSummary)(nil),                // 17: newtricks.v1.ContentSummary
+	(*GetXAttrsRequest)(nil),              // 18: newtricks.v1.GetXAttrsRequest
+	(*GetXAttrsResponse)(nil),             // 19: newtricks.v1.GetXAttrsResponse
+	(*SetXAttrRequest)(nil),               // 20: newtricks.v1.SetXAttrRequest
+	(*SetXAttrResponse)(nil),              // 21: newtricks.v1.SetXAttrResponse
+	(*RemoveXAttrRequest)(nil),            // 22: newtricks.v1.RemoveXAttrRequest
+	(*RemoveXAttrResponse)(nil),           // 23: newtricks.v1.RemoveXAttrResponse
+	(*ReconfigureRequest)(nil),            // 24: newtricks.v1.ReconfigureRequest
+	(*ReconfigureResponse)(nil),           // 25: newtricks.v1.ReconfigureResponse
+	(*GetNamesystemStateRequest)(nil),     // 26: newtricks.v1.GetNamesystemStateRequest
+	(*NamesystemState)(nil),               // 27: newtricks.v1.NamesystemState
+	(*IdentityRequest)(nil),               // 28: newtricks.v1.IdentityRequest
+	(*DatanodeIdentity)(nil),              // 29: newtricks.v1.DatanodeIdentity
+	(*ResolveReplicaRequest)(nil),         // 30: newtricks.v1.ResolveReplicaRequest
+	(*Replica)(nil),                       // 31: newtricks.v1.Replica
+	(*MapPrincipalRequest)(nil),           // 32: newtricks.v1.MapPrincipalRequest
+	(*MapPrincipalResponse)(nil),          // 33: newtricks.v1.MapPrincipalResponse
+	(*AuthorizeProxyRequest)(nil),         // 34: newtricks.v1.AuthorizeProxyRequest
+	(*AuthorizeProxyResponse)(nil),        // 35: newtricks.v1.AuthorizeProxyResponse
+	(*IsAdminRequest)(nil),                // 36: newtricks.v1.IsAdminRequest
+	(*IsAdminResponse)(nil),               // 37: newtricks.v1.IsAdminResponse
+	(*VerifyDelegationTokenRequest)(nil),  // 38: newtricks.v1.VerifyDelegationTokenRequest
+	(*VerifyDelegationTokenResponse)(nil), // 39: newtricks.v1.VerifyDelegationTokenResponse
+	nil,                                   // 40: newtricks.v1.GetXAttrsResponse.XattrsEntry
 }
 var file_newtricks_v1_host_proto_depIdxs = []int32{
 	3,  // 0: newtricks.v1.ListStatusResponse.entries:type_name -> newtricks.v1.FileStatus
@@ -2304,41 +2742,50 @@ var file_newtricks_v1_host_proto_depIdxs = []int32{
 	11, // 2: newtricks.v1.LocatedBlock.locations:type_name -> newtricks.v1.DatanodeRef
 	10, // 3: newtricks.v1.LocatedBlock.token:type_name -> newtricks.v1.Token
 	12, // 4: newtricks.v1.LocatedBlocks.blocks:type_name -> newtricks.v1.LocatedBlock
-	32, // 5: newtricks.v1.GetXAttrsResponse.xattrs:type_name -> newtricks.v1.GetXAttrsResponse.XattrsEntry
+	40, // 5: newtricks.v1.GetXAttrsResponse.xattrs:type_name -> newtricks.v1.GetXAttrsResponse.XattrsEntry
 	10, // 6: newtricks.v1.ResolveReplicaRequest.token:type_name -> newtricks.v1.Token
-	0,  // 7: newtricks.v1.NameNodeHost.SetReplication:input_type -> newtricks.v1.SetReplicationRequest
-	2,  // 8: newtricks.v1.NameNodeHost.GetFileStatus:input_type -> newtricks.v1.GetFileStatusRequest
-	4,  // 9: newtricks.v1.NameNodeHost.ListStatus:input_type -> newtricks.v1.ListStatusRequest
-	6,  // 10: newtricks.v1.NameNodeHost.GetDatanodeReport:input_type -> newtricks.v1.GetDatanodeReportRequest
-	9,  // 11: newtricks.v1.NameNodeHost.GetBlockLocations:input_type -> newtricks.v1.GetBlockLocationsRequest
-	14, // 12: newtricks.v1.NameNodeHost.CheckAccess:input_type -> newtricks.v1.CheckAccessRequest
-	16, // 13: newtricks.v1.NameNodeHost.GetContentSummary:input_type -> newtricks.v1.GetContentSummaryRequest
-	18, // 14: newtricks.v1.NameNodeHost.GetXAttrs:input_type -> newtricks.v1.GetXAttrsRequest
-	20, // 15: newtricks.v1.NameNodeHost.SetXAttr:input_type -> newtricks.v1.SetXAttrRequest
-	22, // 16: newtricks.v1.NameNodeHost.RemoveXAttr:input_type -> newtricks.v1.RemoveXAttrRequest
-	24, // 17: newtricks.v1.NameNodeHost.Reconfigure:input_type -> newtricks.v1.ReconfigureRequest
-	26, // 18: newtricks.v1.NameNodeHost.GetNamesystemState:input_type -> newtricks.v1.GetNamesystemStateRequest
-	28, // 19: newtricks.v1.DataNodeHost.Identity:input_type -> newtricks.v1.IdentityRequest
-	30, // 20: newtricks.v1.DataNodeHost.ResolveReplica:input_type -> newtricks.v1.ResolveReplicaRequest
-	1,  // 21: newtricks.v1.NameNodeHost.SetReplication:output_type -> newtricks.v1.SetReplicationResponse
-	3,  // 22: newtricks.v1.NameNodeHost.GetFileStatus:output_type -> newtricks.v1.FileStatus
-	5,  // 23: newtricks.v1.NameNodeHost.ListStatus:output_type -> newtricks.v1.ListStatusResponse
-	8,  // 24: newtricks.v1.NameNodeHost.GetDatanodeReport:output_type -> newtricks.v1.DatanodeReport
-	13, // 25: newtricks.v1.NameNodeHost.GetBlockLocations:output_type -> newtricks.v1.LocatedBlocks
-	15, // 26: newtricks.v1.NameNodeHost.CheckAccess:output_type -> newtricks.v1.CheckAccessResponse
-	17, // 27: newtricks.v1.NameNodeHost.GetContentSummary:output_type -> newtricks.v1.ContentSummary
-	19, // 28: newtricks.v1.NameNodeHost.GetXAttrs:output_type -> newtricks.v1.GetXAttrsResponse
-	21, // 29: newtricks.v1.NameNodeHost.SetXAttr:output_type -> newtricks.v1.SetXAttrResponse
-	23, // 30: newtricks.v1.NameNodeHost.RemoveXAttr:output_type -> newtricks.v1.RemoveXAttrResponse
-	25, // 31: newtricks.v1.NameNodeHost.Reconfigure:output_type -> newtricks.v1.ReconfigureResponse
-	27, // 32: newtricks.v1.NameNodeHost.GetNamesystemState:output_type -> newtricks.v1.NamesystemState
-	29, // 33: newtricks.v1.DataNodeHost.Identity:output_type -> newtricks.v1.DatanodeIdentity
-	31, // 34: newtricks.v1.DataNodeHost.ResolveReplica:output_type -> newtricks.v1.Replica
-	21, // [21:35] is the sub-list for method output_type
-	7,  // [7:21] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	10, // 7: newtricks.v1.VerifyDelegationTokenRequest.token:type_name -> newtricks.v1.Token
+	0,  // 8: newtricks.v1.NameNodeHost.SetReplication:input_type -> newtricks.v1.SetReplicationRequest
+	2,  // 9: newtricks.v1.NameNodeHost.GetFileStatus:input_type -> newtricks.v1.GetFileStatusRequest
+	4,  // 10: newtricks.v1.NameNodeHost.ListStatus:input_type -> newtricks.v1.ListStatusRequest
+	6,  // 11: newtricks.v1.NameNodeHost.GetDatanodeReport:input_type -> newtricks.v1.GetDatanodeReportRequest
+	9,  // 12: newtricks.v1.NameNodeHost.GetBlockLocations:input_type -> newtricks.v1.GetBlockLocationsRequest
+	14, // 13: newtricks.v1.NameNodeHost.CheckAccess:input_type -> newtricks.v1.CheckAccessRequest
+	16, // 14: newtricks.v1.NameNodeHost.GetContentSummary:input_type -> newtricks.v1.GetContentSummaryRequest
+	18, // 15: newtricks.v1.NameNodeHost.GetXAttrs:input_type -> newtricks.v1.GetXAttrsRequest
+	20, // 16: newtricks.v1.NameNodeHost.SetXAttr:input_type -> newtricks.v1.SetXAttrRequest
+	22, // 17: newtricks.v1.NameNodeHost.RemoveXAttr:input_type -> newtricks.v1.RemoveXAttrRequest
+	24, // 18: newtricks.v1.NameNodeHost.Reconfigure:input_type -> newtricks.v1.ReconfigureRequest
+	26, // 19: newtricks.v1.NameNodeHost.GetNamesystemState:input_type -> newtricks.v1.GetNamesystemStateRequest
+	28, // 20: newtricks.v1.DataNodeHost.Identity:input_type -> newtricks.v1.IdentityRequest
+	30, // 21: newtricks.v1.DataNodeHost.ResolveReplica:input_type -> newtricks.v1.ResolveReplicaRequest
+	32, // 22: newtricks.v1.SecurityHost.MapPrincipal:input_type -> newtricks.v1.MapPrincipalRequest
+	34, // 23: newtricks.v1.SecurityHost.AuthorizeProxy:input_type -> newtricks.v1.AuthorizeProxyRequest
+	36, // 24: newtricks.v1.SecurityHost.IsAdmin:input_type -> newtricks.v1.IsAdminRequest
+	38, // 25: newtricks.v1.SecurityHost.VerifyDelegationToken:input_type -> newtricks.v1.VerifyDelegationTokenRequest
+	1,  // 26: newtricks.v1.NameNodeHost.SetReplication:output_type -> newtricks.v1.SetReplicationResponse
+	3,  // 27: newtricks.v1.NameNodeHost.GetFileStatus:output_type -> newtricks.v1.FileStatus
+	5,  // 28: newtricks.v1.NameNodeHost.ListStatus:output_type -> newtricks.v1.ListStatusResponse
+	8,  // 29: newtricks.v1.NameNodeHost.GetDatanodeReport:output_type -> newtricks.v1.DatanodeReport
+	13, // 30: newtricks.v1.NameNodeHost.GetBlockLocations:output_type -> newtricks.v1.LocatedBlocks
+	15, // 31: newtricks.v1.NameNodeHost.CheckAccess:output_type -> newtricks.v1.CheckAccessResponse
+	17, // 32: newtricks.v1.NameNodeHost.GetContentSummary:output_type -> newtricks.v1.ContentSummary
+	19, // 33: newtricks.v1.NameNodeHost.GetXAttrs:output_type -> newtricks.v1.GetXAttrsResponse
+	21, // 34: newtricks.v1.NameNodeHost.SetXAttr:output_type -> newtricks.v1.SetXAttrResponse
+	23, // 35: newtricks.v1.NameNodeHost.RemoveXAttr:output_type -> newtricks.v1.RemoveXAttrResponse
+	25, // 36: newtricks.v1.NameNodeHost.Reconfigure:output_type -> newtricks.v1.ReconfigureResponse
+	27, // 37: newtricks.v1.NameNodeHost.GetNamesystemState:output_type -> newtricks.v1.NamesystemState
+	29, // 38: newtricks.v1.DataNodeHost.Identity:output_type -> newtricks.v1.DatanodeIdentity
+	31, // 39: newtricks.v1.DataNodeHost.ResolveReplica:output_type -> newtricks.v1.Replica
+	33, // 40: newtricks.v1.SecurityHost.MapPrincipal:output_type -> newtricks.v1.MapPrincipalResponse
+	35, // 41: newtricks.v1.SecurityHost.AuthorizeProxy:output_type -> newtricks.v1.AuthorizeProxyResponse
+	37, // 42: newtricks.v1.SecurityHost.IsAdmin:output_type -> newtricks.v1.IsAdminResponse
+	39, // 43: newtricks.v1.SecurityHost.VerifyDelegationToken:output_type -> newtricks.v1.VerifyDelegationTokenResponse
+	26, // [26:44] is the sub-list for method output_type
+	8,  // [8:26] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_newtricks_v1_host_proto_init() }
@@ -2352,9 +2799,9 @@ func file_newtricks_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_newtricks_v1_host_proto_rawDesc), len(file_newtricks_v1_host_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   41,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   3,
 		},
 		GoTypes:           file_newtricks_v1_host_proto_goTypes,
 		DependencyIndexes: file_newtricks_v1_host_proto_depIdxs,

@@ -706,3 +706,249 @@ var DataNodeHost_ServiceDesc = grpc.ServiceDesc{
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "newtricks/v1/host.proto",
 }
+
+const (
+	SecurityHost_MapPrincipal_FullMethodName          = "/newtricks.v1.SecurityHost/MapPrincipal"
+	SecurityHost_AuthorizeProxy_FullMethodName        = "/newtricks.v1.SecurityHost/AuthorizeProxy"
+	SecurityHost_IsAdmin_FullMethodName               = "/newtricks.v1.SecurityHost/IsAdmin"
+	SecurityHost_VerifyDelegationToken_FullMethodName = "/newtricks.v1.SecurityHost/VerifyDelegationToken"
+)
+
+// SecurityHostClient is the client API for SecurityHost service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// SecurityHost is run by both hooks (NameNode and DataNode) so that the co-processes
+// authenticate and authorize their public callers with Hadoop's own rules, from the daemon's
+// own configuration: auth_to_local, hadoop.proxyuser.*, the superuser and
+// dfs.permissions.superusergroup, and (NameNode) the delegation-token secret manager.
+// Errors: PERMISSION_DENIED (not allowed, token invalid, expired or cancelled),
+// INVALID_ARGUMENT (malformed principal or token), UNAVAILABLE (daemon not ready).
+type SecurityHostClient interface {
+	// MapPrincipal maps a Kerberos principal to its short user name with
+	// hadoop.security.auth_to_local (HadoopKerberosName.getShortName).
+	MapPrincipal(ctx context.Context, in *MapPrincipalRequest, opts ...grpc.CallOption) (*MapPrincipalResponse, error)
+	// AuthorizeProxy runs ProxyUsers.authorize: may real_user act as user from remote_addr?
+	AuthorizeProxy(ctx context.Context, in *AuthorizeProxyRequest, opts ...grpc.CallOption) (*AuthorizeProxyResponse, error)
+	// IsAdmin: is user the daemon's superuser (its login user) or a member of
+	// dfs.permissions.superusergroup (by the daemon's group mapping)?
+	IsAdmin(ctx context.Context, in *IsAdminRequest, opts ...grpc.CallOption) (*IsAdminResponse, error)
+	// VerifyDelegationToken checks an HDFS delegation token's password, expiry and that it was
+	// not cancelled (NameNode: its DelegationTokenSecretManager; DataNode: by using the token
+	// against the NameNode), and returns whom it was issued to.
+	VerifyDelegationToken(ctx context.Context, in *VerifyDelegationTokenRequest, opts ...grpc.CallOption) (*VerifyDelegationTokenResponse, error)
+}
+
+type securityHostClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewSecurityHostClient(cc grpc.ClientConnInterface) SecurityHostClient {
+	return &securityHostClient{cc}
+}
+
+func (c *securityHostClient) MapPrincipal(ctx context.Context, in *MapPrincipalRequest, opts ...grpc.CallOption) (*MapPrincipalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MapPrincipalResponse)
+	err := c.cc.Invoke(ctx, SecurityHost_MapPrincipal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *securityHostClient) AuthorizeProxy(ctx context.Context, in *AuthorizeProxyRequest, opts ...grpc.CallOption) (*AuthorizeProxyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AuthorizeProxyResponse)
+	err := c.cc.Invoke(ctx, SecurityHost_AuthorizeProxy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *securityHostClient) IsAdmin(ctx context.Context, in *IsAdminRequest, opts ...grpc.CallOption) (*IsAdminResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(IsAdminResponse)
+	err := c.cc.Invoke(ctx, SecurityHost_IsAdmin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *securityHostClient) VerifyDelegationToken(ctx context.Context, in *VerifyDelegationTokenRequest, opts ...grpc.CallOption) (*VerifyDelegationTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifyDelegationTokenResponse)
+	err := c.cc.Invoke(ctx, SecurityHost_VerifyDelegationToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SecurityHostServer is the server API for SecurityHost service.
+// All implementations must embed UnimplementedSecurityHostServer
+// for forward compatibility.
+//
+// SecurityHost is run by both hooks (NameNode and DataNode) so that the co-processes
+// authenticate and authorize their public callers with Hadoop's own rules, from the daemon's
+// own configuration: auth_to_local, hadoop.proxyuser.*, the superuser and
+// dfs.permissions.superusergroup, and (NameNode) the delegation-token secret manager.
+// Errors: PERMISSION_DENIED (not allowed, token invalid, expired or cancelled),
+// INVALID_ARGUMENT (malformed principal or token), UNAVAILABLE (daemon not ready).
+type SecurityHostServer interface {
+	// MapPrincipal maps a Kerberos principal to its short user name with
+	// hadoop.security.auth_to_local (HadoopKerberosName.getShortName).
+	MapPrincipal(context.Context, *MapPrincipalRequest) (*MapPrincipalResponse, error)
+	// AuthorizeProxy runs ProxyUsers.authorize: may real_user act as user from remote_addr?
+	AuthorizeProxy(context.Context, *AuthorizeProxyRequest) (*AuthorizeProxyResponse, error)
+	// IsAdmin: is user the daemon's superuser (its login user) or a member of
+	// dfs.permissions.superusergroup (by the daemon's group mapping)?
+	IsAdmin(context.Context, *IsAdminRequest) (*IsAdminResponse, error)
+	// VerifyDelegationToken checks an HDFS delegation token's password, expiry and that it was
+	// not cancelled (NameNode: its DelegationTokenSecretManager; DataNode: by using the token
+	// against the NameNode), and returns whom it was issued to.
+	VerifyDelegationToken(context.Context, *VerifyDelegationTokenRequest) (*VerifyDelegationTokenResponse, error)
+	mustEmbedUnimplementedSecurityHostServer()
+}
+
+// UnimplementedSecurityHostServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedSecurityHostServer struct{}
+
+func (UnimplementedSecurityHostServer) MapPrincipal(context.Context, *MapPrincipalRequest) (*MapPrincipalResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method MapPrincipal not implemented")
+}
+func (UnimplementedSecurityHostServer) AuthorizeProxy(context.Context, *AuthorizeProxyRequest) (*AuthorizeProxyResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method AuthorizeProxy not implemented")
+}
+func (UnimplementedSecurityHostServer) IsAdmin(context.Context, *IsAdminRequest) (*IsAdminResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method IsAdmin not implemented")
+}
+func (UnimplementedSecurityHostServer) VerifyDelegationToken(context.Context, *VerifyDelegationTokenRequest) (*VerifyDelegationTokenResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method VerifyDelegationToken not implemented")
+}
+func (UnimplementedSecurityHostServer) mustEmbedUnimplementedSecurityHostServer() {}
+func (UnimplementedSecurityHostServer) testEmbeddedByValue()                      {}
+
+// UnsafeSecurityHostServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to SecurityHostServer will
+// result in compilation errors.
+type UnsafeSecurityHostServer interface {
+	mustEmbedUnimplementedSecurityHostServer()
+}
+
+func RegisterSecurityHostServer(s grpc.ServiceRegistrar, srv SecurityHostServer) {
+	// If the following call pancis, it indicates UnimplementedSecurityHostServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&SecurityHost_ServiceDesc, srv)
+}
+
+func _SecurityHost_MapPrincipal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MapPrincipalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SecurityHostServer).MapPrincipal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SecurityHost_MapPrincipal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SecurityHostServer).MapPrincipal(ctx, req.(*MapPrincipalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SecurityHost_AuthorizeProxy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuthorizeProxyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SecurityHostServer).AuthorizeProxy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SecurityHost_AuthorizeProxy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SecurityHostServer).AuthorizeProxy(ctx, req.(*AuthorizeProxyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SecurityHost_IsAdmin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(IsAdminRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SecurityHostServer).IsAdmin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SecurityHost_IsAdmin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SecurityHostServer).IsAdmin(ctx, req.(*IsAdminRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SecurityHost_VerifyDelegationToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyDelegationTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SecurityHostServer).VerifyDelegationToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SecurityHost_VerifyDelegationToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SecurityHostServer).VerifyDelegationToken(ctx, req.(*VerifyDelegationTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// SecurityHost_ServiceDesc is the grpc.ServiceDesc for SecurityHost service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var SecurityHost_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "newtricks.v1.SecurityHost",
+	HandlerType: (*SecurityHostServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "MapPrincipal",
+			Handler:    _SecurityHost_MapPrincipal_Handler,
+		},
+		{
+			MethodName: "AuthorizeProxy",
+			Handler:    _SecurityHost_AuthorizeProxy_Handler,
+		},
+		{
+			MethodName: "IsAdmin",
+			Handler:    _SecurityHost_IsAdmin_Handler,
+		},
+		{
+			MethodName: "VerifyDelegationToken",
+			Handler:    _SecurityHost_VerifyDelegationToken_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "newtricks/v1/host.proto",
+}

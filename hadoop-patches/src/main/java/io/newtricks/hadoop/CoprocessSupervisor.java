@@ -431,16 +431,50 @@ final class CoprocessSupervisor {
     }
   }
 
+  /**
+   * Creates the socket dir with mode 0700, or verifies an existing one: it must be a real
+   * directory (not a symlink) owned by this daemon's user with no group or other access, or
+   * anyone else could connect to the unix sockets in it (the host service answers any caller
+   * that can open them) or replace them.
+   */
   static void ensureDir(File dir) throws IOException {
-    if (!dir.isDirectory() && !dir.mkdirs() && !dir.isDirectory()) {
-      throw new IOException("cannot create " + dir);
+    java.nio.file.Path p = dir.toPath();
+    java.util.Set<java.nio.file.attribute.PosixFilePermission> only =
+        java.nio.file.attribute.PosixFilePermissions.fromString("rwx------");
+    if (!Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      if (p.getParent() != null) {
+        Files.createDirectories(p.getParent());
+      }
+      try {
+        Files.createDirectory(p, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(only));
+      } catch (java.nio.file.FileAlreadyExistsException raced) {
+        // created meanwhile: verified below like any existing directory
+      }
+      // createDirectory's mode is filtered by the umask; never wider than 0700 anyway.
+      Files.setPosixFilePermissions(p, only);
     }
-    dir.setReadable(false, false);
-    dir.setWritable(false, false);
-    dir.setExecutable(false, false);
-    dir.setReadable(true, true);
-    dir.setWritable(true, true);
-    dir.setExecutable(true, true);
+    checkPrivateDir(p);
+  }
+
+  /** Throws unless p is a directory owned by this process's user with no group/other bits. */
+  static void checkPrivateDir(java.nio.file.Path p) throws IOException {
+    java.nio.file.attribute.PosixFileAttributes a = Files.readAttributes(p,
+        java.nio.file.attribute.PosixFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    if (!a.isDirectory()) {
+      throw new IOException(p + " (" + HookConf.SOCKET_DIR + ") is not a directory");
+    }
+    String me = System.getProperty("user.name");
+    if (!a.owner().getName().equals(me)) {
+      throw new IOException(p + " (" + HookConf.SOCKET_DIR + ") is owned by " + a.owner().getName()
+          + ", not by " + me + ": refusing to put sockets there");
+    }
+    for (java.nio.file.attribute.PosixFilePermission perm : a.permissions()) {
+      if (!perm.name().startsWith("OWNER_")) {
+        throw new IOException(p + " (" + HookConf.SOCKET_DIR + ") has mode "
+            + java.nio.file.attribute.PosixFilePermissions.toString(a.permissions())
+            + ": group or other access is refused (chmod 700 it)");
+      }
+    }
   }
 
   private static String message(Throwable t) {

@@ -74,8 +74,8 @@ public class DataNodePlugin implements ServicePlugin {
       InetSocketAddress xfer = dn.getXferAddress();
       int port = xfer == null ? 0 : xfer.getPort();
       String sockName = "dn-" + ProcessHandle.current().pid() + "-" + port + ".sock";
-      HostServer h = HostServer.start(hc.socketDir, sockName, new DataNodeHostService(dn, m),
-          hc.hostHandlers);
+      HostServer h = HostServer.start(hc, sockName, new DataNodeHostService(dn, m),
+          new SecurityHostService(conf, m, DelegationTokens.dataNode(conf)));
       CoprocessSupervisor s = new CoprocessSupervisor(KIND, dn.getDatanodeUuid(), h.address(),
           HookConf.forwarded(conf), hc, m);
       synchronized (lock) {

@@ -26,6 +26,16 @@ final class HookConf {
   static final String SHUTDOWN_GRACE_MS = "newtricks.ext.shutdown.grace.ms";
   /** Threads serving host gRPC calls from the co-process. */
   static final String HOST_HANDLERS = "newtricks.host.handlers";
+  /**
+   * Host calls admitted beyond the running ones; more are refused at once with
+   * RESOURCE_EXHAUSTED, so a flooding co-process cannot queue unbounded work in the daemon.
+   */
+  static final String HOST_QUEUE = "newtricks.host.queue";
+  /** The only NameNode keys Reconfigure may change (comma-separated). */
+  static final String RECONFIGURE_ALLOWED = "newtricks.host.reconfigure.allowed";
+  static final String DEFAULT_RECONFIGURE_ALLOWED =
+      "dfs.namenode.replication.max-streams,dfs.namenode.replication.max-streams-hard-limit,"
+      + "dfs.namenode.replication.work.multiplier.per.iteration";
   /** Bound of the audit queue; a full queue drops (and counts) instead of blocking. */
   static final String AUDIT_QUEUE_CAPACITY = "newtricks.audit.queue.capacity";
   static final String BATCH_MAX = "newtricks.events.batch.max";
@@ -48,6 +58,8 @@ final class HookConf {
     "fs.defaultFS", "dfs.permissions.enabled", "dfs.permissions.superusergroup",
     "dfs.block.access.token.enable", "dfs.namenode.rpc-address", "dfs.datanode.address",
     "hadoop.tmp.dir", "dfs.replication",
+    // The co-processes pick their public API's authenticator and bind address from these.
+    "hadoop.security.authentication", "dfs.datanode.ipc.address",
   };
 
   static final int DEFAULT_AUDIT_QUEUE_CAPACITY = 65536;
@@ -61,6 +73,8 @@ final class HookConf {
   final long backoffMaxMs;
   final long shutdownGraceMs;
   final int hostHandlers;
+  final int hostQueue;
+  final java.util.Set<String> reconfigureAllowed;
   final int batchMax;
   final long batchLingerMs;
   final long deliverTimeoutMs;
@@ -83,6 +97,9 @@ final class HookConf {
     this.backoffMaxMs = conf.getLong(BACKOFF_MAX_MS, 30_000);
     this.shutdownGraceMs = conf.getLong(SHUTDOWN_GRACE_MS, 2_000);
     this.hostHandlers = conf.getInt(HOST_HANDLERS, 8);
+    this.hostQueue = conf.getInt(HOST_QUEUE, 256);
+    this.reconfigureAllowed = new java.util.TreeSet<>(org.apache.hadoop.util.StringUtils
+        .getTrimmedStringCollection(conf.get(RECONFIGURE_ALLOWED, DEFAULT_RECONFIGURE_ALLOWED)));
     this.batchMax = conf.getInt(BATCH_MAX, 1024);
     this.batchLingerMs = conf.getLong(BATCH_LINGER_MS, 50);
     this.deliverTimeoutMs = conf.getLong(DELIVER_TIMEOUT_MS, 2_000);

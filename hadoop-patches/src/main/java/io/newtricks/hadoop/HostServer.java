@@ -2,6 +2,8 @@ package io.newtricks.hadoop;
 
 import io.grpc.BindableService;
 import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -35,12 +37,16 @@ final class HostServer {
   }
 
   /**
-   * Starts serving {@code service} on {@code socketDir/fileName}.
+   * Starts serving {@code services} on {@code hc.socketDir/fileName} with {@code hc.hostHandlers}
+   * threads; at most {@code hc.hostQueue} further calls wait, more are refused with
+   * RESOURCE_EXHAUSTED (see {@link BoundedCalls}).
    *
    * @param fileName unique per daemon, e.g. nn-&lt;pid&gt;-&lt;rpcport&gt;.sock
    */
-  static HostServer start(File socketDir, String fileName, BindableService service, int handlers)
+  static HostServer start(HookConf hc, String fileName, BindableService... services)
       throws IOException {
+    File socketDir = hc.socketDir;
+    int handlers = hc.hostHandlers;
     File socket = new File(socketDir, fileName);
     int longest = socketDir.getAbsolutePath().length() + 1 + Math.max(fileName.length(), GO_PLUGIN_NAME);
     if (longest > MAX_SOCKET_PATH) {
@@ -58,16 +64,21 @@ final class HostServer {
           return t;
         });
     executor.allowCoreThreadTimeOut(true);
-    Server server = UnixSockets.server(socket.getPath())
-        .executor(executor)
-        .addService(service)
-        .build()
-        .start();
+    BoundedCalls bounded = new BoundedCalls(executor, handlers + Math.max(0, hc.hostQueue));
+    // Callbacks run on the event loop only as far as the admission check; BoundedCalls hands
+    // every admitted call to the executor.
+    NettyServerBuilder b = UnixSockets.server(socket.getPath()).directExecutor();
+    for (BindableService service : services) {
+      b.addService(ServerInterceptors.intercept(service, bounded));
+    }
+    Server server = b.build().start();
     socket.deleteOnExit(); // daemons stopped by SIGTERM never call ServicePlugin.stop()
     socket.setReadable(true, true);
     socket.setWritable(true, true);
-    LOG.info("newtricks: host service {} listening on {}", service.bindService()
-        .getServiceDescriptor().getName(), socket);
+    for (BindableService service : services) {
+      LOG.info("newtricks: host service {} listening on {}", service.bindService()
+          .getServiceDescriptor().getName(), socket);
+    }
     return new HostServer(socket, server, executor);
   }
 

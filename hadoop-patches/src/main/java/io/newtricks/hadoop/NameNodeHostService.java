@@ -62,10 +62,12 @@ import org.apache.hadoop.security.UserGroupInformation;
 final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   private final NameNode nn;
   private final HookMetrics metrics;
+  private final java.util.Set<String> reconfigureAllowed;
 
-  NameNodeHostService(NameNode nn, HookMetrics metrics) {
+  NameNodeHostService(NameNode nn, HookMetrics metrics, HookConf hc) {
     this.nn = nn;
     this.metrics = metrics;
+    this.reconfigureAllowed = hc.reconfigureAllowed;
   }
 
   private NamenodeProtocols rpc() {
@@ -266,6 +268,11 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
     HostCalls.serve(metrics, out, () -> {
       if (req.getKey().isEmpty()) {
         throw new IllegalArgumentException("empty key");
+      }
+      // A co-process may tune what it needs, never e.g. the superuser group or audit loggers.
+      if (!reconfigureAllowed.contains(req.getKey())) {
+        throw new org.apache.hadoop.security.AccessControlException("reconfiguring "
+            + req.getKey() + " is not allowed (" + HookConf.RECONFIGURE_ALLOWED + ")");
       }
       String old = nn.getConf().get(req.getKey());
       nn.reconfigureProperty(req.getKey(), req.getValue().isEmpty() ? null : req.getValue());

@@ -72,8 +72,8 @@ public class NameNodePlugin implements ServicePlugin {
       InetSocketAddress rpcAddr = nn.getNameNodeAddress();
       int port = rpcAddr == null ? 0 : rpcAddr.getPort();
       String sockName = "nn-" + ProcessHandle.current().pid() + "-" + port + ".sock";
-      HostServer h = HostServer.start(hc.socketDir, sockName, new NameNodeHostService(nn, m),
-          hc.hostHandlers);
+      HostServer h = HostServer.start(hc, sockName, new NameNodeHostService(nn, m, hc),
+          new SecurityHostService(conf, m, DelegationTokens.nameNode(nn)));
       String daemonId = nn.getNameNodeAddressHostPortString();
       CoprocessSupervisor s = new CoprocessSupervisor(KIND, daemonId == null ? "" : daemonId,
           h.address(), HookConf.forwarded(conf), hc, m);
