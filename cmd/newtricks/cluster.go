@@ -14,6 +14,7 @@ import (
 
 	"github.com/newtricks/newtricks/internal/cluster"
 	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/internal/progress"
 )
 
 func init() {
@@ -26,7 +27,7 @@ func init() {
 const clusterUsage = `usage:
   newtricks cluster up     [--name dc-a] [--datanodes 3] [--dir DIR] [--conf k=v ...] [--core k=v ...]
                            [--jar hooks.jar [--nn-ext BIN] [--dn-ext BIN]] [--java-opt OPT ...] [--full-jit]
-                           [--timeout 90s]
+                           [--timeout 90s] [--json]
   newtricks cluster status [--name dc-a] [--dir DIR] [--json]
   newtricks cluster down   [--name dc-a] [--dir DIR] [--purge]
 
@@ -35,7 +36,9 @@ A cluster is one NameNode and N DataNodes, each a JVM on 127.0.0.1 from the Hado
 running after it exits and records them in DIR/state.json; DIR defaults to
 $NEWTRICKS_CACHE/clusters/NAME ($NEWTRICKS_CACHE defaults to ~/.cache/newtricks).
 --jar enables the newtricks hooks; the co-process binaries default to namenode-ext and
-datanode-ext next to this executable.
+datanode-ext next to this executable. 'up' shows its progress on stderr (a bar on a terminal,
+plain lines otherwise); with --json, progress is JSON lines on stderr and the result one JSON
+object on stdout.
 `
 
 func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -129,6 +132,7 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fullJIT := fs.Bool("full-jit", false, "keep the JVM's C2 JIT (default: C1 only, faster start-up)")
 	var javaOpts listFlag
 	fs.Var(&javaOpts, "java-opt", "extra JVM `option` for every daemon (repeatable)")
+	asJSON := fs.Bool("json", false, "progress as JSON lines on stderr, the result as JSON on stdout")
 	if err := parse(fs, args, &cf); err != nil {
 		return okIfHelp(err)
 	}
@@ -182,14 +186,27 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 
-	fmt.Fprintf(stdout, "starting cluster %s in %s ...\n", cf.name, cf.dir)
+	rep := progress.New(stderr, progress.Options{JSON: *asJSON})
+	rep.Printf("starting cluster %s in %s", cf.name, cf.dir)
+	task := rep.Task("datanodes live", int64(*n), progress.Count)
+	cfg.Progress = startProgress(task)
 	c, err := cluster.Start(ctx, cfg)
 	if err != nil {
+		task.Fail(err)
+		rep.Close()
 		return err
 	}
+	task.DoneAt(int64(*n))
 	if layout != nil {
 		b, _ := json.MarshalIndent(layout, "", "  ")
 		_ = os.WriteFile(filepath.Join(cf.dir, "ext.json"), append(b, '\n'), 0o644)
+	}
+	rep.Close()
+	if *asJSON {
+		return printJSON(stdout, struct {
+			State cluster.State   `json:"state"`
+			Ext   *exttest.Layout `json:"ext,omitempty"`
+		}{c.State(), layout})
 	}
 	fmt.Fprintf(stdout, "cluster %s up in %.1fs\n", c.Name(), c.StartupTime().Seconds())
 	printCluster(stdout, c)
@@ -377,4 +394,27 @@ func removeSocketDir(dir string) {
 		_ = os.RemoveAll(lay.SocketDir)
 	}
 	_ = os.Remove(filepath.Join(dir, "ext.json"))
+}
+
+// startProgress shows cluster.Start's steps on task: DataNodes live out of those wanted, and
+// what the start waits for. The caller marks the task done or failed when Start returns.
+func startProgress(task *progress.Task) func(cluster.StartStep) {
+	return func(s cluster.StartStep) {
+		var status string
+		switch {
+		case s.Phase == cluster.PhaseFormat:
+			status = "formatting the NameNode"
+		case s.Phase == cluster.PhaseLaunch:
+			status = "launching the daemons"
+		case !s.NameNodeUp:
+			status = "waiting for the NameNode"
+		case s.SafeMode != "":
+			status = "NameNode in safe mode"
+		case s.Live >= s.Want:
+			return // ready: Start returns and the caller marks the task done
+		default:
+			status = fmt.Sprintf("waiting for %d of %d DataNodes", s.Want-s.Live, s.Want)
+		}
+		task.Update(int64(s.Live), status)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/newtricks/newtricks/internal/progress"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 )
@@ -36,6 +37,9 @@ A hint says that files (absolute paths, directories recursively, or globs) will 
 replication factor in time (the plan says to what, and why a part was left out), and puts it
 back after the window or on 'done'. --addr is namenode-ext's public API address; --user is the
 HDFS user the hint is made for (default: the local user); it must be allowed to change the files.
+'create --wait' shows the replicas placed so far on stderr (a bar on a terminal, plain lines
+otherwise, JSON lines with --json); with --json --wait, stdout gets one object
+{"plan": ..., "status": ...} once the hint is ready.
 `
 
 type hintFlags struct {
@@ -131,22 +135,33 @@ func runHint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		if hf.json {
-			if err := printJSON(stdout, plan); err != nil {
-				return err
+		if !block || dry {
+			if hf.json {
+				return printJSON(stdout, plan)
 			}
-		} else {
 			printPlan(stdout, plan)
+			return nil
 		}
-		if block && !dry {
-			wctx, cancel := context.WithTimeout(ctx, wait)
-			defer cancel()
-			st, err := c.WaitReady(wctx, plan.HintID, 500*time.Millisecond)
-			if err != nil {
-				return fmt.Errorf("waiting for %s: %w", plan.HintID, err)
-			}
-			fmt.Fprintf(stdout, "ready after %s\n", st.ReadyAt.Sub(st.Created).Round(10*time.Millisecond))
+		if !hf.json {
+			printPlan(stdout, plan) // now: the admin reads it while waiting
 		}
+		rep := progress.New(stderr, progress.Options{JSON: hf.json})
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		st, err := waitHint(wctx, rep, plan, func(ctx context.Context) (*hotspot.HintStatus, error) {
+			return c.Status(ctx, plan.HintID)
+		}, 500*time.Millisecond)
+		rep.Close()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", plan.HintID, err)
+		}
+		if hf.json {
+			return printJSON(stdout, struct {
+				Plan   *hotspot.Plan       `json:"plan"`
+				Status *hotspot.HintStatus `json:"status"`
+			}{plan, st})
+		}
+		fmt.Fprintf(stdout, "ready after %s\n", st.ReadyAt.Sub(st.Created).Round(10*time.Millisecond))
 		return nil
 	case "status", "extend", "done":
 		hid, err := id()
@@ -262,4 +277,48 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// waitHint polls status every poll until the hint is ready, showing the extra replicas placed
+// out of those the plan asked for. It fails if the hint ends first or ctx expires.
+func waitHint(ctx context.Context, rep *progress.Reporter, plan *hotspot.Plan, status func(context.Context) (*hotspot.HintStatus, error), poll time.Duration) (*hotspot.HintStatus, error) {
+	var want int64
+	for _, f := range plan.Files {
+		want += int64(max(f.Target-f.Original, 0))
+	}
+	task := rep.Task("replicas placed", want, progress.Count)
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		st, err := status(ctx)
+		if err != nil {
+			task.Fail(err)
+			return nil, err
+		}
+		var placed int64
+		ready := 0
+		for _, f := range st.Files {
+			placed += int64(min(max(f.Placed-f.Original, 0), max(f.Target-f.Original, 0)))
+			if f.Ready {
+				ready++
+			}
+		}
+		if st.Ready() {
+			task.DoneAt(placed)
+			return st, nil
+		}
+		switch st.State {
+		case hotspot.StateFinished, hotspot.StateCancelled, hotspot.StateRestoring:
+			err := fmt.Errorf("hint %s is %s: %w", st.ID, st.State, hotspot.ErrFinished)
+			task.Fail(err)
+			return st, err
+		}
+		task.Update(placed, fmt.Sprintf("%d of %d files ready (%s)", ready, len(st.Files), st.State))
+		select {
+		case <-ctx.Done():
+			task.Fail(ctx.Err())
+			return st, ctx.Err()
+		case <-t.C:
+		}
+	}
 }

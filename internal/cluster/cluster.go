@@ -150,9 +150,11 @@ func (c *Cluster) boot(ctx context.Context) error {
 		}
 	}
 
+	c.progress(StartStep{Phase: PhaseFormat, Want: cfg.DataNodes})
 	if err := c.format(ctx); err != nil {
 		return err
 	}
+	c.progress(StartStep{Phase: PhaseLaunch, Want: cfg.DataNodes})
 	// DataNodes start with the NameNode: they retry until its RPC port answers, and
 	// overlapping the JVM start-ups saves most of the wait.
 	if err := c.launchNameNode(); err != nil {
@@ -302,6 +304,7 @@ func (c *Cluster) waitReady(ctx context.Context, n int, relocate bool) error {
 			return fmt.Errorf("datanode %d: %w\n%s", i, ErrDaemonExited, tail(p.logSince(), 40))
 		}
 		st, err := nameNodeStatus(ctx, c.NameNodeHTTPAddr())
+		c.progress(waitStep(st, err, n))
 		if err == nil && st.Ready(n) {
 			return nil
 		}

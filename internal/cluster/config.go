@@ -78,6 +78,9 @@ type Config struct {
 	// Detached starts daemons that outlive this process (the CLI): no Pdeathsig and no
 	// reaping. Stop still kills them; Attach finds them again from state.json.
 	Detached bool
+	// Progress, if set, is called as Start and RestartNameNode advance (see StartStep), from
+	// the starting goroutine; it must return quickly.
+	Progress func(StartStep)
 }
 
 // ErrInvalidConfig is wrapped by every Validate error.

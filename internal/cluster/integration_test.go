@@ -231,11 +231,19 @@ func TestAttach(t *testing.T) {
 	cfg := clustertest.Skip(t, cluster.Config{})
 	cfg.Name, cfg.DataNodes, cfg.Detached = "dc-cli", 1, true
 	cfg.BaseDir = filepath.Join(t.TempDir(), "dc-cli")
+	var steps []cluster.StartStep // the CLI's progress bar is drawn from these
+	cfg.Progress = func(s cluster.StartStep) { steps = append(steps, s) }
 	c, err := cluster.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Stop() })
+	if len(steps) < 3 || steps[0].Phase != cluster.PhaseFormat || steps[1].Phase != cluster.PhaseLaunch {
+		t.Fatalf("progress steps: %+v", steps)
+	}
+	if last := steps[len(steps)-1]; last.Phase != cluster.PhaseWait || !last.NameNodeUp || last.SafeMode != "" || last.Live != 1 || last.Want != 1 {
+		t.Fatalf("last progress step %+v, want the ready state", last)
+	}
 	h, err := cluster.Attach(cfg.BaseDir)
 	if err != nil {
 		t.Fatal(err)

@@ -5,16 +5,17 @@
 //
 // Every long newtricks command uses it the same way (cluster up, hint create --wait, mirror
 // wait, dataset index). Progress goes to stderr, so stdout keeps only the command's result
-// and `newtricks X --json > out.json` still shows a bar on the terminal:
+// and `newtricks X > out.txt` still shows a bar on the terminal (with --json, progress is JSON
+// lines on stderr and the result JSON on stdout):
 //
 //	p := progress.New(stderr, progress.Options{JSON: jsonFlag})
 //	defer p.Close()
 //	t := p.Task("files ready", int64(len(files)), progress.Count) // total 0: not known yet
 //	for ... {
 //		t.Set(ready)                 // or t.Add(n); t.SetTotal(n) once the total is known
-//		t.Status("waiting for 2 DataNodes")
+//		t.Status("waiting for 2 DataNodes") // or both at once: t.Update(ready, "...")
 //	}
-//	t.Done()                         // or t.Fail(err)
+//	t.Done()                         // or t.DoneAt(n), t.Fail(err)
 //
 // A Task's methods are safe from any goroutine. Plain and JSON output are throttled: a line
 // when the status text changes, when the value crosses a tenth of the total, at most every

@@ -294,19 +294,47 @@ func (t *Task) Status(s string) {
 	t.emitLocked(false)
 }
 
+// Update sets how much is done and the status text together (one line where Set then Status
+// could print two).
+func (t *Task) Update(n int64, status string) {
+	if t.finished.Load() {
+		return
+	}
+	t.status.Store(status)
+	if t.bar != nil {
+		t.bar.SetCurrent(n)
+		return
+	}
+	t.r.mu.Lock()
+	defer t.r.mu.Unlock()
+	t.done = n
+	t.emitLocked(false)
+}
+
 // Done marks the task complete.
-func (t *Task) Done() {
+func (t *Task) Done() { t.finish(-1) }
+
+// DoneAt sets how much was done and marks the task complete, in one step (one line).
+func (t *Task) DoneAt(n int64) { t.finish(n) }
+
+func (t *Task) finish(n int64) {
 	if t.finished.Swap(true) {
 		return
 	}
 	if t.bar != nil {
 		t.status.Store("")
+		if n >= 0 {
+			t.bar.SetCurrent(n)
+		}
 		t.bar.SetTotal(-1, true)
 		t.bar.Wait()
 		return
 	}
 	t.r.mu.Lock()
 	defer t.r.mu.Unlock()
+	if n >= 0 {
+		t.done = n
+	}
 	t.state = "done"
 	t.emitLocked(true)
 }
@@ -353,6 +381,8 @@ func (t *Task) emitLocked(force bool) {
 	state := t.state
 	if state == "" {
 		state = "running"
+	} else {
+		status = "" // a finished task's last status is history
 	}
 	if r.mode == JSON {
 		r.writeJSON(struct {

@@ -187,3 +187,22 @@ func (s *safeBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestDoneAtIsOneLine(t *testing.T) {
+	var b bytes.Buffer
+	c := newClock()
+	r := New(&b, Options{Mode: Lines, Now: c.now})
+	task := r.Task("datanodes live", 3, Count)
+	task.Status("NameNode in safe mode")
+	task.Update(2, "waiting for 1 of 3 DataNodes") // one line, not two
+	task.DoneAt(3)
+	task.Set(1) // after DoneAt: ignored
+	r.Close()
+	want := "15:04:05 datanodes live: 0/3 (0%)\n" +
+		"15:04:05 datanodes live: 0/3 (0%) - NameNode in safe mode\n" +
+		"15:04:05 datanodes live: 2/3 (66%) - waiting for 1 of 3 DataNodes\n" +
+		"15:04:05 datanodes live: 3/3 (100%) done\n"
+	if b.String() != want {
+		t.Errorf("lines:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

@@ -1,0 +1,39 @@
+package cluster
+
+// Phases of StartStep.
+const (
+	// PhaseFormat: `NameNode -format` runs.
+	PhaseFormat = "format"
+	// PhaseLaunch: the NameNode and DataNode JVMs are being launched.
+	PhaseLaunch = "launch"
+	// PhaseWait: the daemons run; waiting for the NameNode to leave safe mode with every
+	// DataNode live.
+	PhaseWait = "wait"
+)
+
+// StartStep is one observation of a starting cluster, passed to Config.Progress.
+type StartStep struct {
+	Phase string
+	// NameNodeUp is true once the NameNode's JMX answers.
+	NameNodeUp bool
+	// SafeMode is the NameNode's safe mode explanation, empty when it is off.
+	SafeMode string
+	// Live is the DataNodes registered with capacity; Want how many Start waits for.
+	Live, Want int
+}
+
+func (c *Cluster) progress(s StartStep) {
+	if c.cfg.Progress != nil {
+		c.cfg.Progress(s)
+	}
+}
+
+func waitStep(st NameNodeStatus, err error, want int) StartStep {
+	s := StartStep{Phase: PhaseWait, Want: want, NameNodeUp: err == nil, SafeMode: st.SafeMode}
+	for _, l := range st.LiveNodes {
+		if l.Capacity > 0 {
+			s.Live++
+		}
+	}
+	return s
+}
