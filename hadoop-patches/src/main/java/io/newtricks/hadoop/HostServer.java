@@ -29,11 +29,13 @@ final class HostServer {
   private final File socket;
   private final Server server;
   private final ExecutorService executor;
+  private final BoundedCalls bounded;
 
-  private HostServer(File socket, Server server, ExecutorService executor) {
+  private HostServer(File socket, Server server, ExecutorService executor, BoundedCalls bounded) {
     this.socket = socket;
     this.server = server;
     this.executor = executor;
+    this.bounded = bounded;
   }
 
   /**
@@ -79,12 +81,17 @@ final class HostServer {
       LOG.info("newtricks: host service {} listening on {}", service.bindService()
           .getServiceDescriptor().getName(), socket);
     }
-    return new HostServer(socket, server, executor);
+    return new HostServer(socket, server, executor, bounded);
   }
 
   /** The address to hand to the co-process. */
   String address() {
     return "unix://" + socket.getAbsolutePath();
+  }
+
+  /** Calls admitted right now (running or waiting for a handler). */
+  int admitted() {
+    return bounded.admitted();
   }
 
   void stop() {
