@@ -23,6 +23,9 @@ var (
 	ErrDecode = errors.New("xformgraph: cannot decode")
 	// ErrUnsupported: a valid but unsupported format, codec or feature.
 	ErrUnsupported = errors.New("xformgraph: unsupported")
+	// ErrDomain: a determinism domain string is malformed, or bytes come from a domain
+	// other than the one expected.
+	ErrDomain = errors.New("xformgraph: determinism domain")
 )
 
 // SampleError names the sample and node that failed. It unwraps to the op's error.

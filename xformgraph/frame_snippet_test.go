@@ -62,7 +62,8 @@ import sys
 buf = open(sys.argv[1], "rb").read()
 off, out = 0, []
 while off < len(buf):
-    a, layout, off = read_frame(buf, off)
+    a, layout, domain, off = read_frame(buf, off)
+    assert domain == sys.argv[2], (domain, sys.argv[2])
     out.append((a, layout))
 (c32, l1), (bf, l2), (h16, l3), (u8, l4), (raw, l5) = out
 assert (l1, l2, l3, l4, l5) == ("CHW", "CHW", "HWC", "HWC", None), (l1, l2, l3, l4, l5)
@@ -82,7 +83,7 @@ print(" ".join(str(int(flat[i])) for i in (0, 7, 89)))
 	if err := os.WriteFile(script, []byte(driver), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := exec.Command(py, script, path).CombinedOutput()
+	got, err := exec.Command(py, script, path, Domain().String()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("python reader: %v\n%s", err, got)
 	}

@@ -251,7 +251,7 @@ func rrcParams(env *Env, width, height int) (top, left, h, w int) {
 	lr0, lr1 := math.Log(ra[0]), math.Log(ra[1])
 	for range 10 {
 		target := area * Uniform(env.Rand, sc[0], sc[1])
-		aspect := math.Exp(Uniform(env.Rand, lr0, lr1))
+		aspect := expPortable(Uniform(env.Rand, lr0, lr1))
 		w = int(math.RoundToEven(math.Sqrt(target * aspect)))
 		h = int(math.RoundToEven(math.Sqrt(target / aspect)))
 		if w > 0 && w <= width && h > 0 && h <= height {

@@ -67,7 +67,8 @@ func (f *ffmpegJPEG) DecodePlanarTop(data []byte, maxPixels int64, rows int, dst
 func (f *ffmpegJPEG) decode(data []byte, lowres int, maxPixels int64, rows int, dst *ximage.Planar) error {
 	d, err := f.get()
 	if err != nil {
-		return fmt.Errorf("%w: %v", ximage.ErrNotPlanar, err)
+		// No other decoder stands in: it would give other pixels.
+		return fmt.Errorf("%w: open the mjpeg decoder: %v", ximage.ErrDecoder, err)
 	}
 	pic := pictures.Get().(*ffmpeg.Picture)
 	err = d.DecodeTop(data, lowres, maxPixels, rows, pic)
@@ -78,7 +79,7 @@ func (f *ffmpegJPEG) decode(data []byte, lowres int, maxPixels int64, rows int, 
 		case errors.Is(err, ffmpeg.ErrLimit):
 			return fmt.Errorf("%w: %v", ximage.ErrTooLarge, err)
 		case errors.Is(err, ffmpeg.ErrPatchWelcome), errors.Is(err, ffmpeg.ErrNotSupported):
-			return fmt.Errorf("%w: %v", ximage.ErrNotPlanar, err)
+			return fmt.Errorf("%w: %v", ximage.ErrUnsupported, err)
 		}
 		return fmt.Errorf("%w: %v", ximage.ErrFormat, err)
 	}
@@ -88,13 +89,13 @@ func (f *ffmpegJPEG) decode(data []byte, lowres int, maxPixels int64, rows int, 
 	case "yuvj420p", "yuvj422p", "yuvj444p", "yuvj440p", "yuvj411p", "yuv420p", "yuv422p", "yuv444p", "yuv440p", "yuv411p":
 		if pic.Strides[1] != pic.Strides[2] {
 			pictures.Put(pic)
-			return ximage.ErrNotPlanar
+			return fmt.Errorf("%w: chroma planes of different strides", ximage.ErrUnsupported)
 		}
 		p.Cb, p.Cr, p.CStride = pic.Planes[1], pic.Planes[2], pic.Strides[1]
 		p.Log2ChromaW, p.Log2ChromaH = pic.Log2ChromaW, pic.Log2ChromaH
 	default:
 		pictures.Put(pic)
-		return fmt.Errorf("%w: %s", ximage.ErrNotPlanar, pic.PixFmt)
+		return fmt.Errorf("%w: JPEG decoded to %s", ximage.ErrUnsupported, pic.PixFmt)
 	}
 	*dst = p
 	return nil

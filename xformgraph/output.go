@@ -8,7 +8,7 @@ import (
 
 // ToFrame encodes a materialized value: a tensor as a tensor frame, encoded bytes as a raw
 // passthrough frame (media hint from the signature), an image as a uint8 HWC tensor and a
-// frame stack as a uint8 THWC tensor.
+// frame stack as a uint8 THWC tensor. Every frame carries this process's Domain.
 func ToFrame(v Value) (*frame.Frame, error) {
 	switch v.Kind {
 	case KindTensor:
@@ -16,9 +16,9 @@ func ToFrame(v Value) (*frame.Frame, error) {
 		if err := t.Validate(); err != nil {
 			return nil, err
 		}
-		return &frame.Frame{Kind: frame.KindTensor, DType: uint8(t.DType), Layout: uint8(t.Layout), Shape: t.Shape, Payload: t.Data}, nil
+		return &frame.Frame{Kind: frame.KindTensor, DType: uint8(t.DType), Layout: uint8(t.Layout), Shape: t.Shape, Domain: domainString(), Payload: t.Data}, nil
 	case KindBytes:
-		return &frame.Frame{Kind: frame.KindRaw, DType: mediaHint(v.Bytes), Payload: v.Bytes}, nil
+		return RawFrame(v.Bytes), nil
 	case KindImage, KindFrames:
 		px := v.Frames
 		layout := LayoutTHWC
@@ -62,7 +62,9 @@ func (o *Output) AppendFrames(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// RawFrame wraps an untransformed sample (the passthrough path).
+// RawFrame wraps an untransformed sample (the passthrough path). It carries this process's
+// Domain too: the receiver that transforms it locally can then say which domain its own
+// result comes from, and compare.
 func RawFrame(data []byte) *frame.Frame {
-	return &frame.Frame{Kind: frame.KindRaw, DType: mediaHint(data), Payload: data}
+	return &frame.Frame{Kind: frame.KindRaw, DType: mediaHint(data), Domain: domainString(), Payload: data}
 }

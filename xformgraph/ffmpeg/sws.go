@@ -19,7 +19,8 @@ const (
 	ScaleArea         ScaleFlags = C.SWS_AREA
 	ScalePoint        ScaleFlags = C.SWS_POINT
 	ScaleLanczos      ScaleFlags = C.SWS_LANCZOS
-	// ScaleAccurateRound and ScaleFullChroma trade speed for exactness; OR them in.
+	// ScaleAccurateRound is always on (see NewSwsContext); ScaleFullChroma trades speed
+	// for chroma detail; OR it in.
 	ScaleAccurateRound ScaleFlags = C.SWS_ACCURATE_RND
 	ScaleFullChroma    ScaleFlags = C.SWS_FULL_CHR_H_INT
 )
@@ -35,13 +36,19 @@ type SwsContext struct {
 	colorspace, fullRange int
 }
 
-// NewSwsContext creates a scaler from srcW x srcH srcFmt to dstW x dstH dstFmt.
+// Exactness flags every scaler gets: without them swscale picks SIMD paths (MMX/SSE/AVX2
+// YUV->RGB, approximate rounding) whose output differs with the CPU, and xformgraph promises
+// the same bytes on every host.
+const scaleExact = C.SWS_BITEXACT | C.SWS_ACCURATE_RND
+
+// NewSwsContext creates a scaler from srcW x srcH srcFmt to dstW x dstH dstFmt. flags is
+// the interpolation; SWS_BITEXACT | SWS_ACCURATE_RND are always added.
 func NewSwsContext(srcW, srcH int, srcFmt PixelFormat, dstW, dstH int, dstFmt PixelFormat, flags ScaleFlags) (*SwsContext, error) {
 	if srcW <= 0 || srcH <= 0 || dstW <= 0 || dstH <= 0 {
 		return nil, fmt.Errorf("ffmpeg: scaler %dx%d -> %dx%d: %w", srcW, srcH, dstW, dstH, ErrInvalidArg)
 	}
 	c := C.sws_getContext(C.int(srcW), C.int(srcH), int32(srcFmt), C.int(dstW), C.int(dstH), int32(dstFmt),
-		C.int(flags), nil, nil, nil)
+		C.int(flags|scaleExact), nil, nil, nil)
 	if c == nil {
 		return nil, fmt.Errorf("ffmpeg: scaler %s %dx%d -> %s %dx%d: %w", srcFmt, srcW, srcH, dstFmt, dstW, dstH, ErrNotSupported)
 	}

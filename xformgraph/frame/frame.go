@@ -1,21 +1,29 @@
 // Package frame is the wire format of a transformed sample: a small self-describing header
 // followed by the payload, either a tensor (dtype, layout, shape) or raw passthrough bytes
 // (the encoded sample, untouched), so a reader tells one from the other without guessing.
+// Every frame names the determinism domain of the process that wrote it (see
+// xformgraph.DeterminismDomain), so a reader knows whether the bytes are what it would
+// have computed itself.
 //
-// Layout (all integers little-endian):
+// Layout of version 2 (all integers little-endian):
 //
 //	offset size field
 //	0      4    magic "NTXF"
-//	4      1    version (1)
+//	4      1    version (2)
 //	5      1    kind: 1 tensor, 2 raw
 //	6      1    dtype: 1 uint8, 2 float16, 3 bfloat16, 4 float32 (tensor); media hint (raw)
 //	7      1    layout: 1 HWC, 2 CHW, 3 THWC, 4 TCHW (tensor); 0 (raw)
 //	8      1    rank: number of dims (tensor, 3 or 4); 0 (raw)
-//	9      3    reserved, zero
+//	9      1    reserved, zero
+//	10     2    D: bytes of the domain field, a multiple of 8
 //	12     4    CRC-32 (IEEE, as zlib.crc32) of the payload
 //	16     8    payload length in bytes
 //	24     8*rank dims, uint64 each, in layout order
+//	...    D    determinism domain, ASCII, padded with NUL bytes to a multiple of 8
 //	...    n    payload: tensor elements row-major little-endian, or the raw bytes
+//
+// The padding keeps the payload 8-byte aligned relative to the frame's start. Version 1
+// (still read, never written) had no domain: bytes 9-11 were reserved and zero.
 //
 // A sample with several outputs is several frames back to back; each is self-delimiting.
 // CRC-32/IEEE rather than CRC-32C so that a reader needs only Python's zlib (and Go's
@@ -33,8 +41,11 @@ import (
 // Magic starts every frame.
 const Magic = "NTXF"
 
-// Version is the only version written and read.
-const Version = 1
+// Version is the version written; Parse also reads version 1 (no domain).
+const Version = 2
+
+// MaxDomain bounds the domain field (padded).
+const MaxDomain = 1024
 
 // HeaderSize is the fixed part of the header (dims follow).
 const HeaderSize = 24
@@ -62,16 +73,20 @@ const MaxRank = 8
 // Errors.
 var (
 	ErrFormat   = errors.New("frame: malformed frame")
+	ErrVersion  = errors.New("frame: unknown frame version")
 	ErrChecksum = errors.New("frame: checksum mismatch")
 )
 
 // Frame is one decoded frame. For a tensor, DType and Layout use the numbering of
 // xformgraph.DType and xformgraph.Layout.
 type Frame struct {
-	Kind    Kind
-	DType   uint8 // tensor dtype, or raw media hint
-	Layout  uint8
-	Shape   []int
+	Kind   Kind
+	DType  uint8 // tensor dtype, or raw media hint
+	Layout uint8
+	Shape  []int
+	// Domain is the writer's determinism domain (xformgraph.DeterminismDomain.String):
+	// printable ASCII without NUL, at most MaxDomain-8 bytes; empty in version 1 frames.
+	Domain  string
 	Payload []byte
 }
 
@@ -79,6 +94,14 @@ var elemSize = map[uint8]int{1: 1, 2: 2, 3: 2, 4: 4}
 
 // Validate checks the header fields against the payload size.
 func (f *Frame) Validate() error {
+	if len(f.Domain) > MaxDomain-8 {
+		return fmt.Errorf("%w: domain of %d bytes", ErrFormat, len(f.Domain))
+	}
+	for i := 0; i < len(f.Domain); i++ {
+		if c := f.Domain[i]; c < 0x20 || c > 0x7e {
+			return fmt.Errorf("%w: domain byte %#x", ErrFormat, c)
+		}
+	}
 	switch f.Kind {
 	case KindRaw:
 		if f.Layout != 0 || len(f.Shape) != 0 {
@@ -138,15 +161,18 @@ func (f *Frame) header() ([]byte, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	b := make([]byte, HeaderSize, HeaderSize+8*len(f.Shape))
+	dl := (len(f.Domain) + 7) &^ 7
+	b := make([]byte, HeaderSize, HeaderSize+8*len(f.Shape)+dl)
 	copy(b[:4], Magic)
 	b[4], b[5], b[6], b[7], b[8] = Version, byte(f.Kind), f.DType, f.Layout, byte(len(f.Shape))
+	binary.LittleEndian.PutUint16(b[10:], uint16(dl))
 	binary.LittleEndian.PutUint32(b[12:], crc32.ChecksumIEEE(f.Payload))
 	binary.LittleEndian.PutUint64(b[16:], uint64(len(f.Payload)))
 	for _, d := range f.Shape {
 		b = binary.LittleEndian.AppendUint64(b, uint64(d))
 	}
-	return b, nil
+	b = append(b, f.Domain...)
+	return append(b, make([]byte, dl-len(f.Domain))...), nil
 }
 
 // Parse decodes the frame at the start of b and returns it with the rest of b. The
@@ -158,11 +184,22 @@ func Parse(b []byte) (*Frame, []byte, error) {
 	if string(b[:4]) != Magic {
 		return nil, b, fmt.Errorf("%w: bad magic %q", ErrFormat, b[:4])
 	}
-	if b[4] != Version {
-		return nil, b, fmt.Errorf("%w: version %d", ErrFormat, b[4])
-	}
-	if b[9]|b[10]|b[11] != 0 {
-		return nil, b, fmt.Errorf("%w: reserved bytes set", ErrFormat)
+	dl := 0
+	switch b[4] {
+	case 1:
+		if b[9]|b[10]|b[11] != 0 {
+			return nil, b, fmt.Errorf("%w: reserved bytes set", ErrFormat)
+		}
+	case 2:
+		if b[9] != 0 {
+			return nil, b, fmt.Errorf("%w: reserved byte set", ErrFormat)
+		}
+		dl = int(binary.LittleEndian.Uint16(b[10:]))
+		if dl%8 != 0 || dl > MaxDomain {
+			return nil, b, fmt.Errorf("%w: domain field of %d bytes", ErrFormat, dl)
+		}
+	default:
+		return nil, b, fmt.Errorf("%w: version %d", ErrVersion, b[4])
 	}
 	rank := int(b[8])
 	if rank > MaxRank {
@@ -171,9 +208,9 @@ func Parse(b []byte) (*Frame, []byte, error) {
 	f := &Frame{Kind: Kind(b[5]), DType: b[6], Layout: b[7]}
 	sum := binary.LittleEndian.Uint32(b[12:])
 	n := binary.LittleEndian.Uint64(b[16:])
-	off := HeaderSize + 8*rank
+	off := HeaderSize + 8*rank + dl
 	if len(b) < off {
-		return nil, b, fmt.Errorf("%w: truncated dims", ErrFormat)
+		return nil, b, fmt.Errorf("%w: truncated header", ErrFormat)
 	}
 	for i := 0; i < rank; i++ {
 		d := binary.LittleEndian.Uint64(b[HeaderSize+8*i:])
@@ -185,6 +222,15 @@ func Parse(b []byte) (*Frame, []byte, error) {
 	if n > uint64(len(b)-off) {
 		return nil, b, fmt.Errorf("%w: payload of %d bytes, %d left", ErrFormat, n, len(b)-off)
 	}
+	dom := b[HeaderSize+8*rank : off]
+	end := len(dom)
+	for end > 0 && dom[end-1] == 0 {
+		end--
+	}
+	if len(dom)-end >= 8 {
+		return nil, b, fmt.Errorf("%w: domain padding of %d bytes", ErrFormat, len(dom)-end)
+	}
+	f.Domain = string(dom[:end])
 	f.Payload = b[off : off+int(n)]
 	if err := f.Validate(); err != nil {
 		return nil, b, err

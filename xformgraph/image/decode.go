@@ -27,9 +27,9 @@ type PlanarTopDecoder interface {
 	DecodePlanarTop(data []byte, maxPixels int64, rows int, dst *Planar) error
 }
 
-// ErrNotPlanar is returned by a PlanarDecoder for a picture it decodes to something
-// other than 8-bit YCbCr/gray planes; DecodePlanar then falls back to image/jpeg.
-var ErrNotPlanar = errors.New("image: decoder output is not 8-bit planar YCbCr")
+// ErrDecoder is wrapped when a decoder cannot be set up (not the input's fault). No other
+// decoder is tried instead: it would give different pixels.
+var ErrDecoder = errors.New("image: decoder unavailable")
 
 // DecodeOptions configure Decode and DecodePlanar.
 type DecodeOptions struct {
@@ -82,15 +82,13 @@ func DecodePlanar(data []byte, opt DecodeOptions, lowres int) (p *Planar, info I
 			(p.Height < info.Height && opt.Rows <= 0)) {
 			err = fmt.Errorf("%w: header says %dx%d, decoded %dx%d", ErrFormat, info.Width, info.Height, p.Width, p.Height)
 		}
-		if err == nil {
-			if p.Height < info.Height {
-				p.FullHeight = info.Height
-			}
-			return p, info, true, nil
-		}
-		if !errors.Is(err, ErrNotPlanar) {
+		if err != nil {
 			return nil, info, false, err
 		}
+		if p.Height < info.Height {
+			p.FullHeight = info.Height
+		}
+		return p, info, true, nil
 	}
 	m, err := jpeg.Decode(bytes.NewReader(data))
 	if err != nil {

@@ -49,7 +49,8 @@ func ffmpegFrames(t testing.TB, clip string, w, h int, vf string) [][]byte {
 	if vf != "" {
 		args = append(args, "-vf", vf)
 	}
-	args = append(args, "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "rawvideo", "-")
+	// The same exactness flags newtricks' scalers always use (ffmpeg.NewSwsContext).
+	args = append(args, "-sws_flags", "bicubic+accurate_rnd+bitexact", "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "rawvideo", "-")
 	var out, stderr bytes.Buffer
 	cmd := exec.Command("ffmpeg", args...)
 	cmd.Stdout, cmd.Stderr = &out, &stderr
@@ -145,7 +146,7 @@ func TestFramesMatchFFmpeg(t *testing.T) {
 			}
 			// Resized in the same pass, against ffmpeg's scale filter.
 			const rw, rh = 64, 48
-			refS := ffmpegFrames(t, path, rw, rh, "scale="+strconv.Itoa(rw)+":"+strconv.Itoa(rh)+":flags=bilinear")
+			refS := ffmpegFrames(t, path, rw, rh, "scale="+strconv.Itoa(rw)+":"+strconv.Itoa(rh)+":flags=bilinear+accurate_rnd+bitexact")
 			got, err = r.Frames(ctx, []int{n / 4, 3 * n / 4, 0}, Output{Width: rw, Height: rh})
 			if err != nil {
 				t.Fatal(err)
