@@ -2466,6 +2466,806 @@ func (x *VerifyDelegationTokenResponse) GetMaxDateMs() int64 {
 	return 0
 }
 
+// Hotspot calls (see the NameNodeHost service).
+type GetQuotaUsageRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Paths         []string               `protobuf:"bytes,1,rep,name=paths,proto3" json:"paths,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetQuotaUsageRequest) Reset() {
+	*x = GetQuotaUsageRequest{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetQuotaUsageRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetQuotaUsageRequest) ProtoMessage() {}
+
+func (x *GetQuotaUsageRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetQuotaUsageRequest.ProtoReflect.Descriptor instead.
+func (*GetQuotaUsageRequest) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *GetQuotaUsageRequest) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+type QuotaDir struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	SpaceQuota    int64                  `protobuf:"varint,2,opt,name=space_quota,json=spaceQuota,proto3" json:"space_quota,omitempty"` // raw bytes (all replicas); -1 if none
+	SpaceConsumed int64                  `protobuf:"varint,3,opt,name=space_consumed,json=spaceConsumed,proto3" json:"space_consumed,omitempty"`
+	NsQuota       int64                  `protobuf:"varint,4,opt,name=ns_quota,json=nsQuota,proto3" json:"ns_quota,omitempty"` // -1 if none
+	NsConsumed    int64                  `protobuf:"varint,5,opt,name=ns_consumed,json=nsConsumed,proto3" json:"ns_consumed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuotaDir) Reset() {
+	*x = QuotaDir{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuotaDir) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuotaDir) ProtoMessage() {}
+
+func (x *QuotaDir) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuotaDir.ProtoReflect.Descriptor instead.
+func (*QuotaDir) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *QuotaDir) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *QuotaDir) GetSpaceQuota() int64 {
+	if x != nil {
+		return x.SpaceQuota
+	}
+	return 0
+}
+
+func (x *QuotaDir) GetSpaceConsumed() int64 {
+	if x != nil {
+		return x.SpaceConsumed
+	}
+	return 0
+}
+
+func (x *QuotaDir) GetNsQuota() int64 {
+	if x != nil {
+		return x.NsQuota
+	}
+	return 0
+}
+
+func (x *QuotaDir) GetNsConsumed() int64 {
+	if x != nil {
+		return x.NsConsumed
+	}
+	return 0
+}
+
+type GetQuotaUsageResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dirs          []*QuotaDir            `protobuf:"bytes,1,rep,name=dirs,proto3" json:"dirs,omitempty"`       // deduplicated over all paths
+	Missing       []string               `protobuf:"bytes,2,rep,name=missing,proto3" json:"missing,omitempty"` // paths that do not exist
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetQuotaUsageResponse) Reset() {
+	*x = GetQuotaUsageResponse{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetQuotaUsageResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetQuotaUsageResponse) ProtoMessage() {}
+
+func (x *GetQuotaUsageResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetQuotaUsageResponse.ProtoReflect.Descriptor instead.
+func (*GetQuotaUsageResponse) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *GetQuotaUsageResponse) GetDirs() []*QuotaDir {
+	if x != nil {
+		return x.Dirs
+	}
+	return nil
+}
+
+func (x *GetQuotaUsageResponse) GetMissing() []string {
+	if x != nil {
+		return x.Missing
+	}
+	return nil
+}
+
+type InspectFilesRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	FileIds []int64                `protobuf:"varint,1,rep,packed,name=file_ids,json=fileIds,proto3" json:"file_ids,omitempty"`
+	Xattr   string                 `protobuf:"bytes,2,opt,name=xattr,proto3" json:"xattr,omitempty"` // also return this xattr ("user.x"), if set
+	// Readiness, per file (parallel to file_ids, optional): the live replicas wanted, and the
+	// first block to look at (blocks before it were full at the last look), so a poll costs the
+	// blocks still short, not the whole file.
+	Want          []int32 `protobuf:"varint,3,rep,packed,name=want,proto3" json:"want,omitempty"`
+	FromBlock     []int32 `protobuf:"varint,4,rep,packed,name=from_block,json=fromBlock,proto3" json:"from_block,omitempty"`
+	Holders       bool    `protobuf:"varint,5,opt,name=holders,proto3" json:"holders,omitempty"` // also return the DataNodes holding the scanned blocks
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InspectFilesRequest) Reset() {
+	*x = InspectFilesRequest{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InspectFilesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InspectFilesRequest) ProtoMessage() {}
+
+func (x *InspectFilesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InspectFilesRequest.ProtoReflect.Descriptor instead.
+func (*InspectFilesRequest) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *InspectFilesRequest) GetFileIds() []int64 {
+	if x != nil {
+		return x.FileIds
+	}
+	return nil
+}
+
+func (x *InspectFilesRequest) GetXattr() string {
+	if x != nil {
+		return x.Xattr
+	}
+	return ""
+}
+
+func (x *InspectFilesRequest) GetWant() []int32 {
+	if x != nil {
+		return x.Want
+	}
+	return nil
+}
+
+func (x *InspectFilesRequest) GetFromBlock() []int32 {
+	if x != nil {
+		return x.FromBlock
+	}
+	return nil
+}
+
+func (x *InspectFilesRequest) GetHolders() bool {
+	if x != nil {
+		return x.Holders
+	}
+	return false
+}
+
+type FileInspection struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	FileId          int64                  `protobuf:"varint,1,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"`
+	Exists          bool                   `protobuf:"varint,2,opt,name=exists,proto3" json:"exists,omitempty"` // false: deleted (or not a file)
+	Path            string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`      // current full path (follows renames)
+	Replication     int32                  `protobuf:"varint,4,opt,name=replication,proto3" json:"replication,omitempty"`
+	Length          int64                  `protobuf:"varint,5,opt,name=length,proto3" json:"length,omitempty"`
+	Blocks          int32                  `protobuf:"varint,6,opt,name=blocks,proto3" json:"blocks,omitempty"`
+	MinLiveReplicas int32                  `protobuf:"varint,7,opt,name=min_live_replicas,json=minLiveReplicas,proto3" json:"min_live_replicas,omitempty"` // fewest live replicas over the blocks; -1 with no blocks
+	HasXattr        bool                   `protobuf:"varint,8,opt,name=has_xattr,json=hasXattr,proto3" json:"has_xattr,omitempty"`
+	Xattr           []byte                 `protobuf:"bytes,9,opt,name=xattr,proto3" json:"xattr,omitempty"`
+	BlockSize       int64                  `protobuf:"varint,10,opt,name=block_size,json=blockSize,proto3" json:"block_size,omitempty"`
+	// With want: index of the first block (from from_block on) with fewer live replicas than
+	// wanted, or blocks if none, and how many blocks from there are short.
+	FirstShortBlock int32    `protobuf:"varint,11,opt,name=first_short_block,json=firstShortBlock,proto3" json:"first_short_block,omitempty"`
+	ShortBlocks     int32    `protobuf:"varint,12,opt,name=short_blocks,json=shortBlocks,proto3" json:"short_blocks,omitempty"`
+	Holders         []string `protobuf:"bytes,13,rep,name=holders,proto3" json:"holders,omitempty"` // DataNode uuids with a live replica of a scanned block
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *FileInspection) Reset() {
+	*x = FileInspection{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileInspection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileInspection) ProtoMessage() {}
+
+func (x *FileInspection) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileInspection.ProtoReflect.Descriptor instead.
+func (*FileInspection) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *FileInspection) GetFileId() int64 {
+	if x != nil {
+		return x.FileId
+	}
+	return 0
+}
+
+func (x *FileInspection) GetExists() bool {
+	if x != nil {
+		return x.Exists
+	}
+	return false
+}
+
+func (x *FileInspection) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *FileInspection) GetReplication() int32 {
+	if x != nil {
+		return x.Replication
+	}
+	return 0
+}
+
+func (x *FileInspection) GetLength() int64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+func (x *FileInspection) GetBlocks() int32 {
+	if x != nil {
+		return x.Blocks
+	}
+	return 0
+}
+
+func (x *FileInspection) GetMinLiveReplicas() int32 {
+	if x != nil {
+		return x.MinLiveReplicas
+	}
+	return 0
+}
+
+func (x *FileInspection) GetHasXattr() bool {
+	if x != nil {
+		return x.HasXattr
+	}
+	return false
+}
+
+func (x *FileInspection) GetXattr() []byte {
+	if x != nil {
+		return x.Xattr
+	}
+	return nil
+}
+
+func (x *FileInspection) GetBlockSize() int64 {
+	if x != nil {
+		return x.BlockSize
+	}
+	return 0
+}
+
+func (x *FileInspection) GetFirstShortBlock() int32 {
+	if x != nil {
+		return x.FirstShortBlock
+	}
+	return 0
+}
+
+func (x *FileInspection) GetShortBlocks() int32 {
+	if x != nil {
+		return x.ShortBlocks
+	}
+	return 0
+}
+
+func (x *FileInspection) GetHolders() []string {
+	if x != nil {
+		return x.Holders
+	}
+	return nil
+}
+
+type InspectFilesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Files         []*FileInspection      `protobuf:"bytes,1,rep,name=files,proto3" json:"files,omitempty"` // in request order
+	LiveDatanodes int32                  `protobuf:"varint,2,opt,name=live_datanodes,json=liveDatanodes,proto3" json:"live_datanodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InspectFilesResponse) Reset() {
+	*x = InspectFilesResponse{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InspectFilesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InspectFilesResponse) ProtoMessage() {}
+
+func (x *InspectFilesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InspectFilesResponse.ProtoReflect.Descriptor instead.
+func (*InspectFilesResponse) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *InspectFilesResponse) GetFiles() []*FileInspection {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *InspectFilesResponse) GetLiveDatanodes() int32 {
+	if x != nil {
+		return x.LiveDatanodes
+	}
+	return 0
+}
+
+type ReplicationChange struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Path        string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`                         // may be /.reserved/.inodes/<id>
+	Replication int32                  `protobuf:"varint,2,opt,name=replication,proto3" json:"replication,omitempty"`          // 0: leave the factor alone
+	Expect      int32                  `protobuf:"varint,3,opt,name=expect,proto3" json:"expect,omitempty"`                    // > 0: change only if the factor is this now
+	SetXattr    string                 `protobuf:"bytes,4,opt,name=set_xattr,json=setXattr,proto3" json:"set_xattr,omitempty"` // written before the factor changes
+	XattrValue  []byte                 `protobuf:"bytes,5,opt,name=xattr_value,json=xattrValue,proto3" json:"xattr_value,omitempty"`
+	RemoveXattr string                 `protobuf:"bytes,6,opt,name=remove_xattr,json=removeXattr,proto3" json:"remove_xattr,omitempty"` // removed after the factor changed (absent is fine)
+	// If set, set_xattr is written again with this value after the factor changed, so a
+	// record of a change in flight (xattr_value) is replaced by the settled one.
+	FinalXattrValue []byte `protobuf:"bytes,7,opt,name=final_xattr_value,json=finalXattrValue,proto3" json:"final_xattr_value,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ReplicationChange) Reset() {
+	*x = ReplicationChange{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicationChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicationChange) ProtoMessage() {}
+
+func (x *ReplicationChange) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicationChange.ProtoReflect.Descriptor instead.
+func (*ReplicationChange) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ReplicationChange) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ReplicationChange) GetReplication() int32 {
+	if x != nil {
+		return x.Replication
+	}
+	return 0
+}
+
+func (x *ReplicationChange) GetExpect() int32 {
+	if x != nil {
+		return x.Expect
+	}
+	return 0
+}
+
+func (x *ReplicationChange) GetSetXattr() string {
+	if x != nil {
+		return x.SetXattr
+	}
+	return ""
+}
+
+func (x *ReplicationChange) GetXattrValue() []byte {
+	if x != nil {
+		return x.XattrValue
+	}
+	return nil
+}
+
+func (x *ReplicationChange) GetRemoveXattr() string {
+	if x != nil {
+		return x.RemoveXattr
+	}
+	return ""
+}
+
+func (x *ReplicationChange) GetFinalXattrValue() []byte {
+	if x != nil {
+		return x.FinalXattrValue
+	}
+	return nil
+}
+
+type ReplicationResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"` // gRPC code: 0 OK, 5 NOT_FOUND, 10 ABORTED (factor is not expect), 9 safe mode...
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Before        int32                  `protobuf:"varint,3,opt,name=before,proto3" json:"before,omitempty"` // factor found (0 if unknown)
+	Changed       bool                   `protobuf:"varint,4,opt,name=changed,proto3" json:"changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplicationResult) Reset() {
+	*x = ReplicationResult{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplicationResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplicationResult) ProtoMessage() {}
+
+func (x *ReplicationResult) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplicationResult.ProtoReflect.Descriptor instead.
+func (*ReplicationResult) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ReplicationResult) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *ReplicationResult) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ReplicationResult) GetBefore() int32 {
+	if x != nil {
+		return x.Before
+	}
+	return 0
+}
+
+func (x *ReplicationResult) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+type SetReplicationsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Changes       []*ReplicationChange   `protobuf:"bytes,1,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetReplicationsRequest) Reset() {
+	*x = SetReplicationsRequest{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetReplicationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetReplicationsRequest) ProtoMessage() {}
+
+func (x *SetReplicationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetReplicationsRequest.ProtoReflect.Descriptor instead.
+func (*SetReplicationsRequest) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *SetReplicationsRequest) GetChanges() []*ReplicationChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+type SetReplicationsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*ReplicationResult   `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetReplicationsResponse) Reset() {
+	*x = SetReplicationsResponse{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetReplicationsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetReplicationsResponse) ProtoMessage() {}
+
+func (x *SetReplicationsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetReplicationsResponse.ProtoReflect.Descriptor instead.
+func (*SetReplicationsResponse) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *SetReplicationsResponse) GetResults() []*ReplicationResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+type SetBalancedReadsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Paths         []string               `protobuf:"bytes,1,rep,name=paths,proto3" json:"paths,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetBalancedReadsRequest) Reset() {
+	*x = SetBalancedReadsRequest{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetBalancedReadsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetBalancedReadsRequest) ProtoMessage() {}
+
+func (x *SetBalancedReadsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetBalancedReadsRequest.ProtoReflect.Descriptor instead.
+func (*SetBalancedReadsRequest) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *SetBalancedReadsRequest) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+type SetBalancedReadsResponse struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	TopologyInstalled  bool                   `protobuf:"varint,1,opt,name=topology_installed,json=topologyInstalled,proto3" json:"topology_installed,omitempty"`      // dfs.net.topology.impl is io.newtricks.hadoop.BalancedReads$Topology
+	Scope              string                 `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`                                                        // "hinted" or "all"
+	AuditHookInstalled bool                   `protobuf:"varint,3,opt,name=audit_hook_installed,json=auditHookInstalled,proto3" json:"audit_hook_installed,omitempty"` // needed for scope "hinted"
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *SetBalancedReadsResponse) Reset() {
+	*x = SetBalancedReadsResponse{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetBalancedReadsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetBalancedReadsResponse) ProtoMessage() {}
+
+func (x *SetBalancedReadsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetBalancedReadsResponse.ProtoReflect.Descriptor instead.
+func (*SetBalancedReadsResponse) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *SetBalancedReadsResponse) GetTopologyInstalled() bool {
+	if x != nil {
+		return x.TopologyInstalled
+	}
+	return false
+}
+
+func (x *SetBalancedReadsResponse) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *SetBalancedReadsResponse) GetAuditHookInstalled() bool {
+	if x != nil {
+		return x.AuditHookInstalled
+	}
+	return false
+}
+
 var File_newtricks_v1_host_proto protoreflect.FileDescriptor
 
 const file_newtricks_v1_host_proto_rawDesc = "" +
@@ -2655,7 +3455,70 @@ const file_newtricks_v1_host_proto_rawDesc = "" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1b\n" +
 	"\treal_user\x18\x02 \x01(\tR\brealUser\x12\x14\n" +
 	"\x05owner\x18\x03 \x01(\tR\x05owner\x12\x1e\n" +
-	"\vmax_date_ms\x18\x04 \x01(\x03R\tmaxDateMs2\x8e\b\n" +
+	"\vmax_date_ms\x18\x04 \x01(\x03R\tmaxDateMs\",\n" +
+	"\x14GetQuotaUsageRequest\x12\x14\n" +
+	"\x05paths\x18\x01 \x03(\tR\x05paths\"\xa2\x01\n" +
+	"\bQuotaDir\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1f\n" +
+	"\vspace_quota\x18\x02 \x01(\x03R\n" +
+	"spaceQuota\x12%\n" +
+	"\x0espace_consumed\x18\x03 \x01(\x03R\rspaceConsumed\x12\x19\n" +
+	"\bns_quota\x18\x04 \x01(\x03R\ansQuota\x12\x1f\n" +
+	"\vns_consumed\x18\x05 \x01(\x03R\n" +
+	"nsConsumed\"]\n" +
+	"\x15GetQuotaUsageResponse\x12*\n" +
+	"\x04dirs\x18\x01 \x03(\v2\x16.newtricks.v1.QuotaDirR\x04dirs\x12\x18\n" +
+	"\amissing\x18\x02 \x03(\tR\amissing\"\x93\x01\n" +
+	"\x13InspectFilesRequest\x12\x19\n" +
+	"\bfile_ids\x18\x01 \x03(\x03R\afileIds\x12\x14\n" +
+	"\x05xattr\x18\x02 \x01(\tR\x05xattr\x12\x12\n" +
+	"\x04want\x18\x03 \x03(\x05R\x04want\x12\x1d\n" +
+	"\n" +
+	"from_block\x18\x04 \x03(\x05R\tfromBlock\x12\x18\n" +
+	"\aholders\x18\x05 \x01(\bR\aholders\"\x8e\x03\n" +
+	"\x0eFileInspection\x12\x17\n" +
+	"\afile_id\x18\x01 \x01(\x03R\x06fileId\x12\x16\n" +
+	"\x06exists\x18\x02 \x01(\bR\x06exists\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12 \n" +
+	"\vreplication\x18\x04 \x01(\x05R\vreplication\x12\x16\n" +
+	"\x06length\x18\x05 \x01(\x03R\x06length\x12\x16\n" +
+	"\x06blocks\x18\x06 \x01(\x05R\x06blocks\x12*\n" +
+	"\x11min_live_replicas\x18\a \x01(\x05R\x0fminLiveReplicas\x12\x1b\n" +
+	"\thas_xattr\x18\b \x01(\bR\bhasXattr\x12\x14\n" +
+	"\x05xattr\x18\t \x01(\fR\x05xattr\x12\x1d\n" +
+	"\n" +
+	"block_size\x18\n" +
+	" \x01(\x03R\tblockSize\x12*\n" +
+	"\x11first_short_block\x18\v \x01(\x05R\x0ffirstShortBlock\x12!\n" +
+	"\fshort_blocks\x18\f \x01(\x05R\vshortBlocks\x12\x18\n" +
+	"\aholders\x18\r \x03(\tR\aholders\"q\n" +
+	"\x14InspectFilesResponse\x122\n" +
+	"\x05files\x18\x01 \x03(\v2\x1c.newtricks.v1.FileInspectionR\x05files\x12%\n" +
+	"\x0elive_datanodes\x18\x02 \x01(\x05R\rliveDatanodes\"\xee\x01\n" +
+	"\x11ReplicationChange\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12 \n" +
+	"\vreplication\x18\x02 \x01(\x05R\vreplication\x12\x16\n" +
+	"\x06expect\x18\x03 \x01(\x05R\x06expect\x12\x1b\n" +
+	"\tset_xattr\x18\x04 \x01(\tR\bsetXattr\x12\x1f\n" +
+	"\vxattr_value\x18\x05 \x01(\fR\n" +
+	"xattrValue\x12!\n" +
+	"\fremove_xattr\x18\x06 \x01(\tR\vremoveXattr\x12*\n" +
+	"\x11final_xattr_value\x18\a \x01(\fR\x0ffinalXattrValue\"s\n" +
+	"\x11ReplicationResult\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +
+	"\x06before\x18\x03 \x01(\x05R\x06before\x12\x18\n" +
+	"\achanged\x18\x04 \x01(\bR\achanged\"S\n" +
+	"\x16SetReplicationsRequest\x129\n" +
+	"\achanges\x18\x01 \x03(\v2\x1f.newtricks.v1.ReplicationChangeR\achanges\"T\n" +
+	"\x17SetReplicationsResponse\x129\n" +
+	"\aresults\x18\x01 \x03(\v2\x1f.newtricks.v1.ReplicationResultR\aresults\"/\n" +
+	"\x17SetBalancedReadsRequest\x12\x14\n" +
+	"\x05paths\x18\x01 \x03(\tR\x05paths\"\x91\x01\n" +
+	"\x18SetBalancedReadsResponse\x12-\n" +
+	"\x12topology_installed\x18\x01 \x01(\bR\x11topologyInstalled\x12\x14\n" +
+	"\x05scope\x18\x02 \x01(\tR\x05scope\x120\n" +
+	"\x14audit_hook_installed\x18\x03 \x01(\bR\x12auditHookInstalled2\x82\v\n" +
 	"\fNameNodeHost\x12[\n" +
 	"\x0eSetReplication\x12#.newtricks.v1.SetReplicationRequest\x1a$.newtricks.v1.SetReplicationResponse\x12M\n" +
 	"\rGetFileStatus\x12\".newtricks.v1.GetFileStatusRequest\x1a\x18.newtricks.v1.FileStatus\x12O\n" +
@@ -2669,7 +3532,11 @@ const file_newtricks_v1_host_proto_rawDesc = "" +
 	"\bSetXAttr\x12\x1d.newtricks.v1.SetXAttrRequest\x1a\x1e.newtricks.v1.SetXAttrResponse\x12R\n" +
 	"\vRemoveXAttr\x12 .newtricks.v1.RemoveXAttrRequest\x1a!.newtricks.v1.RemoveXAttrResponse\x12R\n" +
 	"\vReconfigure\x12 .newtricks.v1.ReconfigureRequest\x1a!.newtricks.v1.ReconfigureResponse\x12\\\n" +
-	"\x12GetNamesystemState\x12'.newtricks.v1.GetNamesystemStateRequest\x1a\x1d.newtricks.v1.NamesystemState2\xa7\x01\n" +
+	"\x12GetNamesystemState\x12'.newtricks.v1.GetNamesystemStateRequest\x1a\x1d.newtricks.v1.NamesystemState\x12X\n" +
+	"\rGetQuotaUsage\x12\".newtricks.v1.GetQuotaUsageRequest\x1a#.newtricks.v1.GetQuotaUsageResponse\x12U\n" +
+	"\fInspectFiles\x12!.newtricks.v1.InspectFilesRequest\x1a\".newtricks.v1.InspectFilesResponse\x12^\n" +
+	"\x0fSetReplications\x12$.newtricks.v1.SetReplicationsRequest\x1a%.newtricks.v1.SetReplicationsResponse\x12a\n" +
+	"\x10SetBalancedReads\x12%.newtricks.v1.SetBalancedReadsRequest\x1a&.newtricks.v1.SetBalancedReadsResponse2\xa7\x01\n" +
 	"\fDataNodeHost\x12I\n" +
 	"\bIdentity\x12\x1d.newtricks.v1.IdentityRequest\x1a\x1e.newtricks.v1.DatanodeIdentity\x12L\n" +
 	"\x0eResolveReplica\x12#.newtricks.v1.ResolveReplicaRequest\x1a\x15.newtricks.v1.Replica2\xfc\x02\n" +
@@ -2692,7 +3559,7 @@ func file_newtricks_v1_host_proto_rawDescGZIP() []byte {
 	return file_newtricks_v1_host_proto_rawDescData
 }
 
-var file_newtricks_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_newtricks_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_newtricks_v1_host_proto_goTypes = []any{
 	(*SetReplicationRequest)(nil),         // 0: newtricks.v1.SetReplicationRequest
 	(*SetReplicationResponse)(nil),        // 1: newtricks.v1.SetReplicationResponse
@@ -2734,7 +3601,19 @@ var file_newtricks_v1_host_proto_goTypes = []any{
 	(*IsAdminResponse)(nil),               // 37: newtricks.v1.IsAdminResponse
 	(*VerifyDelegationTokenRequest)(nil),  // 38: newtricks.v1.VerifyDelegationTokenRequest
 	(*VerifyDelegationTokenResponse)(nil), // 39: newtricks.v1.VerifyDelegationTokenResponse
-	nil,                                   // 40: newtricks.v1.GetXAttrsResponse.XattrsEntry
+	(*GetQuotaUsageRequest)(nil),          // 40: newtricks.v1.GetQuotaUsageRequest
+	(*QuotaDir)(nil),                      // 41: newtricks.v1.QuotaDir
+	(*GetQuotaUsageResponse)(nil),         // 42: newtricks.v1.GetQuotaUsageResponse
+	(*InspectFilesRequest)(nil),           // 43: newtricks.v1.InspectFilesRequest
+	(*FileInspection)(nil),                // 44: newtricks.v1.FileInspection
+	(*InspectFilesResponse)(nil),          // 45: newtricks.v1.InspectFilesResponse
+	(*ReplicationChange)(nil),             // 46: newtricks.v1.ReplicationChange
+	(*ReplicationResult)(nil),             // 47: newtricks.v1.ReplicationResult
+	(*SetReplicationsRequest)(nil),        // 48: newtricks.v1.SetReplicationsRequest
+	(*SetReplicationsResponse)(nil),       // 49: newtricks.v1.SetReplicationsResponse
+	(*SetBalancedReadsRequest)(nil),       // 50: newtricks.v1.SetBalancedReadsRequest
+	(*SetBalancedReadsResponse)(nil),      // 51: newtricks.v1.SetBalancedReadsResponse
+	nil,                                   // 52: newtricks.v1.GetXAttrsResponse.XattrsEntry
 }
 var file_newtricks_v1_host_proto_depIdxs = []int32{
 	3,  // 0: newtricks.v1.ListStatusResponse.entries:type_name -> newtricks.v1.FileStatus
@@ -2742,50 +3621,62 @@ var file_newtricks_v1_host_proto_depIdxs = []int32{
 	11, // 2: newtricks.v1.LocatedBlock.locations:type_name -> newtricks.v1.DatanodeRef
 	10, // 3: newtricks.v1.LocatedBlock.token:type_name -> newtricks.v1.Token
 	12, // 4: newtricks.v1.LocatedBlocks.blocks:type_name -> newtricks.v1.LocatedBlock
-	40, // 5: newtricks.v1.GetXAttrsResponse.xattrs:type_name -> newtricks.v1.GetXAttrsResponse.XattrsEntry
+	52, // 5: newtricks.v1.GetXAttrsResponse.xattrs:type_name -> newtricks.v1.GetXAttrsResponse.XattrsEntry
 	10, // 6: newtricks.v1.ResolveReplicaRequest.token:type_name -> newtricks.v1.Token
 	10, // 7: newtricks.v1.VerifyDelegationTokenRequest.token:type_name -> newtricks.v1.Token
-	0,  // 8: newtricks.v1.NameNodeHost.SetReplication:input_type -> newtricks.v1.SetReplicationRequest
-	2,  // 9: newtricks.v1.NameNodeHost.GetFileStatus:input_type -> newtricks.v1.GetFileStatusRequest
-	4,  // 10: newtricks.v1.NameNodeHost.ListStatus:input_type -> newtricks.v1.ListStatusRequest
-	6,  // 11: newtricks.v1.NameNodeHost.GetDatanodeReport:input_type -> newtricks.v1.GetDatanodeReportRequest
-	9,  // 12: newtricks.v1.NameNodeHost.GetBlockLocations:input_type -> newtricks.v1.GetBlockLocationsRequest
-	14, // 13: newtricks.v1.NameNodeHost.CheckAccess:input_type -> newtricks.v1.CheckAccessRequest
-	16, // 14: newtricks.v1.NameNodeHost.GetContentSummary:input_type -> newtricks.v1.GetContentSummaryRequest
-	18, // 15: newtricks.v1.NameNodeHost.GetXAttrs:input_type -> newtricks.v1.GetXAttrsRequest
-	20, // 16: newtricks.v1.NameNodeHost.SetXAttr:input_type -> newtricks.v1.SetXAttrRequest
-	22, // 17: newtricks.v1.NameNodeHost.RemoveXAttr:input_type -> newtricks.v1.RemoveXAttrRequest
-	24, // 18: newtricks.v1.NameNodeHost.Reconfigure:input_type -> newtricks.v1.ReconfigureRequest
-	26, // 19: newtricks.v1.NameNodeHost.GetNamesystemState:input_type -> newtricks.v1.GetNamesystemStateRequest
-	28, // 20: newtricks.v1.DataNodeHost.Identity:input_type -> newtricks.v1.IdentityRequest
-	30, // 21: newtricks.v1.DataNodeHost.ResolveReplica:input_type -> newtricks.v1.ResolveReplicaRequest
-	32, // 22: newtricks.v1.SecurityHost.MapPrincipal:input_type -> newtricks.v1.MapPrincipalRequest
-	34, // 23: newtricks.v1.SecurityHost.AuthorizeProxy:input_type -> newtricks.v1.AuthorizeProxyRequest
-	36, // 24: newtricks.v1.SecurityHost.IsAdmin:input_type -> newtricks.v1.IsAdminRequest
-	38, // 25: newtricks.v1.SecurityHost.VerifyDelegationToken:input_type -> newtricks.v1.VerifyDelegationTokenRequest
-	1,  // 26: newtricks.v1.NameNodeHost.SetReplication:output_type -> newtricks.v1.SetReplicationResponse
-	3,  // 27: newtricks.v1.NameNodeHost.GetFileStatus:output_type -> newtricks.v1.FileStatus
-	5,  // 28: newtricks.v1.NameNodeHost.ListStatus:output_type -> newtricks.v1.ListStatusResponse
-	8,  // 29: newtricks.v1.NameNodeHost.GetDatanodeReport:output_type -> newtricks.v1.DatanodeReport
-	13, // 30: newtricks.v1.NameNodeHost.GetBlockLocations:output_type -> newtricks.v1.LocatedBlocks
-	15, // 31: newtricks.v1.NameNodeHost.CheckAccess:output_type -> newtricks.v1.CheckAccessResponse
-	17, // 32: newtricks.v1.NameNodeHost.GetContentSummary:output_type -> newtricks.v1.ContentSummary
-	19, // 33: newtricks.v1.NameNodeHost.GetXAttrs:output_type -> newtricks.v1.GetXAttrsResponse
-	21, // 34: newtricks.v1.NameNodeHost.SetXAttr:output_type -> newtricks.v1.SetXAttrResponse
-	23, // 35: newtricks.v1.NameNodeHost.RemoveXAttr:output_type -> newtricks.v1.RemoveXAttrResponse
-	25, // 36: newtricks.v1.NameNodeHost.Reconfigure:output_type -> newtricks.v1.ReconfigureResponse
-	27, // 37: newtricks.v1.NameNodeHost.GetNamesystemState:output_type -> newtricks.v1.NamesystemState
-	29, // 38: newtricks.v1.DataNodeHost.Identity:output_type -> newtricks.v1.DatanodeIdentity
-	31, // 39: newtricks.v1.DataNodeHost.ResolveReplica:output_type -> newtricks.v1.Replica
-	33, // 40: newtricks.v1.SecurityHost.MapPrincipal:output_type -> newtricks.v1.MapPrincipalResponse
-	35, // 41: newtricks.v1.SecurityHost.AuthorizeProxy:output_type -> newtricks.v1.AuthorizeProxyResponse
-	37, // 42: newtricks.v1.SecurityHost.IsAdmin:output_type -> newtricks.v1.IsAdminResponse
-	39, // 43: newtricks.v1.SecurityHost.VerifyDelegationToken:output_type -> newtricks.v1.VerifyDelegationTokenResponse
-	26, // [26:44] is the sub-list for method output_type
-	8,  // [8:26] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	41, // 8: newtricks.v1.GetQuotaUsageResponse.dirs:type_name -> newtricks.v1.QuotaDir
+	44, // 9: newtricks.v1.InspectFilesResponse.files:type_name -> newtricks.v1.FileInspection
+	46, // 10: newtricks.v1.SetReplicationsRequest.changes:type_name -> newtricks.v1.ReplicationChange
+	47, // 11: newtricks.v1.SetReplicationsResponse.results:type_name -> newtricks.v1.ReplicationResult
+	0,  // 12: newtricks.v1.NameNodeHost.SetReplication:input_type -> newtricks.v1.SetReplicationRequest
+	2,  // 13: newtricks.v1.NameNodeHost.GetFileStatus:input_type -> newtricks.v1.GetFileStatusRequest
+	4,  // 14: newtricks.v1.NameNodeHost.ListStatus:input_type -> newtricks.v1.ListStatusRequest
+	6,  // 15: newtricks.v1.NameNodeHost.GetDatanodeReport:input_type -> newtricks.v1.GetDatanodeReportRequest
+	9,  // 16: newtricks.v1.NameNodeHost.GetBlockLocations:input_type -> newtricks.v1.GetBlockLocationsRequest
+	14, // 17: newtricks.v1.NameNodeHost.CheckAccess:input_type -> newtricks.v1.CheckAccessRequest
+	16, // 18: newtricks.v1.NameNodeHost.GetContentSummary:input_type -> newtricks.v1.GetContentSummaryRequest
+	18, // 19: newtricks.v1.NameNodeHost.GetXAttrs:input_type -> newtricks.v1.GetXAttrsRequest
+	20, // 20: newtricks.v1.NameNodeHost.SetXAttr:input_type -> newtricks.v1.SetXAttrRequest
+	22, // 21: newtricks.v1.NameNodeHost.RemoveXAttr:input_type -> newtricks.v1.RemoveXAttrRequest
+	24, // 22: newtricks.v1.NameNodeHost.Reconfigure:input_type -> newtricks.v1.ReconfigureRequest
+	26, // 23: newtricks.v1.NameNodeHost.GetNamesystemState:input_type -> newtricks.v1.GetNamesystemStateRequest
+	40, // 24: newtricks.v1.NameNodeHost.GetQuotaUsage:input_type -> newtricks.v1.GetQuotaUsageRequest
+	43, // 25: newtricks.v1.NameNodeHost.InspectFiles:input_type -> newtricks.v1.InspectFilesRequest
+	48, // 26: newtricks.v1.NameNodeHost.SetReplications:input_type -> newtricks.v1.SetReplicationsRequest
+	50, // 27: newtricks.v1.NameNodeHost.SetBalancedReads:input_type -> newtricks.v1.SetBalancedReadsRequest
+	28, // 28: newtricks.v1.DataNodeHost.Identity:input_type -> newtricks.v1.IdentityRequest
+	30, // 29: newtricks.v1.DataNodeHost.ResolveReplica:input_type -> newtricks.v1.ResolveReplicaRequest
+	32, // 30: newtricks.v1.SecurityHost.MapPrincipal:input_type -> newtricks.v1.MapPrincipalRequest
+	34, // 31: newtricks.v1.SecurityHost.AuthorizeProxy:input_type -> newtricks.v1.AuthorizeProxyRequest
+	36, // 32: newtricks.v1.SecurityHost.IsAdmin:input_type -> newtricks.v1.IsAdminRequest
+	38, // 33: newtricks.v1.SecurityHost.VerifyDelegationToken:input_type -> newtricks.v1.VerifyDelegationTokenRequest
+	1,  // 34: newtricks.v1.NameNodeHost.SetReplication:output_type -> newtricks.v1.SetReplicationResponse
+	3,  // 35: newtricks.v1.NameNodeHost.GetFileStatus:output_type -> newtricks.v1.FileStatus
+	5,  // 36: newtricks.v1.NameNodeHost.ListStatus:output_type -> newtricks.v1.ListStatusResponse
+	8,  // 37: newtricks.v1.NameNodeHost.GetDatanodeReport:output_type -> newtricks.v1.DatanodeReport
+	13, // 38: newtricks.v1.NameNodeHost.GetBlockLocations:output_type -> newtricks.v1.LocatedBlocks
+	15, // 39: newtricks.v1.NameNodeHost.CheckAccess:output_type -> newtricks.v1.CheckAccessResponse
+	17, // 40: newtricks.v1.NameNodeHost.GetContentSummary:output_type -> newtricks.v1.ContentSummary
+	19, // 41: newtricks.v1.NameNodeHost.GetXAttrs:output_type -> newtricks.v1.GetXAttrsResponse
+	21, // 42: newtricks.v1.NameNodeHost.SetXAttr:output_type -> newtricks.v1.SetXAttrResponse
+	23, // 43: newtricks.v1.NameNodeHost.RemoveXAttr:output_type -> newtricks.v1.RemoveXAttrResponse
+	25, // 44: newtricks.v1.NameNodeHost.Reconfigure:output_type -> newtricks.v1.ReconfigureResponse
+	27, // 45: newtricks.v1.NameNodeHost.GetNamesystemState:output_type -> newtricks.v1.NamesystemState
+	42, // 46: newtricks.v1.NameNodeHost.GetQuotaUsage:output_type -> newtricks.v1.GetQuotaUsageResponse
+	45, // 47: newtricks.v1.NameNodeHost.InspectFiles:output_type -> newtricks.v1.InspectFilesResponse
+	49, // 48: newtricks.v1.NameNodeHost.SetReplications:output_type -> newtricks.v1.SetReplicationsResponse
+	51, // 49: newtricks.v1.NameNodeHost.SetBalancedReads:output_type -> newtricks.v1.SetBalancedReadsResponse
+	29, // 50: newtricks.v1.DataNodeHost.Identity:output_type -> newtricks.v1.DatanodeIdentity
+	31, // 51: newtricks.v1.DataNodeHost.ResolveReplica:output_type -> newtricks.v1.Replica
+	33, // 52: newtricks.v1.SecurityHost.MapPrincipal:output_type -> newtricks.v1.MapPrincipalResponse
+	35, // 53: newtricks.v1.SecurityHost.AuthorizeProxy:output_type -> newtricks.v1.AuthorizeProxyResponse
+	37, // 54: newtricks.v1.SecurityHost.IsAdmin:output_type -> newtricks.v1.IsAdminResponse
+	39, // 55: newtricks.v1.SecurityHost.VerifyDelegationToken:output_type -> newtricks.v1.VerifyDelegationTokenResponse
+	34, // [34:56] is the sub-list for method output_type
+	12, // [12:34] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_newtricks_v1_host_proto_init() }
@@ -2799,7 +3690,7 @@ func file_newtricks_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_newtricks_v1_host_proto_rawDesc), len(file_newtricks_v1_host_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   41,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -36,6 +36,10 @@ const (
 	NameNodeHost_RemoveXAttr_FullMethodName        = "/newtricks.v1.NameNodeHost/RemoveXAttr"
 	NameNodeHost_Reconfigure_FullMethodName        = "/newtricks.v1.NameNodeHost/Reconfigure"
 	NameNodeHost_GetNamesystemState_FullMethodName = "/newtricks.v1.NameNodeHost/GetNamesystemState"
+	NameNodeHost_GetQuotaUsage_FullMethodName      = "/newtricks.v1.NameNodeHost/GetQuotaUsage"
+	NameNodeHost_InspectFiles_FullMethodName       = "/newtricks.v1.NameNodeHost/InspectFiles"
+	NameNodeHost_SetReplications_FullMethodName    = "/newtricks.v1.NameNodeHost/SetReplications"
+	NameNodeHost_SetBalancedReads_FullMethodName   = "/newtricks.v1.NameNodeHost/SetBalancedReads"
 )
 
 // NameNodeHostClient is the client API for NameNodeHost service.
@@ -61,6 +65,22 @@ type NameNodeHostClient interface {
 	// (NameNode.reconfigureProperty) and returns the value it replaced.
 	Reconfigure(ctx context.Context, in *ReconfigureRequest, opts ...grpc.CallOption) (*ReconfigureResponse, error)
 	GetNamesystemState(ctx context.Context, in *GetNamesystemStateRequest, opts ...grpc.CallOption) (*NamesystemState, error)
+	// Hotspot (hot-file hints) calls, all as the NameNode identity and cheap at scale.
+	// GetQuotaUsage returns every ancestor directory with a quota of each path, read from the
+	// inode tree: O(depth), where ClientProtocol.getQuotaUsage and getContentSummary walk the
+	// subtree of a directory without a quota (the root, on a large namespace).
+	GetQuotaUsage(ctx context.Context, in *GetQuotaUsageRequest, opts ...grpc.CallOption) (*GetQuotaUsageResponse, error)
+	// InspectFiles reports, for a batch of inode ids, each file's current path, factor and the
+	// fewest live replicas over its blocks (BlockManager.countNodes under one read lock, no
+	// LocatedBlocks built), and optionally one xattr.
+	InspectFiles(ctx context.Context, in *InspectFilesRequest, opts ...grpc.CallOption) (*InspectFilesResponse, error)
+	// SetReplications applies a batch of factor changes, each optionally conditional on the
+	// factor it finds, with an xattr written before and one removed after. One result per change,
+	// in order; a failed change does not stop the others.
+	SetReplications(ctx context.Context, in *SetReplicationsRequest, opts ...grpc.CallOption) (*SetReplicationsResponse, error)
+	// SetBalancedReads replaces the set of paths whose readers io.newtricks.hadoop.BalancedReads
+	// spreads evenly over equidistant replicas, and says whether that topology is installed.
+	SetBalancedReads(ctx context.Context, in *SetBalancedReadsRequest, opts ...grpc.CallOption) (*SetBalancedReadsResponse, error)
 }
 
 type nameNodeHostClient struct {
@@ -191,6 +211,46 @@ func (c *nameNodeHostClient) GetNamesystemState(ctx context.Context, in *GetName
 	return out, nil
 }
 
+func (c *nameNodeHostClient) GetQuotaUsage(ctx context.Context, in *GetQuotaUsageRequest, opts ...grpc.CallOption) (*GetQuotaUsageResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetQuotaUsageResponse)
+	err := c.cc.Invoke(ctx, NameNodeHost_GetQuotaUsage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *nameNodeHostClient) InspectFiles(ctx context.Context, in *InspectFilesRequest, opts ...grpc.CallOption) (*InspectFilesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InspectFilesResponse)
+	err := c.cc.Invoke(ctx, NameNodeHost_InspectFiles_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *nameNodeHostClient) SetReplications(ctx context.Context, in *SetReplicationsRequest, opts ...grpc.CallOption) (*SetReplicationsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetReplicationsResponse)
+	err := c.cc.Invoke(ctx, NameNodeHost_SetReplications_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *nameNodeHostClient) SetBalancedReads(ctx context.Context, in *SetBalancedReadsRequest, opts ...grpc.CallOption) (*SetBalancedReadsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetBalancedReadsResponse)
+	err := c.cc.Invoke(ctx, NameNodeHost_SetBalancedReads_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NameNodeHostServer is the server API for NameNodeHost service.
 // All implementations must embed UnimplementedNameNodeHostServer
 // for forward compatibility.
@@ -214,6 +274,22 @@ type NameNodeHostServer interface {
 	// (NameNode.reconfigureProperty) and returns the value it replaced.
 	Reconfigure(context.Context, *ReconfigureRequest) (*ReconfigureResponse, error)
 	GetNamesystemState(context.Context, *GetNamesystemStateRequest) (*NamesystemState, error)
+	// Hotspot (hot-file hints) calls, all as the NameNode identity and cheap at scale.
+	// GetQuotaUsage returns every ancestor directory with a quota of each path, read from the
+	// inode tree: O(depth), where ClientProtocol.getQuotaUsage and getContentSummary walk the
+	// subtree of a directory without a quota (the root, on a large namespace).
+	GetQuotaUsage(context.Context, *GetQuotaUsageRequest) (*GetQuotaUsageResponse, error)
+	// InspectFiles reports, for a batch of inode ids, each file's current path, factor and the
+	// fewest live replicas over its blocks (BlockManager.countNodes under one read lock, no
+	// LocatedBlocks built), and optionally one xattr.
+	InspectFiles(context.Context, *InspectFilesRequest) (*InspectFilesResponse, error)
+	// SetReplications applies a batch of factor changes, each optionally conditional on the
+	// factor it finds, with an xattr written before and one removed after. One result per change,
+	// in order; a failed change does not stop the others.
+	SetReplications(context.Context, *SetReplicationsRequest) (*SetReplicationsResponse, error)
+	// SetBalancedReads replaces the set of paths whose readers io.newtricks.hadoop.BalancedReads
+	// spreads evenly over equidistant replicas, and says whether that topology is installed.
+	SetBalancedReads(context.Context, *SetBalancedReadsRequest) (*SetBalancedReadsResponse, error)
 	mustEmbedUnimplementedNameNodeHostServer()
 }
 
@@ -259,6 +335,18 @@ func (UnimplementedNameNodeHostServer) Reconfigure(context.Context, *Reconfigure
 }
 func (UnimplementedNameNodeHostServer) GetNamesystemState(context.Context, *GetNamesystemStateRequest) (*NamesystemState, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetNamesystemState not implemented")
+}
+func (UnimplementedNameNodeHostServer) GetQuotaUsage(context.Context, *GetQuotaUsageRequest) (*GetQuotaUsageResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetQuotaUsage not implemented")
+}
+func (UnimplementedNameNodeHostServer) InspectFiles(context.Context, *InspectFilesRequest) (*InspectFilesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method InspectFiles not implemented")
+}
+func (UnimplementedNameNodeHostServer) SetReplications(context.Context, *SetReplicationsRequest) (*SetReplicationsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetReplications not implemented")
+}
+func (UnimplementedNameNodeHostServer) SetBalancedReads(context.Context, *SetBalancedReadsRequest) (*SetBalancedReadsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetBalancedReads not implemented")
 }
 func (UnimplementedNameNodeHostServer) mustEmbedUnimplementedNameNodeHostServer() {}
 func (UnimplementedNameNodeHostServer) testEmbeddedByValue()                      {}
@@ -497,6 +585,78 @@ func _NameNodeHost_GetNamesystemState_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NameNodeHost_GetQuotaUsage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetQuotaUsageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NameNodeHostServer).GetQuotaUsage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NameNodeHost_GetQuotaUsage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NameNodeHostServer).GetQuotaUsage(ctx, req.(*GetQuotaUsageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NameNodeHost_InspectFiles_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InspectFilesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NameNodeHostServer).InspectFiles(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NameNodeHost_InspectFiles_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NameNodeHostServer).InspectFiles(ctx, req.(*InspectFilesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NameNodeHost_SetReplications_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetReplicationsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NameNodeHostServer).SetReplications(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NameNodeHost_SetReplications_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NameNodeHostServer).SetReplications(ctx, req.(*SetReplicationsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NameNodeHost_SetBalancedReads_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetBalancedReadsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NameNodeHostServer).SetBalancedReads(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NameNodeHost_SetBalancedReads_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NameNodeHostServer).SetBalancedReads(ctx, req.(*SetBalancedReadsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // NameNodeHost_ServiceDesc is the grpc.ServiceDesc for NameNodeHost service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -551,6 +711,22 @@ var NameNodeHost_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetNamesystemState",
 			Handler:    _NameNodeHost_GetNamesystemState_Handler,
+		},
+		{
+			MethodName: "GetQuotaUsage",
+			Handler:    _NameNodeHost_GetQuotaUsage_Handler,
+		},
+		{
+			MethodName: "InspectFiles",
+			Handler:    _NameNodeHost_InspectFiles_Handler,
+		},
+		{
+			MethodName: "SetReplications",
+			Handler:    _NameNodeHost_SetReplications_Handler,
+		},
+		{
+			MethodName: "SetBalancedReads",
+			Handler:    _NameNodeHost_SetBalancedReads_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

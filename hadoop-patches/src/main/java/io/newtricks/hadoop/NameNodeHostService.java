@@ -32,8 +32,24 @@ import io.newtricks.proto.v1.SetReplicationResponse;
 import io.newtricks.proto.v1.SetXAttrRequest;
 import io.newtricks.proto.v1.SetXAttrResponse;
 import io.newtricks.proto.v1.Token;
+import io.newtricks.proto.v1.FileInspection;
+import io.newtricks.proto.v1.GetQuotaUsageRequest;
+import io.newtricks.proto.v1.GetQuotaUsageResponse;
+import io.newtricks.proto.v1.InspectFilesRequest;
+import io.newtricks.proto.v1.InspectFilesResponse;
+import io.newtricks.proto.v1.QuotaDir;
+import io.newtricks.proto.v1.ReplicationChange;
+import io.newtricks.proto.v1.ReplicationResult;
+import io.newtricks.proto.v1.SetBalancedReadsRequest;
+import io.newtricks.proto.v1.SetBalancedReadsResponse;
+import io.newtricks.proto.v1.SetReplicationsRequest;
+import io.newtricks.proto.v1.SetReplicationsResponse;
 import java.io.FileNotFoundException;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.List;
 import java.util.Locale;
 import org.apache.hadoop.conf.Configuration;
@@ -48,7 +64,15 @@ import org.apache.hadoop.hdfs.protocol.ExtendedBlock;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants;
 import org.apache.hadoop.hdfs.protocol.HdfsFileStatus;
 import org.apache.hadoop.hdfs.security.token.block.BlockTokenIdentifier;
+import org.apache.hadoop.hdfs.server.blockmanagement.BlockInfo;
+import org.apache.hadoop.hdfs.server.blockmanagement.BlockManager;
 import org.apache.hadoop.hdfs.server.blockmanagement.DatanodeDescriptor;
+import org.apache.hadoop.hdfs.server.namenode.DirectoryWithQuotaFeature;
+import org.apache.hadoop.hdfs.server.namenode.FSDirectory;
+import org.apache.hadoop.hdfs.server.namenode.INode;
+import org.apache.hadoop.hdfs.server.namenode.INodeDirectory;
+import org.apache.hadoop.hdfs.server.namenode.INodeFile;
+import org.apache.hadoop.hdfs.server.namenode.QuotaCounts;
 import org.apache.hadoop.hdfs.server.namenode.FSNamesystem;
 import org.apache.hadoop.hdfs.server.namenode.NameNode;
 import org.apache.hadoop.hdfs.server.protocol.NamenodeProtocols;
@@ -297,6 +321,220 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
               DFSConfigKeys.DFS_BLOCK_ACCESS_TOKEN_ENABLE_DEFAULT))
           // The NameNode's login user is the HDFS superuser.
           .setSuperuser(UserGroupInformation.getLoginUser().getShortUserName())
+          .build();
+    });
+  }
+
+  // ---- Hotspot (hot-file hints): batched, O(depth) or O(blocks) per file. ----
+
+  /** Upper bound of one batch, so one call never holds the read lock for long. */
+  static final int MAX_BATCH = 4096;
+
+  @Override
+  public void getQuotaUsage(GetQuotaUsageRequest req, StreamObserver<GetQuotaUsageResponse> out) {
+    HostCalls.serve(metrics, out, () -> {
+      if (req.getPathsCount() > MAX_BATCH) {
+        throw new IllegalArgumentException(req.getPathsCount() + " paths, at most " + MAX_BATCH);
+      }
+      FSNamesystem ns = ns();
+      FSDirectory fsd = ns.getFSDirectory();
+      Map<String, QuotaDir> dirs = new LinkedHashMap<>();
+      GetQuotaUsageResponse.Builder b = GetQuotaUsageResponse.newBuilder();
+      ns.readLock();
+      try {
+        for (String p : req.getPathsList()) {
+          INode n = fsd.getINode(p);
+          if (n == null) {
+            b.addMissing(p);
+            continue;
+          }
+          // Walk up to the root: a quota is kept on the directory that has it, with its
+          // consumption maintained incrementally by the NameNode, so this is O(depth).
+          for (INode cur = n.isDirectory() ? n : n.getParent(); cur != null; cur = cur.getParent()) {
+            INodeDirectory d = cur.asDirectory();
+            DirectoryWithQuotaFeature q = d.getDirectoryWithQuotaFeature();
+            if (q == null) {
+              continue;
+            }
+            String dp = d.getFullPathName();
+            if (dirs.containsKey(dp)) {
+              continue;
+            }
+            QuotaCounts quota = d.getQuotaCounts();
+            QuotaCounts used = q.getSpaceConsumed();
+            dirs.put(dp, QuotaDir.newBuilder().setPath(dp)
+                .setSpaceQuota(quota.getStorageSpace())
+                .setSpaceConsumed(used.getStorageSpace())
+                .setNsQuota(quota.getNameSpace())
+                .setNsConsumed(used.getNameSpace())
+                .build());
+          }
+        }
+      } finally {
+        ns.readUnlock("newtricksGetQuotaUsage");
+      }
+      b.addAllDirs(dirs.values());
+      return b.build();
+    });
+  }
+
+  @Override
+  public void inspectFiles(InspectFilesRequest req, StreamObserver<InspectFilesResponse> out) {
+    HostCalls.serve(metrics, out, () -> {
+      if (req.getFileIdsCount() > MAX_BATCH) {
+        throw new IllegalArgumentException(req.getFileIdsCount() + " files, at most " + MAX_BATCH);
+      }
+      FSNamesystem ns = ns();
+      FSDirectory fsd = ns.getFSDirectory();
+      BlockManager bm = ns.getBlockManager();
+      List<FileInspection.Builder> found = new ArrayList<>(req.getFileIdsCount());
+      if (req.getWantCount() > 0 && req.getWantCount() != req.getFileIdsCount()) {
+        throw new IllegalArgumentException("want has " + req.getWantCount() + " entries for "
+            + req.getFileIdsCount() + " files");
+      }
+      if (req.getFromBlockCount() > 0 && req.getFromBlockCount() != req.getFileIdsCount()) {
+        throw new IllegalArgumentException("from_block has " + req.getFromBlockCount()
+            + " entries for " + req.getFileIdsCount() + " files");
+      }
+      ns.readLock();
+      try {
+        for (int i = 0; i < req.getFileIdsCount(); i++) {
+          long id = req.getFileIds(i);
+          FileInspection.Builder f = FileInspection.newBuilder().setFileId(id);
+          found.add(f);
+          INode n = fsd.getInode(id);
+          if (n == null || !n.isFile() || n.getParent() == null) {
+            continue; // deleted (or only in a snapshot): nothing to restore
+          }
+          INodeFile file = n.asFile();
+          BlockInfo[] blocks = file.getBlocks();
+          int want = req.getWantCount() > 0 ? req.getWant(i) : 0;
+          int from = req.getFromBlockCount() > 0 ? req.getFromBlock(i) : 0;
+          from = Math.max(0, Math.min(from, blocks.length));
+          int fewest = -1;
+          int firstShort = blocks.length;
+          int shortBlocks = 0;
+          java.util.Set<String> holders = req.getHolders() ? new java.util.TreeSet<>() : null;
+          for (int j = from; j < blocks.length; j++) {
+            BlockInfo blk = blocks[j];
+            int live = bm.countNodes(blk).liveReplicas();
+            fewest = fewest < 0 ? live : Math.min(fewest, live);
+            if (want > 0 && live < want) {
+              shortBlocks++;
+              firstShort = Math.min(firstShort, j);
+            }
+            if (holders != null) {
+              for (org.apache.hadoop.hdfs.server.blockmanagement.DatanodeStorageInfo s
+                  : bm.getStorages(blk)) {
+                DatanodeDescriptor d = s.getDatanodeDescriptor();
+                if (d != null && d.isAlive()) {
+                  holders.add(d.getDatanodeUuid());
+                }
+              }
+            }
+          }
+          f.setExists(true)
+              .setPath(file.getFullPathName())
+              .setReplication(file.getFileReplication())
+              .setLength(file.computeFileSize())
+              .setBlocks(blocks.length)
+              .setBlockSize(file.getPreferredBlockSize())
+              .setMinLiveReplicas(fewest)
+              .setFirstShortBlock(firstShort)
+              .setShortBlocks(shortBlocks);
+          if (holders != null) {
+            f.addAllHolders(holders);
+          }
+        }
+      } finally {
+        ns.readUnlock("newtricksInspectFiles");
+      }
+      InspectFilesResponse.Builder b = InspectFilesResponse.newBuilder()
+          .setLiveDatanodes(ns.getNumLiveDataNodes());
+      List<XAttr> want = req.getXattr().isEmpty() ? null
+          : Collections.singletonList(XAttrHelper.buildXAttr(req.getXattr()));
+      for (FileInspection.Builder f : found) {
+        if (want != null && f.getExists()) {
+          try {
+            List<XAttr> got = rpc().getXAttrs(INODE_PREFIX + f.getFileId(), want);
+            if (got != null && !got.isEmpty() && got.get(0).getValue() != null) {
+              f.setHasXattr(true).setXattr(ByteString.copyFrom(got.get(0).getValue()));
+            }
+          } catch (java.io.IOException e) {
+            // Absent xattr or a file deleted meanwhile: reported as no xattr.
+          }
+        }
+        b.addFiles(f);
+      }
+      return b.build();
+    });
+  }
+
+  static final String INODE_PREFIX = "/.reserved/.inodes/";
+
+  @Override
+  public void setReplications(SetReplicationsRequest req, StreamObserver<SetReplicationsResponse> out) {
+    HostCalls.serve(metrics, out, () -> {
+      if (req.getChangesCount() > MAX_BATCH) {
+        throw new IllegalArgumentException(req.getChangesCount() + " changes, at most " + MAX_BATCH);
+      }
+      SetReplicationsResponse.Builder b = SetReplicationsResponse.newBuilder();
+      for (ReplicationChange c : req.getChangesList()) {
+        b.addResults(applyChange(c));
+      }
+      return b.build();
+    });
+  }
+
+  /** One change of a SetReplications batch; never throws. */
+  private ReplicationResult applyChange(ReplicationChange c) {
+    ReplicationResult.Builder r = ReplicationResult.newBuilder();
+    try {
+      if (c.getReplication() < 0 || c.getReplication() > Short.MAX_VALUE) {
+        throw new IllegalArgumentException("replication " + c.getReplication());
+      }
+      HdfsFileStatus st = rpc().getFileInfo(c.getPath());
+      if (st == null || st.isDirectory()) {
+        throw new FileNotFoundException("File does not exist: " + c.getPath());
+      }
+      r.setBefore(st.getReplication());
+      if (c.getExpect() > 0 && st.getReplication() != c.getExpect()) {
+        return r.setCode(io.grpc.Status.Code.ABORTED.value())
+            .setMessage("factor is " + st.getReplication() + ", expected " + c.getExpect()).build();
+      }
+      if (!c.getSetXattr().isEmpty()) {
+        XAttr x = XAttrHelper.buildXAttr(c.getSetXattr(), c.getXattrValue().toByteArray());
+        rpc().setXAttr(c.getPath(), x, EnumSet.of(XAttrSetFlag.CREATE, XAttrSetFlag.REPLACE));
+      }
+      if (c.getReplication() > 0 && c.getReplication() != st.getReplication()) {
+        r.setChanged(rpc().setReplication(c.getPath(), (short) c.getReplication()));
+      }
+      if (!c.getSetXattr().isEmpty() && !c.getFinalXattrValue().isEmpty()) {
+        XAttr x = XAttrHelper.buildXAttr(c.getSetXattr(), c.getFinalXattrValue().toByteArray());
+        rpc().setXAttr(c.getPath(), x, EnumSet.of(XAttrSetFlag.CREATE, XAttrSetFlag.REPLACE));
+      }
+      if (!c.getRemoveXattr().isEmpty()) {
+        try {
+          rpc().removeXAttr(c.getPath(), XAttrHelper.buildXAttr(c.getRemoveXattr()));
+        } catch (java.io.IOException e) {
+          // Already absent: the goal is reached.
+        }
+      }
+      return r.setCode(0).build();
+    } catch (Throwable t) {
+      io.grpc.Status s = StatusMapping.toStatus(t).getStatus();
+      return r.setCode(s.getCode().value()).setMessage(String.valueOf(s.getDescription())).build();
+    }
+  }
+
+  @Override
+  public void setBalancedReads(SetBalancedReadsRequest req, StreamObserver<SetBalancedReadsResponse> out) {
+    HostCalls.serve(metrics, out, () -> {
+      BalancedReads.setHinted(req.getPathsList());
+      return SetBalancedReadsResponse.newBuilder()
+          .setTopologyInstalled(BalancedReads.topologyInstalled())
+          .setAuditHookInstalled(BalancedReads.auditHookInstalled())
+          .setScope(BalancedReads.scope())
           .build();
     });
   }

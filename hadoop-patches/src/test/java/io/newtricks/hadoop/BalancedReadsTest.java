@@ -1,0 +1,81 @@
+package io.newtricks.hadoop;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hdfs.net.DFSNetworkTopology;
+import org.apache.hadoop.net.Node;
+import org.apache.hadoop.net.NodeBase;
+import org.junit.Test;
+
+public class BalancedReadsTest {
+  private static Node[] replicas(int k) {
+    Node[] n = new Node[k];
+    for (int i = 0; i < k; i++) {
+      n[i] = new NodeBase("127.0.0.1:" + (9800 + i), "/default-rack");
+    }
+    return n;
+  }
+
+  private static DFSNetworkTopology topology(String scope) {
+    Configuration conf = new Configuration(false);
+    conf.set("dfs.net.topology.impl", BalancedReads.Topology.class.getName());
+    conf.set(BalancedReads.SCOPE_KEY, scope);
+    return DFSNetworkTopology.getInstance(conf);
+  }
+
+  /** R sorts of one replica set put each replica first R/k times: the busiest gets ceil(R/k). */
+  @Test
+  public void rotationServesEveryReplicaEqually() {
+    DFSNetworkTopology t = topology("all");
+    assertTrue(t instanceof BalancedReads.Topology);
+    BalancedReads.resetCounters();
+    Node reader = new NodeBase("/default-rack/10.0.0.9");
+    Node[] base = replicas(12);
+    Map<String, Integer> first = new HashMap<>();
+    int sorts = 256;
+    for (int i = 0; i < sorts; i++) {
+      Node[] locs = base.clone();
+      java.util.Collections.shuffle(Arrays.asList(locs));
+      t.sortByDistanceUsingNetworkLocation(reader, locs, locs.length, null);
+      first.merge(locs[0].getName(), 1, Integer::sum);
+    }
+    assertEquals(12, first.size());
+    for (int v : first.values()) {
+      assertTrue("share " + v, v == sorts / 12 || v == sorts / 12 + 1);
+    }
+  }
+
+  /** Scope "hinted": only an open of a hinted path, noted by the audit hook, is rotated. */
+  @Test
+  public void hintedScopeRotatesOnlyHintedOpens() {
+    DFSNetworkTopology t = topology("hinted");
+    BalancedReads.resetCounters();
+    BalancedReads.setHinted(Arrays.asList("/hot/a"));
+    BalancedReads.AuditHook hook = new BalancedReads.AuditHook();
+    hook.initialize(new Configuration(false));
+    Node reader = new NodeBase("/default-rack/10.0.0.9");
+    Node[] base = replicas(4);
+    Map<String, Integer> first = new HashMap<>();
+    for (int i = 0; i < 40; i++) {
+      hook.logAuditEvent(true, "alice", null, "open", "/hot/a", null, null, null, null);
+      Node[] locs = base.clone();
+      t.sortByDistanceUsingNetworkLocation(reader, locs, locs.length, null);
+      first.merge(locs[0].getName(), 1, Integer::sum);
+    }
+    assertEquals(4, first.size());
+    for (int v : first.values()) {
+      assertEquals(10, v);
+    }
+    // Another file, or a non-open command, keeps Hadoop's shuffle: no rotation counter moves.
+    hook.logAuditEvent(true, "alice", null, "open", "/cold/b", null, null, null, null);
+    assertEquals(false, BalancedReads.rotateCurrent());
+    hook.logAuditEvent(true, "alice", null, "listStatus", "/hot/a", null, null, null, null);
+    assertEquals(false, BalancedReads.rotateCurrent());
+    BalancedReads.setHinted(Arrays.asList());
+  }
+}
