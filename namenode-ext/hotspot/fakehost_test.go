@@ -403,3 +403,17 @@ func DrainImplicit(m *Manager, ctx context.Context) int {
 		}
 	}
 }
+
+// The batched hotspot calls; the manager does not use them yet.
+func (h *FakeHost) GetQuotaUsage(ctx context.Context, in *nnv1.GetQuotaUsageRequest, _ ...grpc.CallOption) (*nnv1.GetQuotaUsageResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "GetQuotaUsage")
+}
+func (h *FakeHost) InspectFiles(ctx context.Context, in *nnv1.InspectFilesRequest, _ ...grpc.CallOption) (*nnv1.InspectFilesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "InspectFiles")
+}
+func (h *FakeHost) SetReplications(ctx context.Context, in *nnv1.SetReplicationsRequest, _ ...grpc.CallOption) (*nnv1.SetReplicationsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "SetReplications")
+}
+func (h *FakeHost) SetBalancedReads(ctx context.Context, in *nnv1.SetBalancedReadsRequest, _ ...grpc.CallOption) (*nnv1.SetBalancedReadsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "SetBalancedReads")
+}
