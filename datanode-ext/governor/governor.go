@@ -1,0 +1,208 @@
+package governor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/shirou/gopsutil/v3/cpu"
+	"github.com/shirou/gopsutil/v3/process"
+)
+
+// ErrConfig is wrapped by configuration errors.
+var ErrConfig = errors.New("governor: bad configuration")
+
+// Config of the governor. Keys are under newtricks.datanode.ext.offload.
+type Config struct {
+	// High (cpu.high, default 0.8): shed when the CPU used by everything but datanode-ext
+	// exceeds this fraction of the node's CPUs. 1 never sheds.
+	High float64
+	// Low (cpu.low, default 0.7): stop shedding below this fraction; Low <= High.
+	Low float64
+	// Interval (cpu.interval.ms, default 500 ms) between samples.
+	Interval time.Duration
+}
+
+// Defaults fills zero fields.
+func (c Config) Defaults() Config {
+	if c.High == 0 {
+		c.High = 0.8
+	}
+	if c.Low == 0 {
+		c.Low = min(0.7, c.High)
+	}
+	if c.Interval == 0 {
+		c.Interval = 500 * time.Millisecond
+	}
+	return c
+}
+
+// Validate checks ranges.
+func (c Config) Validate() error {
+	switch {
+	case c.High <= 0 || c.High > 1:
+		return fmt.Errorf("%w: high threshold %v must be in (0, 1]", ErrConfig, c.High)
+	case c.Low <= 0 || c.Low > c.High:
+		return fmt.Errorf("%w: low threshold %v must be in (0, high=%v]", ErrConfig, c.Low, c.High)
+	case c.Interval < 10*time.Millisecond || c.Interval > time.Minute:
+		return fmt.Errorf("%w: interval %v must be in [10ms, 1m]", ErrConfig, c.Interval)
+	}
+	return nil
+}
+
+// Sample is one reading of cumulative CPU seconds.
+type Sample struct {
+	// Busy and Total are summed over all CPUs of the node (Total includes idle); Own is this
+	// process's user+system time.
+	Busy, Total, Own float64
+}
+
+// Sampler reads cumulative CPU times.
+type Sampler interface {
+	Sample(ctx context.Context) (Sample, error)
+}
+
+// SystemSampler reads /proc through gopsutil: the node's CPU times and this process's.
+type SystemSampler struct{ proc *process.Process }
+
+// NewSystemSampler returns a sampler of this node and this process.
+func NewSystemSampler() (*SystemSampler, error) {
+	p, err := process.NewProcess(int32(os.Getpid()))
+	if err != nil {
+		return nil, fmt.Errorf("governor: own process: %w", err)
+	}
+	return &SystemSampler{proc: p}, nil
+}
+
+// Sample implements Sampler.
+func (s *SystemSampler) Sample(ctx context.Context) (Sample, error) {
+	ts, err := cpu.TimesWithContext(ctx, false)
+	if err != nil || len(ts) == 0 {
+		return Sample{}, fmt.Errorf("governor: cpu times: %v", err)
+	}
+	t := ts[0]
+	total := t.User + t.System + t.Idle + t.Nice + t.Iowait + t.Irq + t.Softirq + t.Steal
+	busy := total - t.Idle - t.Iowait
+	own, err := s.proc.TimesWithContext(ctx)
+	if err != nil {
+		return Sample{}, fmt.Errorf("governor: process times: %v", err)
+	}
+	return Sample{Busy: busy, Total: total, Own: own.User + own.System}, nil
+}
+
+// Status is the governor's state.
+type Status struct {
+	Shedding    bool
+	Other, Own  float64 // fractions of the node's CPUs over the last interval
+	High, Low   float64
+	Transitions int64 // shed on/off changes since start
+	Samples     int64
+}
+
+// Governor tracks the node's CPU and decides whether to shed.
+type Governor struct {
+	sampler Sampler
+
+	mu       sync.Mutex
+	cfg      Config
+	st       Status
+	last     Sample
+	haveLast bool
+	changed  chan struct{}
+}
+
+// New returns a governor; call Run to start sampling.
+func New(cfg Config, s Sampler) (*Governor, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Governor{sampler: s, cfg: cfg, st: Status{High: cfg.High, Low: cfg.Low}, changed: make(chan struct{})}, nil
+}
+
+// Run samples every interval until ctx ends.
+func (g *Governor) Run(ctx context.Context) {
+	for {
+		if s, err := g.sampler.Sample(ctx); err == nil {
+			g.Observe(s)
+		}
+		g.mu.Lock()
+		iv := g.cfg.Interval
+		g.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(iv):
+		}
+	}
+}
+
+// Observe feeds one reading (Run calls it; tests call it directly).
+func (g *Governor) Observe(s Sample) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.haveLast {
+		g.last, g.haveLast = s, true
+		return
+	}
+	dt := s.Total - g.last.Total
+	if dt <= 0 {
+		return
+	}
+	own := max(0, (s.Own-g.last.Own)/dt)
+	other := max(0, (s.Busy-g.last.Busy)/dt-own)
+	g.last = s
+	g.st.Own, g.st.Other = min(own, 1), min(other, 1)
+	g.st.Samples++
+	was := g.st.Shedding
+	switch {
+	case !was && other > g.cfg.High:
+		g.st.Shedding = true
+	case was && other < g.cfg.Low:
+		g.st.Shedding = false
+	}
+	if was != g.st.Shedding {
+		g.st.Transitions++
+		close(g.changed)
+		g.changed = make(chan struct{})
+	}
+}
+
+// Shedding reports whether the node is shedding transforms now.
+func (g *Governor) Shedding() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.st.Shedding
+}
+
+// Changed returns a channel closed at the next shed on/off transition.
+func (g *Governor) Changed() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.changed
+}
+
+// Status returns a snapshot.
+func (g *Governor) Status() Status {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.st
+}
+
+// SetThresholds changes the thresholds at run time (an administrator's call). The shedding
+// state is re-evaluated at the next sample.
+func (g *Governor) SetThresholds(high, low float64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := g.cfg
+	c.High, c.Low = high, low
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	g.cfg = c
+	g.st.High, g.st.Low = high, low
+	return nil
+}

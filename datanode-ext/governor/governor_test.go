@@ -1,0 +1,75 @@
+package governor
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestHysteresis(t *testing.T) {
+	g, err := New(Config{High: 0.8, Low: 0.6}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Sample
+	step := func(otherFrac, ownFrac float64) bool {
+		// 2 CPUs, 1 second: 2 CPU-seconds of total.
+		s.Total += 2
+		s.Own += 2 * ownFrac
+		s.Busy += 2 * (otherFrac + ownFrac)
+		g.Observe(s)
+		return g.Shedding()
+	}
+	step(0, 0)
+	for i, c := range []struct {
+		other, own float64
+		want       bool
+	}{
+		{0.5, 0.4, false}, // busy 90% but mostly our own transforms: no shedding
+		{0.79, 0.2, false},
+		{0.85, 0.1, true},
+		{0.7, 0, true}, // between low and high: stays shedding
+		{0.61, 0, true},
+		{0.59, 0, false},
+		{0.75, 0, false}, // between: stays not shedding
+		{0.95, 0, true},
+	} {
+		if got := step(c.other, c.own); got != c.want {
+			t.Fatalf("sample %d (other %v own %v): shedding=%v, want %v", i, c.other, c.own, got, c.want)
+		}
+	}
+	if st := g.Status(); st.Transitions != 3 {
+		t.Errorf("transitions %d, want 3", st.Transitions)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, c := range []Config{{High: 1.5}, {High: 0.5, Low: 0.6}, {High: 0.8, Low: 0.7, Interval: time.Millisecond}} {
+		if _, err := New(c, nil); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+	if _, err := New(Config{High: 1}, nil); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestSystemSamplerSeesLoad(t *testing.T) {
+	s, err := NewSystemSampler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Sample(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(300 * time.Millisecond)
+	x := 0
+	for time.Now().Before(deadline) {
+		x++
+	}
+	b, _ := s.Sample(context.Background())
+	if b.Own-a.Own < 0.1 || b.Busy <= a.Busy || b.Total <= a.Total {
+		t.Errorf("a busy loop of 300ms shows own %v busy %v total %v seconds", b.Own-a.Own, b.Busy-a.Busy, b.Total-a.Total)
+	}
+}
