@@ -84,7 +84,74 @@ func (x NamespaceEvent_Type) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use NamespaceEvent_Type.Descriptor instead.
 func (NamespaceEvent_Type) EnumDescriptor() ([]byte, []int) {
-	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{4, 0}
+	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{5, 0}
+}
+
+// EventFilter is what a co-process consumes. The hook forwards nothing else: its audit logger
+// returns at its first line for any other command, and its edit-log journal keeps only these
+// namespace event types.
+type EventFilter struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Audited commands ("open", "create", "getfileinfo", ...) to forward. Empty: none.
+	AuditCommands []string `protobuf:"bytes,1,rep,name=audit_commands,json=auditCommands,proto3" json:"audit_commands,omitempty"`
+	// Namespace event types to forward. Empty: none.
+	NamespaceTypes []NamespaceEvent_Type `protobuf:"varint,2,rep,packed,name=namespace_types,json=namespaceTypes,proto3,enum=newtricks.v1.NamespaceEvent_Type" json:"namespace_types,omitempty"`
+	// Only namespace events whose path or destination starts with one of these strings
+	// ("/ckpt/"). Empty: every path.
+	NamespacePathPrefixes []string `protobuf:"bytes,3,rep,name=namespace_path_prefixes,json=namespacePathPrefixes,proto3" json:"namespace_path_prefixes,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *EventFilter) Reset() {
+	*x = EventFilter{}
+	mi := &file_newtricks_v1_events_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventFilter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventFilter) ProtoMessage() {}
+
+func (x *EventFilter) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_events_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventFilter.ProtoReflect.Descriptor instead.
+func (*EventFilter) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *EventFilter) GetAuditCommands() []string {
+	if x != nil {
+		return x.AuditCommands
+	}
+	return nil
+}
+
+func (x *EventFilter) GetNamespaceTypes() []NamespaceEvent_Type {
+	if x != nil {
+		return x.NamespaceTypes
+	}
+	return nil
+}
+
+func (x *EventFilter) GetNamespacePathPrefixes() []string {
+	if x != nil {
+		return x.NamespacePathPrefixes
+	}
+	return nil
 }
 
 type EventBatch struct {
@@ -93,14 +160,22 @@ type EventBatch struct {
 	// Audit events dropped by the hook because its queue was full, since the NameNode started.
 	AuditDroppedTotal int64 `protobuf:"varint,2,opt,name=audit_dropped_total,json=auditDroppedTotal,proto3" json:"audit_dropped_total,omitempty"`
 	// Monotonic batch sequence number within one host generation, for logs.
-	Seq           int64 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Seq int64 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Set (> 0) on the first batch after the hook (re)started the namespace stream for this
+	// co-process: this and the later batches hold every selected namespace event with
+	// txid >= resume_txid, in order. It is the txid after the last one acknowledged durable
+	// (or, on a first start, the NameNode's first txid of this run).
+	ResumeTxid int64 `protobuf:"varint,4,opt,name=resume_txid,json=resumeTxid,proto3" json:"resume_txid,omitempty"`
+	// Times the hook found edits it needed already purged and skipped ahead, since the NameNode
+	// started (events in between are lost).
+	NamespaceGapsTotal int64 `protobuf:"varint,5,opt,name=namespace_gaps_total,json=namespaceGapsTotal,proto3" json:"namespace_gaps_total,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *EventBatch) Reset() {
 	*x = EventBatch{}
-	mi := &file_newtricks_v1_events_proto_msgTypes[0]
+	mi := &file_newtricks_v1_events_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -112,7 +187,7 @@ func (x *EventBatch) String() string {
 func (*EventBatch) ProtoMessage() {}
 
 func (x *EventBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_events_proto_msgTypes[0]
+	mi := &file_newtricks_v1_events_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -125,7 +200,7 @@ func (x *EventBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventBatch.ProtoReflect.Descriptor instead.
 func (*EventBatch) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{0}
+	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *EventBatch) GetEvents() []*Event {
@@ -149,17 +224,38 @@ func (x *EventBatch) GetSeq() int64 {
 	return 0
 }
 
+func (x *EventBatch) GetResumeTxid() int64 {
+	if x != nil {
+		return x.ResumeTxid
+	}
+	return 0
+}
+
+func (x *EventBatch) GetNamespaceGapsTotal() int64 {
+	if x != nil {
+		return x.NamespaceGapsTotal
+	}
+	return 0
+}
+
 type DeliverAck struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Highest namespace txid the receiver has accepted.
-	LastTxid      int64 `protobuf:"varint,1,opt,name=last_txid,json=lastTxid,proto3" json:"last_txid,omitempty"`
+	// Highest namespace txid the receiver has accepted from this hook: the hook does not send
+	// events up to it to this process again.
+	LastTxid int64 `protobuf:"varint,1,opt,name=last_txid,json=lastTxid,proto3" json:"last_txid,omitempty"`
+	// Every namespace event up to this txid is durable at the receiver (handled by every
+	// subscriber, or persisted by those with state of their own): the hook persists it and
+	// resumes after it when either process restarts. -1: nothing yet.
+	DurableTxid int64 `protobuf:"varint,2,opt,name=durable_txid,json=durableTxid,proto3" json:"durable_txid,omitempty"`
+	// The receiver's current filter, replacing the one from Configure. Unset: unchanged.
+	Filter        *EventFilter `protobuf:"bytes,3,opt,name=filter,proto3" json:"filter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DeliverAck) Reset() {
 	*x = DeliverAck{}
-	mi := &file_newtricks_v1_events_proto_msgTypes[1]
+	mi := &file_newtricks_v1_events_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -171,7 +267,7 @@ func (x *DeliverAck) String() string {
 func (*DeliverAck) ProtoMessage() {}
 
 func (x *DeliverAck) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_events_proto_msgTypes[1]
+	mi := &file_newtricks_v1_events_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -184,7 +280,7 @@ func (x *DeliverAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliverAck.ProtoReflect.Descriptor instead.
 func (*DeliverAck) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{1}
+	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *DeliverAck) GetLastTxid() int64 {
@@ -192,6 +288,20 @@ func (x *DeliverAck) GetLastTxid() int64 {
 		return x.LastTxid
 	}
 	return 0
+}
+
+func (x *DeliverAck) GetDurableTxid() int64 {
+	if x != nil {
+		return x.DurableTxid
+	}
+	return 0
+}
+
+func (x *DeliverAck) GetFilter() *EventFilter {
+	if x != nil {
+		return x.Filter
+	}
+	return nil
 }
 
 type Event struct {
@@ -207,7 +317,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_newtricks_v1_events_proto_msgTypes[2]
+	mi := &file_newtricks_v1_events_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -219,7 +329,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_events_proto_msgTypes[2]
+	mi := &file_newtricks_v1_events_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -232,7 +342,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{2}
+	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Event) GetKind() isEvent_Kind {
@@ -293,7 +403,7 @@ type AuditEvent struct {
 
 func (x *AuditEvent) Reset() {
 	*x = AuditEvent{}
-	mi := &file_newtricks_v1_events_proto_msgTypes[3]
+	mi := &file_newtricks_v1_events_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -305,7 +415,7 @@ func (x *AuditEvent) String() string {
 func (*AuditEvent) ProtoMessage() {}
 
 func (x *AuditEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_events_proto_msgTypes[3]
+	mi := &file_newtricks_v1_events_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -318,7 +428,7 @@ func (x *AuditEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEvent.ProtoReflect.Descriptor instead.
 func (*AuditEvent) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{3}
+	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AuditEvent) GetCmd() string {
@@ -395,7 +505,7 @@ type NamespaceEvent struct {
 
 func (x *NamespaceEvent) Reset() {
 	*x = NamespaceEvent{}
-	mi := &file_newtricks_v1_events_proto_msgTypes[4]
+	mi := &file_newtricks_v1_events_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -407,7 +517,7 @@ func (x *NamespaceEvent) String() string {
 func (*NamespaceEvent) ProtoMessage() {}
 
 func (x *NamespaceEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_events_proto_msgTypes[4]
+	mi := &file_newtricks_v1_events_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -420,7 +530,7 @@ func (x *NamespaceEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceEvent.ProtoReflect.Descriptor instead.
 func (*NamespaceEvent) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{4}
+	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *NamespaceEvent) GetTxid() int64 {
@@ -490,15 +600,24 @@ var File_newtricks_v1_events_proto protoreflect.FileDescriptor
 
 const file_newtricks_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x19newtricks/v1/events.proto\x12\fnewtricks.v1\"{\n" +
+	"\x19newtricks/v1/events.proto\x12\fnewtricks.v1\"\xb8\x01\n" +
+	"\vEventFilter\x12%\n" +
+	"\x0eaudit_commands\x18\x01 \x03(\tR\rauditCommands\x12J\n" +
+	"\x0fnamespace_types\x18\x02 \x03(\x0e2!.newtricks.v1.NamespaceEvent.TypeR\x0enamespaceTypes\x126\n" +
+	"\x17namespace_path_prefixes\x18\x03 \x03(\tR\x15namespacePathPrefixes\"\xce\x01\n" +
 	"\n" +
 	"EventBatch\x12+\n" +
 	"\x06events\x18\x01 \x03(\v2\x13.newtricks.v1.EventR\x06events\x12.\n" +
 	"\x13audit_dropped_total\x18\x02 \x01(\x03R\x11auditDroppedTotal\x12\x10\n" +
-	"\x03seq\x18\x03 \x01(\x03R\x03seq\")\n" +
+	"\x03seq\x18\x03 \x01(\x03R\x03seq\x12\x1f\n" +
+	"\vresume_txid\x18\x04 \x01(\x03R\n" +
+	"resumeTxid\x120\n" +
+	"\x14namespace_gaps_total\x18\x05 \x01(\x03R\x12namespaceGapsTotal\"\x7f\n" +
 	"\n" +
 	"DeliverAck\x12\x1b\n" +
-	"\tlast_txid\x18\x01 \x01(\x03R\blastTxid\"\x7f\n" +
+	"\tlast_txid\x18\x01 \x01(\x03R\blastTxid\x12!\n" +
+	"\fdurable_txid\x18\x02 \x01(\x03R\vdurableTxid\x121\n" +
+	"\x06filter\x18\x03 \x01(\v2\x19.newtricks.v1.EventFilterR\x06filter\"\x7f\n" +
 	"\x05Event\x120\n" +
 	"\x05audit\x18\x01 \x01(\v2\x18.newtricks.v1.AuditEventH\x00R\x05audit\x12<\n" +
 	"\tnamespace\x18\x02 \x01(\v2\x1c.newtricks.v1.NamespaceEventH\x00R\tnamespaceB\x06\n" +
@@ -553,27 +672,30 @@ func file_newtricks_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_newtricks_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_newtricks_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_newtricks_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_newtricks_v1_events_proto_goTypes = []any{
 	(NamespaceEvent_Type)(0), // 0: newtricks.v1.NamespaceEvent.Type
-	(*EventBatch)(nil),       // 1: newtricks.v1.EventBatch
-	(*DeliverAck)(nil),       // 2: newtricks.v1.DeliverAck
-	(*Event)(nil),            // 3: newtricks.v1.Event
-	(*AuditEvent)(nil),       // 4: newtricks.v1.AuditEvent
-	(*NamespaceEvent)(nil),   // 5: newtricks.v1.NamespaceEvent
+	(*EventFilter)(nil),      // 1: newtricks.v1.EventFilter
+	(*EventBatch)(nil),       // 2: newtricks.v1.EventBatch
+	(*DeliverAck)(nil),       // 3: newtricks.v1.DeliverAck
+	(*Event)(nil),            // 4: newtricks.v1.Event
+	(*AuditEvent)(nil),       // 5: newtricks.v1.AuditEvent
+	(*NamespaceEvent)(nil),   // 6: newtricks.v1.NamespaceEvent
 }
 var file_newtricks_v1_events_proto_depIdxs = []int32{
-	3, // 0: newtricks.v1.EventBatch.events:type_name -> newtricks.v1.Event
-	4, // 1: newtricks.v1.Event.audit:type_name -> newtricks.v1.AuditEvent
-	5, // 2: newtricks.v1.Event.namespace:type_name -> newtricks.v1.NamespaceEvent
-	0, // 3: newtricks.v1.NamespaceEvent.type:type_name -> newtricks.v1.NamespaceEvent.Type
-	1, // 4: newtricks.v1.EventSink.Deliver:input_type -> newtricks.v1.EventBatch
-	2, // 5: newtricks.v1.EventSink.Deliver:output_type -> newtricks.v1.DeliverAck
-	5, // [5:6] is the sub-list for method output_type
-	4, // [4:5] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	0, // 0: newtricks.v1.EventFilter.namespace_types:type_name -> newtricks.v1.NamespaceEvent.Type
+	4, // 1: newtricks.v1.EventBatch.events:type_name -> newtricks.v1.Event
+	1, // 2: newtricks.v1.DeliverAck.filter:type_name -> newtricks.v1.EventFilter
+	5, // 3: newtricks.v1.Event.audit:type_name -> newtricks.v1.AuditEvent
+	6, // 4: newtricks.v1.Event.namespace:type_name -> newtricks.v1.NamespaceEvent
+	0, // 5: newtricks.v1.NamespaceEvent.type:type_name -> newtricks.v1.NamespaceEvent.Type
+	2, // 6: newtricks.v1.EventSink.Deliver:input_type -> newtricks.v1.EventBatch
+	3, // 7: newtricks.v1.EventSink.Deliver:output_type -> newtricks.v1.DeliverAck
+	7, // [7:8] is the sub-list for method output_type
+	6, // [6:7] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_newtricks_v1_events_proto_init() }
@@ -581,7 +703,7 @@ func file_newtricks_v1_events_proto_init() {
 	if File_newtricks_v1_events_proto != nil {
 		return
 	}
-	file_newtricks_v1_events_proto_msgTypes[2].OneofWrappers = []any{
+	file_newtricks_v1_events_proto_msgTypes[3].OneofWrappers = []any{
 		(*Event_Audit)(nil),
 		(*Event_Namespace)(nil),
 	}
@@ -591,7 +713,7 @@ func file_newtricks_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_newtricks_v1_events_proto_rawDesc), len(file_newtricks_v1_events_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,7 +30,11 @@ const (
 //
 // EventSink is served by namenode-ext. The NameNode hook calls Deliver from one background
 // thread, one batch at a time, and retries a batch until it is acknowledged, so namespace events
-// are delivered at least once and in txid order. Receivers dedupe by txid.
+// arrive in txid order, at least once; the receiver drops repeats by txid. The receiver answers
+// with the txid up to which it has made every event durable; the hook persists that txid and,
+// after either process restarts, resumes the namespace stream right after it (re-reading the
+// edit log if it must). Audit events are best effort: at most once, dropped (and counted) when
+// the hook's bounded queue is full or no co-process is healthy.
 type EventSinkClient interface {
 	Deliver(ctx context.Context, in *EventBatch, opts ...grpc.CallOption) (*DeliverAck, error)
 }
@@ -59,7 +63,11 @@ func (c *eventSinkClient) Deliver(ctx context.Context, in *EventBatch, opts ...g
 //
 // EventSink is served by namenode-ext. The NameNode hook calls Deliver from one background
 // thread, one batch at a time, and retries a batch until it is acknowledged, so namespace events
-// are delivered at least once and in txid order. Receivers dedupe by txid.
+// arrive in txid order, at least once; the receiver drops repeats by txid. The receiver answers
+// with the txid up to which it has made every event durable; the hook persists that txid and,
+// after either process restarts, resumes the namespace stream right after it (re-reading the
+// edit log if it must). Audit events are best effort: at most once, dropped (and counted) when
+// the hook's bounded queue is full or no co-process is healthy.
 type EventSinkServer interface {
 	Deliver(context.Context, *EventBatch) (*DeliverAck, error)
 	mustEmbedUnimplementedEventSinkServer()

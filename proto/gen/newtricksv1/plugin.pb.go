@@ -111,8 +111,11 @@ type ConfigureResponse struct {
 	ApiAddress string `protobuf:"bytes,1,opt,name=api_address,json=apiAddress,proto3" json:"api_address,omitempty"`
 	// Address of its Prometheus /metrics endpoint, empty if disabled.
 	MetricsAddress string `protobuf:"bytes,2,opt,name=metrics_address,json=metricsAddress,proto3" json:"metrics_address,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// What the co-process consumes of the events the hook can forward (namenode-ext only).
+	// Unset or empty: nothing; the hook then does no per-operation work at all.
+	Events        *EventFilter `protobuf:"bytes,3,opt,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConfigureResponse) Reset() {
@@ -157,6 +160,13 @@ func (x *ConfigureResponse) GetMetricsAddress() string {
 		return x.MetricsAddress
 	}
 	return ""
+}
+
+func (x *ConfigureResponse) GetEvents() *EventFilter {
+	if x != nil {
+		return x.Events
+	}
+	return nil
 }
 
 type StatusRequest struct {
@@ -293,7 +303,7 @@ var File_newtricks_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_newtricks_v1_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\x19newtricks/v1/plugin.proto\x12\fnewtricks.v1\"\x8a\x02\n" +
+	"\x19newtricks/v1/plugin.proto\x12\fnewtricks.v1\x1a\x19newtricks/v1/events.proto\"\x8a\x02\n" +
 	"\x10ConfigureRequest\x12\x1f\n" +
 	"\vdaemon_kind\x18\x01 \x01(\tR\n" +
 	"daemonKind\x12\x1b\n" +
@@ -305,11 +315,12 @@ const file_newtricks_v1_plugin_proto_rawDesc = "" +
 	"generation\x1a7\n" +
 	"\tConfEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"]\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x90\x01\n" +
 	"\x11ConfigureResponse\x12\x1f\n" +
 	"\vapi_address\x18\x01 \x01(\tR\n" +
 	"apiAddress\x12'\n" +
-	"\x0fmetrics_address\x18\x02 \x01(\tR\x0emetricsAddress\"\x0f\n" +
+	"\x0fmetrics_address\x18\x02 \x01(\tR\x0emetricsAddress\x121\n" +
+	"\x06events\x18\x03 \x01(\v2\x19.newtricks.v1.EventFilterR\x06events\"\x0f\n" +
 	"\rStatusRequest\"\xcc\x02\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\ahealthy\x18\x01 \x01(\bR\ahealthy\x12\x1e\n" +
@@ -349,19 +360,21 @@ var file_newtricks_v1_plugin_proto_goTypes = []any{
 	(*StatusResponse)(nil),    // 3: newtricks.v1.StatusResponse
 	nil,                       // 4: newtricks.v1.ConfigureRequest.ConfEntry
 	nil,                       // 5: newtricks.v1.StatusResponse.CountersEntry
+	(*EventFilter)(nil),       // 6: newtricks.v1.EventFilter
 }
 var file_newtricks_v1_plugin_proto_depIdxs = []int32{
 	4, // 0: newtricks.v1.ConfigureRequest.conf:type_name -> newtricks.v1.ConfigureRequest.ConfEntry
-	5, // 1: newtricks.v1.StatusResponse.counters:type_name -> newtricks.v1.StatusResponse.CountersEntry
-	0, // 2: newtricks.v1.Extension.Configure:input_type -> newtricks.v1.ConfigureRequest
-	2, // 3: newtricks.v1.Extension.Status:input_type -> newtricks.v1.StatusRequest
-	1, // 4: newtricks.v1.Extension.Configure:output_type -> newtricks.v1.ConfigureResponse
-	3, // 5: newtricks.v1.Extension.Status:output_type -> newtricks.v1.StatusResponse
-	4, // [4:6] is the sub-list for method output_type
-	2, // [2:4] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	6, // 1: newtricks.v1.ConfigureResponse.events:type_name -> newtricks.v1.EventFilter
+	5, // 2: newtricks.v1.StatusResponse.counters:type_name -> newtricks.v1.StatusResponse.CountersEntry
+	0, // 3: newtricks.v1.Extension.Configure:input_type -> newtricks.v1.ConfigureRequest
+	2, // 4: newtricks.v1.Extension.Status:input_type -> newtricks.v1.StatusRequest
+	1, // 5: newtricks.v1.Extension.Configure:output_type -> newtricks.v1.ConfigureResponse
+	3, // 6: newtricks.v1.Extension.Status:output_type -> newtricks.v1.StatusResponse
+	5, // [5:7] is the sub-list for method output_type
+	3, // [3:5] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_newtricks_v1_plugin_proto_init() }
@@ -369,6 +382,7 @@ func file_newtricks_v1_plugin_proto_init() {
 	if File_newtricks_v1_plugin_proto != nil {
 		return
 	}
+	file_newtricks_v1_events_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
