@@ -533,8 +533,13 @@ type FileProgress struct {
 	ReplicasPlaced      int32                  `protobuf:"varint,4,opt,name=replicas_placed,json=replicasPlaced,proto3" json:"replicas_placed,omitempty"` // fewest live replicas over the file's blocks
 	Ready               bool                   `protobuf:"varint,5,opt,name=ready,proto3" json:"ready,omitempty"`
 	Length              int64                  `protobuf:"varint,6,opt,name=length,proto3" json:"length,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	FileId              int64                  `protobuf:"varint,7,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"` // inode id: the file is followed across renames
+	// Once the hint let go of the file: "restored", "external" (factor changed by someone else,
+	// left as it is), "gone" (deleted), "not_held" (never raised); "" while held.
+	Result        string `protobuf:"bytes,8,opt,name=result,proto3" json:"result,omitempty"`
+	Error         string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"` // last error on this file (retried), if any
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *FileProgress) Reset() {
@@ -609,6 +614,27 @@ func (x *FileProgress) GetLength() int64 {
 	return 0
 }
 
+func (x *FileProgress) GetFileId() int64 {
+	if x != nil {
+		return x.FileId
+	}
+	return 0
+}
+
+func (x *FileProgress) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
+func (x *FileProgress) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 type HintStatus struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	HintId string                 `protobuf:"bytes,1,opt,name=hint_id,json=hintId,proto3" json:"hint_id,omitempty"`
@@ -621,6 +647,7 @@ type HintStatus struct {
 	User          string          `protobuf:"bytes,7,opt,name=user,proto3" json:"user,omitempty"`
 	Ready         bool            `protobuf:"varint,8,opt,name=ready,proto3" json:"ready,omitempty"`
 	Implicit      bool            `protobuf:"varint,9,opt,name=implicit,proto3" json:"implicit,omitempty"` // created by reactive mode
+	Notes         []string        `protobuf:"bytes,10,rep,name=notes,proto3" json:"notes,omitempty"`       // why the hint is not ready, limits released, ...
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -716,6 +743,13 @@ func (x *HintStatus) GetImplicit() bool {
 		return x.Implicit
 	}
 	return false
+}
+
+func (x *HintStatus) GetNotes() []string {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
 }
 
 type ExtendHintRequest struct {
@@ -883,8 +917,11 @@ func (x *ListHintsRequest) GetUser() string {
 }
 
 type ListHintsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Hints         []*HintStatus          `protobuf:"bytes,1,rep,name=hints,proto3" json:"hints,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Hints []*HintStatus          `protobuf:"bytes,1,rep,name=hints,proto3" json:"hints,omitempty"`
+	// State that recovery could not use (an undecodable hint record or file marker), left in
+	// place for an admin; listed for the superuser only.
+	Problems      []string `protobuf:"bytes,2,rep,name=problems,proto3" json:"problems,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -922,6 +959,13 @@ func (*ListHintsResponse) Descriptor() ([]byte, []int) {
 func (x *ListHintsResponse) GetHints() []*HintStatus {
 	if x != nil {
 		return x.Hints
+	}
+	return nil
+}
+
+func (x *ListHintsResponse) GetProblems() []string {
+	if x != nil {
+		return x.Problems
 	}
 	return nil
 }
@@ -975,14 +1019,17 @@ const file_newtricks_v1_hotspot_proto_rawDesc = "" +
 	"\apartial\x18\v \x01(\bR\apartial\"@\n" +
 	"\x11HintStatusRequest\x12\x17\n" +
 	"\ahint_id\x18\x01 \x01(\tR\x06hintId\x12\x12\n" +
-	"\x04user\x18\x02 \x01(\tR\x04user\"\xdb\x01\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\"\xa2\x02\n" +
 	"\fFileProgress\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x121\n" +
 	"\x14original_replication\x18\x02 \x01(\x05R\x13originalReplication\x12-\n" +
 	"\x12target_replication\x18\x03 \x01(\x05R\x11targetReplication\x12'\n" +
 	"\x0freplicas_placed\x18\x04 \x01(\x05R\x0ereplicasPlaced\x12\x14\n" +
 	"\x05ready\x18\x05 \x01(\bR\x05ready\x12\x16\n" +
-	"\x06length\x18\x06 \x01(\x03R\x06length\"\x8e\x02\n" +
+	"\x06length\x18\x06 \x01(\x03R\x06length\x12\x17\n" +
+	"\afile_id\x18\a \x01(\x03R\x06fileId\x12\x16\n" +
+	"\x06result\x18\b \x01(\tR\x06result\x12\x14\n" +
+	"\x05error\x18\t \x01(\tR\x05error\"\xa4\x02\n" +
 	"\n" +
 	"HintStatus\x12\x17\n" +
 	"\ahint_id\x18\x01 \x01(\tR\x06hintId\x12\x14\n" +
@@ -995,7 +1042,9 @@ const file_newtricks_v1_hotspot_proto_rawDesc = "" +
 	"deadlineMs\x12\x12\n" +
 	"\x04user\x18\a \x01(\tR\x04user\x12\x14\n" +
 	"\x05ready\x18\b \x01(\bR\x05ready\x12\x1a\n" +
-	"\bimplicit\x18\t \x01(\bR\bimplicit\"b\n" +
+	"\bimplicit\x18\t \x01(\bR\bimplicit\x12\x14\n" +
+	"\x05notes\x18\n" +
+	" \x03(\tR\x05notes\"b\n" +
 	"\x11ExtendHintRequest\x12\x17\n" +
 	"\ahint_id\x18\x01 \x01(\tR\x06hintId\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12 \n" +
@@ -1006,9 +1055,10 @@ const file_newtricks_v1_hotspot_proto_rawDesc = "" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x16\n" +
 	"\x06cancel\x18\x03 \x01(\bR\x06cancel\"&\n" +
 	"\x10ListHintsRequest\x12\x12\n" +
-	"\x04user\x18\x01 \x01(\tR\x04user\"C\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\"_\n" +
 	"\x11ListHintsResponse\x12.\n" +
-	"\x05hints\x18\x01 \x03(\v2\x18.newtricks.v1.HintStatusR\x05hints2\xde\x02\n" +
+	"\x05hints\x18\x01 \x03(\v2\x18.newtricks.v1.HintStatusR\x05hints\x12\x1a\n" +
+	"\bproblems\x18\x02 \x03(\tR\bproblems2\xde\x02\n" +
 	"\x05Hints\x12A\n" +
 	"\x06Create\x12\x1f.newtricks.v1.CreateHintRequest\x1a\x16.newtricks.v1.HintPlan\x12C\n" +
 	"\x06Status\x12\x1f.newtricks.v1.HintStatusRequest\x1a\x18.newtricks.v1.HintStatus\x12C\n" +
