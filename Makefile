@@ -3,10 +3,10 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export GOFLAGS ?= -mod=mod
-# One GOAMD64 level for every build, test and benchmark: from v3 on the Go compiler fuses
-# multiply-adds, which rounds float pixel and crop arithmetic differently, and xformgraph
-# promises the same bytes on every host (its determinism domain records the level; see
-# docs/xformgraph.md). v1 runs on every x86-64 CPU.
+# One GOAMD64 level for every build, test and benchmark: from v3 on the Go compiler may fuse
+# multiply-adds, which round differently, and xformgraph promises the same bytes on every
+# host (its determinism domain records the level; see docs/xformgraph.md). v1 runs on every
+# x86-64 CPU.
 export GOAMD64 := v1
 
 # Everything downloaded (Hadoop jars, Python venvs, test media) lives here, outside git.

@@ -104,7 +104,7 @@ func NewEnv(graphSeed uint64, key string, epoch uint64, nodeID string, p Params,
 // fixed by definition), so the value does not depend on how a Go release implements
 // Float64.
 func Uniform(r *rand.Rand, lo, hi float64) float64 {
-	return lo + (hi-lo)*float64(r.Uint64()>>11)/(1<<53)
+	return lo + float64((hi-lo)*float64(r.Uint64()>>11)/(1<<53))
 }
 
 // IntN returns an int in [0, n) from r by 128-bit multiply (Lemire, no rejection: the bias

@@ -155,6 +155,8 @@ static int decoder_open(AVCodecContext **out, AVFormatContext *fmt, int stream, 
 		c->lowres = lowres;
 	}
 	if (max_pixels > 0) c->max_pixels = max_pixels;
+	/* Bit-exact DSP choices only: the same bytes whatever SIMD the CPU has. */
+	c->flags |= AV_CODEC_FLAG_BITEXACT;
 	ret = avcodec_open2(c, codec, NULL);
 	if (ret < 0) { avcodec_free_context(&c); return ret; }
 	*out = c;

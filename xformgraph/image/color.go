@@ -9,7 +9,7 @@ const (
 	oneHalf   = 1 << (scaleBits - 1)
 )
 
-func fix(x float64) int32 { return int32(x*(1<<scaleBits) + 0.5) }
+func fix(x float64) int32 { return int32(float64(x*(1<<scaleBits)) + 0.5) }
 
 // Tables built once; read-only.
 var crR, cbB, crG, cbG [256]int32

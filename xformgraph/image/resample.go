@@ -55,10 +55,10 @@ func (f Filter) eval(x float64) float64 {
 		const a = -0.5
 		x = math.Abs(x)
 		if x < 1 {
-			return ((a+2)*x-(a+3))*x*x + 1
+			return float64(float64(float64((a+2)*x)-(a+3))*x*x) + 1
 		}
 		if x < 2 {
-			return (((x-5)*x+8)*x - 4) * a
+			return (float64(float64(float64((x-5)*x)+8)*x) - 4) * a
 		}
 		return 0
 	}
@@ -85,7 +85,7 @@ func makeCoeffs(inSize int, in0, in1 float64, outSize int, f Filter) coeffs {
 	if f == FilterNearest {
 		c := coeffs{k: 1, start: make([]int, outSize), count: make([]int, outSize), w: make([]float32, outSize)}
 		for i := range outSize {
-			x := int(in0 + (float64(i)+0.5)*scale)
+			x := int(in0 + float64((float64(i)+0.5)*scale))
 			c.start[i], c.count[i], c.w[i] = min(max(x, 0), inSize-1), 1, 1
 		}
 		return c
@@ -93,12 +93,12 @@ func makeCoeffs(inSize int, in0, in1 float64, outSize int, f Filter) coeffs {
 	lo := max(int(math.Floor(in0)), 0)
 	hi := min(int(math.Ceil(in1)), inSize)
 	fs := max(scale, 1.0)
-	support := f.support() * fs
+	support := float64(f.support() * fs)
 	k := int(math.Ceil(support))*2 + 1
 	c := coeffs{k: k, start: make([]int, outSize), count: make([]int, outSize), w: make([]float32, outSize*k)}
 	ww := make([]float64, k)
 	for i := range outSize {
-		center := in0 + (float64(i)+0.5)*scale
+		center := in0 + float64((float64(i)+0.5)*scale)
 		xmin := max(int(math.Floor(center-support+0.5)), lo)
 		xmax := min(int(math.Floor(center+support+0.5)), hi)
 		n := max(xmax-xmin, 0)
@@ -498,7 +498,7 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 			for ch := 0; ch < c; ch++ {
 				var s float32
 				for k, wk := range w {
-					s += wk * float32(px[k*c+ch])
+					s += float32(wk * float32(px[k*c+ch]))
 				}
 				t[j*c+ch] = s
 			}
@@ -535,28 +535,28 @@ func horizontal1(row []byte, t []float32, c coeffs) {
 			s := c.start[j]
 			px := row[s : s+2]
 			w := c.w[j*2 : j*2+2]
-			t[j] = w[0]*float32(px[0]) + w[1]*float32(px[1])
+			t[j] = float32(w[0]*float32(px[0])) + float32(w[1]*float32(px[1]))
 		}
 	case 4:
 		for j := range t {
 			s := c.start[j]
 			px := row[s : s+4]
 			w := c.w[j*4 : j*4+4]
-			t[j] = w[0]*float32(px[0]) + w[1]*float32(px[1]) + w[2]*float32(px[2]) + w[3]*float32(px[3])
+			t[j] = float32(w[0]*float32(px[0])) + float32(w[1]*float32(px[1])) + float32(w[2]*float32(px[2])) + float32(w[3]*float32(px[3]))
 		}
 	case 3:
 		for j := range t {
 			s := c.start[j]
 			px := row[s : s+3]
 			w := c.w[j*3 : j*3+3]
-			t[j] = w[0]*float32(px[0]) + w[1]*float32(px[1]) + w[2]*float32(px[2])
+			t[j] = float32(w[0]*float32(px[0])) + float32(w[1]*float32(px[1])) + float32(w[2]*float32(px[2]))
 		}
 	case 5:
 		for j := range t {
 			s := c.start[j]
 			px := row[s : s+5]
 			w := c.w[j*5 : j*5+5]
-			t[j] = w[0]*float32(px[0]) + w[1]*float32(px[1]) + w[2]*float32(px[2]) + w[3]*float32(px[3]) + w[4]*float32(px[4])
+			t[j] = float32(w[0]*float32(px[0])) + float32(w[1]*float32(px[1])) + float32(w[2]*float32(px[2])) + float32(w[3]*float32(px[3])) + float32(w[4]*float32(px[4]))
 		}
 	default:
 		for j := range t {
@@ -565,7 +565,7 @@ func horizontal1(row []byte, t []float32, c coeffs) {
 			w := c.w[j*k : j*k+k]
 			var sum float32
 			for i, wi := range w {
-				sum += wi * float32(px[i])
+				sum += float32(wi * float32(px[i]))
 			}
 			t[j] = sum
 		}
@@ -583,8 +583,8 @@ func horizontal2(ra, rb []byte, ta, tb []float32, c coeffs) {
 			pa, pb := ra[s:s+2], rb[s:s+2]
 			w := c.w[j*2 : j*2+2]
 			w0, w1 := w[0], w[1]
-			ta[j] = w0*float32(pa[0]) + w1*float32(pa[1])
-			tb[j] = w0*float32(pb[0]) + w1*float32(pb[1])
+			ta[j] = float32(w0*float32(pa[0])) + float32(w1*float32(pa[1]))
+			tb[j] = float32(w0*float32(pb[0])) + float32(w1*float32(pb[1]))
 		}
 	case 5:
 		for j := range ta {
@@ -592,8 +592,8 @@ func horizontal2(ra, rb []byte, ta, tb []float32, c coeffs) {
 			pa, pb := ra[s:s+5], rb[s:s+5]
 			w := c.w[j*5 : j*5+5]
 			w0, w1, w2, w3, w4 := w[0], w[1], w[2], w[3], w[4]
-			ta[j] = w0*float32(pa[0]) + w1*float32(pa[1]) + w2*float32(pa[2]) + w3*float32(pa[3]) + w4*float32(pa[4])
-			tb[j] = w0*float32(pb[0]) + w1*float32(pb[1]) + w2*float32(pb[2]) + w3*float32(pb[3]) + w4*float32(pb[4])
+			ta[j] = float32(w0*float32(pa[0])) + float32(w1*float32(pa[1])) + float32(w2*float32(pa[2])) + float32(w3*float32(pa[3])) + float32(w4*float32(pa[4]))
+			tb[j] = float32(w0*float32(pb[0])) + float32(w1*float32(pb[1])) + float32(w2*float32(pb[2])) + float32(w3*float32(pb[3])) + float32(w4*float32(pb[4]))
 		}
 	case 3:
 		for j := range ta {
@@ -601,8 +601,8 @@ func horizontal2(ra, rb []byte, ta, tb []float32, c coeffs) {
 			pa, pb := ra[s:s+3], rb[s:s+3]
 			w := c.w[j*3 : j*3+3]
 			w0, w1, w2 := w[0], w[1], w[2]
-			ta[j] = w0*float32(pa[0]) + w1*float32(pa[1]) + w2*float32(pa[2])
-			tb[j] = w0*float32(pb[0]) + w1*float32(pb[1]) + w2*float32(pb[2])
+			ta[j] = float32(w0*float32(pa[0])) + float32(w1*float32(pa[1])) + float32(w2*float32(pa[2]))
+			tb[j] = float32(w0*float32(pb[0])) + float32(w1*float32(pb[1])) + float32(w2*float32(pb[2]))
 		}
 	case 4:
 		for j := range ta {
@@ -610,8 +610,8 @@ func horizontal2(ra, rb []byte, ta, tb []float32, c coeffs) {
 			pa, pb := ra[s:s+4], rb[s:s+4]
 			w := c.w[j*4 : j*4+4]
 			w0, w1, w2, w3 := w[0], w[1], w[2], w[3]
-			ta[j] = w0*float32(pa[0]) + w1*float32(pa[1]) + w2*float32(pa[2]) + w3*float32(pa[3])
-			tb[j] = w0*float32(pb[0]) + w1*float32(pb[1]) + w2*float32(pb[2]) + w3*float32(pb[3])
+			ta[j] = float32(w0*float32(pa[0])) + float32(w1*float32(pa[1])) + float32(w2*float32(pa[2])) + float32(w3*float32(pa[3]))
+			tb[j] = float32(w0*float32(pb[0])) + float32(w1*float32(pb[1])) + float32(w2*float32(pb[2])) + float32(w3*float32(pb[3]))
 		}
 	default:
 		horizontal1(ra, ta, c)
@@ -624,7 +624,7 @@ func vsumGo(d []byte, src []float32, stride int, w []float32) {
 	for x := range d {
 		var s float32
 		for t, wt := range w {
-			s += wt * src[t*stride+x]
+			s += float32(wt * src[t*stride+x])
 		}
 		d[x] = round8(s)
 	}

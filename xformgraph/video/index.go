@@ -46,7 +46,7 @@ func (ix *Index) NumFrames() int { return len(ix.PTS) }
 
 // Time is frame i's presentation time in seconds from the first frame.
 func (ix *Index) Time(i int) float64 {
-	return float64(ix.PTS[i]-ix.PTS[0]) * ix.TimeBase.Float()
+	return float64(float64(ix.PTS[i]-ix.PTS[0]) * ix.TimeBase.Float())
 }
 
 // Duration is the time from the first frame to the end of the last one, estimating the
