@@ -14,11 +14,13 @@ const Version = "0.1.0"
 
 // Options are datanode-ext's process-level defaults.
 var Options = coproc.Options{
-	Name:           "datanode-ext",
-	Prefix:         Prefix,
-	Version:        Version,
-	DefaultAPI:     "0.0.0.0:9890",
-	DefaultMetrics: "127.0.0.1:9891",
+	Name:    "datanode-ext",
+	Prefix:  Prefix,
+	Version: Version,
+	// The daemon's own host (dfs.datanode.ipc.address), never every interface by default.
+	DefaultAPI:       ":9890",
+	DaemonAddressKey: "dfs.datanode.ipc.address",
+	DefaultMetrics:   "127.0.0.1:9891",
 }
 
 // Ext is the datanode-ext component.

@@ -55,18 +55,31 @@ func ServerOptions(a Authenticator) []grpc.ServerOption {
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			ctx, err := a.Authenticate(ctx, info.FullMethod)
 			if err != nil {
-				return nil, status.Error(codes.Unauthenticated, err.Error())
+				return nil, authStatus(err)
 			}
 			return h(ctx, req)
 		}),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			ctx, err := a.Authenticate(ss.Context(), info.FullMethod)
 			if err != nil {
-				return status.Error(codes.Unauthenticated, err.Error())
+				return authStatus(err)
 			}
 			return h(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
 		}),
 	}
+}
+
+// authStatus is the status of a failed authentication: UNAUTHENTICATED, unless the daemon
+// could not be asked (then its own code, e.g. UNAVAILABLE or RESOURCE_EXHAUSTED, so clients
+// retry instead of giving up on valid credentials).
+func authStatus(err error) error {
+	if !errors.Is(err, ErrUnauthenticated) {
+		var se interface{ GRPCStatus() *status.Status }
+		if errors.As(err, &se) && se.GRPCStatus().Code() != codes.OK {
+			return status.Error(se.GRPCStatus().Code(), err.Error())
+		}
+	}
+	return status.Error(codes.Unauthenticated, err.Error())
 }
 
 type wrappedStream struct {

@@ -62,11 +62,14 @@ const (
 
 // Options describe one co-process.
 type Options struct {
-	Name           string // "namenode-ext"
-	Prefix         string // "newtricks.namenode.ext"
-	Version        string
-	DefaultAPI     string // default <prefix>.api.address
-	DefaultMetrics string // default <prefix>.metrics.address
+	Name       string // "namenode-ext"
+	Prefix     string // "newtricks.namenode.ext"
+	Version    string
+	DefaultAPI string // default <prefix>.api.address; ":port" binds to DaemonAddressKey's host
+	// DaemonAddressKey is the forwarded HDFS key whose host the API binds to by default
+	// ("dfs.namenode.rpc-address"); loopback if it is unset.
+	DaemonAddressKey string
+	DefaultMetrics   string // default <prefix>.metrics.address
 }
 
 // Coprocess implements pb.ExtensionServer around a Component.
@@ -82,6 +85,7 @@ type Coprocess struct {
 	configured  bool
 	apiAddr     string
 	metricsAddr string
+	authMethod  string // the public API's authentication (authn.Method)
 	// cancel ends the component's background work; nothing calls it yet because a
 	// co-process lives until the host shuts it down, but it keeps the context owned.
 	cancel context.CancelFunc
@@ -119,9 +123,22 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 	}
 
 	// Every public call goes through the authenticator; handlers learn their user only from
-	// authn.ActAs. Simple authentication until the Kerberos/token authenticators exist.
-	apiOpts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20)},
-		authn.ServerOptions(authn.Simple{})...)
+	// authn.ActAs. The cluster's hadoop.security.authentication picks it (authn.Config).
+	apiAddrConf := c.apiAddress(conf)
+	sec := authn.ConfigFrom(func(k string) string { return conf[k] }, c.opts.Prefix)
+	apiHost, _, _ := net.SplitHostPort(apiAddrConf)
+	_, authOpts, err := sec.Server(host, apiHost)
+	if err != nil {
+		host.Close()
+		// Fail closed: no public API rather than one that trusts whoever calls it.
+		return nil, status.Errorf(codes.FailedPrecondition, "configure: public API security: %v", err)
+	}
+	if sec.Insecure() {
+		c.log.Warn("SIMPLE AUTHENTICATION: the public API trusts the user name each caller claims, as HDFS does "+
+			"under hadoop.security.authentication=simple; anyone who can reach it can act as any user. "+
+			"Use Kerberos for anything but a test cluster.", "api", apiAddrConf, "tls", sec.TLSCert != "")
+	}
+	apiOpts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20)}, authOpts...)
 	api := grpc.NewServer(apiOpts...)
 	runCtx, cancel := context.WithCancel(context.Background())
 	env := Env{Conf: conf, Request: req, Host: host, API: api, Registry: reg,
@@ -132,7 +149,7 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 		return nil, toStatus(fmt.Errorf("configure: %w", err))
 	}
 
-	apiAddr, err := serveAPI(conf.String(c.opts.Prefix+KeyAPIAddress, c.opts.DefaultAPI), api, c.log)
+	apiAddr, err := serveAPI(apiAddrConf, api, c.log)
 	if err != nil {
 		cancel()
 		host.Close()
@@ -144,6 +161,7 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 	}
 	c.configured, c.cancel = true, cancel
 	c.apiAddr, c.metricsAddr = apiAddr, metricsAddr
+	c.authMethod = string(sec.Method)
 	c.log.Info("configured", "daemon", req.GetDaemonKind(), "daemon_id", req.GetDaemonId(),
 		"generation", req.GetGeneration(), "host", req.GetHostAddress(), "api", apiAddr, "metrics", metricsAddr)
 	return &pb.ConfigureResponse{ApiAddress: apiAddr, MetricsAddress: metricsAddr}, nil
@@ -153,7 +171,7 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 // an unconfigured one is healthy too (the host configures it right after the health check).
 func (c *Coprocess) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
 	c.mu.Lock()
-	configured := c.configured
+	configured, authMethod := c.configured, c.authMethod
 	c.mu.Unlock()
 	resp := &pb.StatusResponse{
 		Healthy:    true,
@@ -165,8 +183,32 @@ func (c *Coprocess) Status(context.Context, *pb.StatusRequest) (*pb.StatusRespon
 	if configured {
 		cs := c.comp.Counters()
 		resp.LastTxid, resp.EventsReceived, resp.Counters = cs.LastTxid, cs.EventsReceived, cs.Named
+		if authMethod == string(authn.MethodSimple) {
+			// Surfaced in status so nobody runs a simple-auth API without being told.
+			named := make(map[string]int64, len(resp.Counters)+1)
+			for k, v := range resp.Counters {
+				named[k] = v
+			}
+			named["api_auth_simple"] = 1
+			resp.Counters = named
+		}
 	}
 	return resp, nil
+}
+
+// apiAddress is <prefix>.api.address, or the default. A default (or configured) address
+// without a host binds to the daemon's own address (Options.DaemonAddressKey), not to every
+// interface: the public API is exactly as reachable as the daemon's RPC port.
+func (c *Coprocess) apiAddress(conf Conf) string {
+	addr := conf.String(c.opts.Prefix+KeyAPIAddress, c.opts.DefaultAPI)
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "" || c.opts.DaemonAddressKey == "" {
+		return addr
+	}
+	if h, _, err := net.SplitHostPort(conf.String(c.opts.DaemonAddressKey, "")); err == nil {
+		return net.JoinHostPort(h, port)
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }
 
 func serveAPI(addr string, s *grpc.Server, log hclog.Logger) (string, error) {

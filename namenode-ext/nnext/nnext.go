@@ -16,11 +16,13 @@ const Version = "0.1.0"
 
 // Options are namenode-ext's process-level defaults.
 var Options = coproc.Options{
-	Name:           "namenode-ext",
-	Prefix:         Prefix,
-	Version:        Version,
-	DefaultAPI:     "0.0.0.0:9880",
-	DefaultMetrics: "127.0.0.1:9881",
+	Name:    "namenode-ext",
+	Prefix:  Prefix,
+	Version: Version,
+	// The daemon's own host (dfs.namenode.rpc-address), never every interface by default.
+	DefaultAPI:       ":9880",
+	DaemonAddressKey: "dfs.namenode.rpc-address",
+	DefaultMetrics:   "127.0.0.1:9881",
 }
 
 // Ext is the namenode-ext component.

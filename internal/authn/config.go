@@ -1,0 +1,116 @@
+package authn
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+)
+
+// ErrBadConfig is wrapped by every configuration error of this package.
+var ErrBadConfig = errors.New("bad security configuration")
+
+// Configuration keys. The first is Hadoop's own; the others take the co-process's prefix
+// ("newtricks.namenode.ext" or "newtricks.datanode.ext").
+const (
+	// KeyAuthentication is hadoop.security.authentication: "simple" or "kerberos". The public
+	// APIs follow the cluster: Kerberos (and delegation tokens) on a Kerberized cluster.
+	KeyAuthentication = "hadoop.security.authentication"
+	// KeyPrincipal: <prefix>.kerberos.principal, the service principal clients ask tickets
+	// for (e.g. newtricks/_HOST@EXAMPLE.COM; _HOST becomes the API's host name).
+	KeyPrincipal = ".kerberos.principal"
+	// KeyKeytab: <prefix>.kerberos.keytab, the keytab holding that principal's key, readable
+	// only by the daemon's user.
+	KeyKeytab = ".kerberos.keytab"
+	// KeyTLSCert and KeyTLSKey: <prefix>.tls.cert and <prefix>.tls.key, PEM files of the
+	// public API's certificate (chain) and private key. Required unless authentication is
+	// simple; with simple authentication, TLS is used when both are set.
+	KeyTLSCert = ".tls.cert"
+	KeyTLSKey  = ".tls.key"
+)
+
+// Config is how one co-process's public API authenticates its callers.
+type Config struct {
+	// Method is MethodSimple or MethodKerberos (KeyAuthentication; default simple, as Hadoop).
+	Method Method
+	// Principal and Keytab: KeyPrincipal and KeyKeytab (required with Kerberos).
+	Principal string
+	Keytab    string
+	// TLSCert and TLSKey: KeyTLSCert and KeyTLSKey.
+	TLSCert string
+	TLSKey  string
+}
+
+// ConfigFrom reads Config from the pushed configuration (get returns "" for unset keys).
+func ConfigFrom(get func(key string) string, prefix string) Config {
+	m := Method(strings.ToLower(strings.TrimSpace(get(KeyAuthentication))))
+	if m == "" {
+		m = MethodSimple
+	}
+	return Config{
+		Method:    m,
+		Principal: strings.TrimSpace(get(prefix + KeyPrincipal)),
+		Keytab:    strings.TrimSpace(get(prefix + KeyKeytab)),
+		TLSCert:   strings.TrimSpace(get(prefix + KeyTLSCert)),
+		TLSKey:    strings.TrimSpace(get(prefix + KeyTLSKey)),
+	}
+}
+
+// Validate reports the first problem of c.
+func (c Config) Validate() error {
+	switch c.Method {
+	case MethodSimple:
+	case MethodKerberos:
+		if c.Principal == "" || c.Keytab == "" {
+			return fmt.Errorf("%w: %s=kerberos needs <prefix>%s and <prefix>%s", ErrBadConfig, KeyAuthentication, KeyPrincipal, KeyKeytab)
+		}
+		if c.TLSCert == "" || c.TLSKey == "" {
+			return fmt.Errorf("%w: %s=kerberos needs TLS on the public API: set <prefix>%s and <prefix>%s (credentials never cross plaintext)",
+				ErrBadConfig, KeyAuthentication, KeyTLSCert, KeyTLSKey)
+		}
+	default:
+		return fmt.Errorf("%w: %s=%q: want simple or kerberos", ErrBadConfig, KeyAuthentication, c.Method)
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return fmt.Errorf("%w: set both <prefix>%s and <prefix>%s, or neither", ErrBadConfig, KeyTLSCert, KeyTLSKey)
+	}
+	return nil
+}
+
+// Insecure reports whether callers' names are trusted (simple authentication).
+func (c Config) Insecure() bool { return c.Method == MethodSimple }
+
+// Server returns the authenticator and server options of a public API: the interceptors
+// (ServerOptions) and, when configured, TLS. host is the co-process's connection to its
+// daemon (SecurityHost); apiHost replaces _HOST in the principal.
+func (c Config) Server(host grpc.ClientConnInterface, apiHost string) (Authenticator, []grpc.ServerOption, error) {
+	if err := c.Validate(); err != nil {
+		return nil, nil, err
+	}
+	h := NewHost(host)
+	var a Authenticator = Simple{Imp: h}
+	if c.Method == MethodKerberos {
+		principal, err := ReplaceHost(c.Principal, apiHost)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+		}
+		kv, err := NewKerberosVerifier(c.Keytab, principal)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+		}
+		a = &Secure{Kerberos: kv, Host: h}
+	}
+	opts := ServerOptions(a)
+	if c.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: TLS certificate %s / key %s: %v", ErrBadConfig, c.TLSCert, c.TLSKey, err)
+		}
+		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{
+			Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})))
+	}
+	return a, opts, nil
+}
