@@ -27,6 +27,7 @@ var Options = coproc.Options{
 type Ext struct {
 	mu   sync.Mutex
 	uuid string
+	xfer string // data transfer address, for offload readers
 }
 
 // New returns datanode-ext.
@@ -42,7 +43,7 @@ func (e *Ext) Start(ctx context.Context, env coproc.Env) error {
 	e.setUUID(env.Request.GetDaemonId())
 	pb.RegisterReplicasServer(env.API, &replicasAPI{host: host, cfg: cfg, uuid: e.getUUID})
 	go e.learnIdentity(ctx, host, env)
-	return nil
+	return e.startOffload(ctx, env, host)
 }
 
 // learnIdentity asks the DataNode who it is, for logs and responses; the hook may have
@@ -54,6 +55,9 @@ func (e *Ext) learnIdentity(ctx context.Context, host pb.DataNodeHostClient, env
 		cancel()
 		if err == nil && id.GetUuid() != "" {
 			e.setUUID(id.GetUuid())
+			e.mu.Lock()
+			e.xfer = id.GetXferAddr()
+			e.mu.Unlock()
 			env.Log.Info("datanode identity", "uuid", id.GetUuid(), "xfer", id.GetXferAddr(),
 				"block_pools", id.GetBlockPoolIds(), "block_tokens", id.GetBlockTokenEnabled())
 			return

@@ -1,0 +1,83 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/newtricks/newtricks/xformgraph"
+)
+
+// ErrConfig is wrapped by configuration errors.
+var ErrConfig = errors.New("session: bad configuration")
+
+// Config of the offload sessions of one node. Keys are under newtricks.datanode.ext.offload.
+type Config struct {
+	// Workers (workers, default 1) transform samples concurrently: the CPU budget in cores.
+	Workers int
+	// Nice (nice, default 10) is the scheduling niceness of the worker threads, so the
+	// DataNode's block serving wins the CPU when both want it.
+	Nice int
+	// Lookahead (lookahead, default 4, at most MaxLookahead) steps are prepared ahead of the
+	// last step a reader asked for, when the session does not say.
+	Lookahead int
+	// MaxLookahead (lookahead.max, default 64) bounds what a session may ask for.
+	MaxLookahead int
+	// QueueMaxBytes (queue.max.bytes, default 512 MiB) caps the transformed samples held
+	// ready for all sessions; beyond it only the step a reader waits for is worked on.
+	QueueMaxBytes int64
+	// MaxSessions (sessions.max, default 64).
+	MaxSessions int
+	// Idle (session.idle.ms, default 10 min): a session not used for this long is closed.
+	Idle time.Duration
+	// MaxWait (max.wait.ms, default 5 s): the default and the cap of GetStepRequest.max_wait_ms.
+	MaxWait time.Duration
+	// MaxMembers (members.max, default 256).
+	MaxMembers int
+	// Limits bound every transform (pixels, frames, bytes); zero fields take xformgraph's
+	// defaults, and a graph's own limits can only tighten them.
+	Limits xformgraph.Limits
+}
+
+// Defaults fills zero fields.
+func (c Config) Defaults() Config {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.Workers, 1)
+	def(&c.Lookahead, 4)
+	def(&c.MaxLookahead, 64)
+	def(&c.MaxSessions, 64)
+	def(&c.MaxMembers, 256)
+	if c.QueueMaxBytes == 0 {
+		c.QueueMaxBytes = 512 << 20
+	}
+	if c.Idle == 0 {
+		c.Idle = 10 * time.Minute
+	}
+	if c.MaxWait == 0 {
+		c.MaxWait = 5 * time.Second
+	}
+	return c
+}
+
+// Validate checks ranges.
+func (c Config) Validate() error {
+	switch {
+	case c.Workers < 1 || c.Workers > 256:
+		return fmt.Errorf("%w: workers %d must be in [1, 256]", ErrConfig, c.Workers)
+	case c.Nice < 0 || c.Nice > 19:
+		return fmt.Errorf("%w: nice %d must be in [0, 19]", ErrConfig, c.Nice)
+	case c.MaxLookahead < 1 || c.MaxLookahead > 1024 || c.Lookahead < 1 || c.Lookahead > c.MaxLookahead:
+		return fmt.Errorf("%w: lookahead %d must be in [1, lookahead.max=%d <= 1024]", ErrConfig, c.Lookahead, c.MaxLookahead)
+	case c.QueueMaxBytes < 1<<20:
+		return fmt.Errorf("%w: queue.max.bytes %d must be at least 1 MiB", ErrConfig, c.QueueMaxBytes)
+	case c.MaxSessions < 1 || c.MaxMembers < 1:
+		return fmt.Errorf("%w: sessions.max and members.max must be positive", ErrConfig)
+	case c.Idle < time.Second || c.MaxWait < time.Millisecond:
+		return fmt.Errorf("%w: session.idle.ms >= 1000 and max.wait.ms >= 1", ErrConfig)
+	}
+	return nil
+}

@@ -1,0 +1,417 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
+
+	"github.com/newtricks/newtricks/dataset"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/xformgraph"
+)
+
+// Governor says whether the node sheds transforms (package governor).
+type Governor interface {
+	Shedding() bool
+	Changed() <-chan struct{}
+}
+
+// Counters are totals since start.
+type Counters struct {
+	Transformed, Raw, Errors int64
+	QueuedBytes              int64
+	Sessions                 int
+}
+
+// Manager holds the sessions of one node and runs the transform workers.
+type Manager struct {
+	cfg   Config
+	host  Host
+	peers Peers
+	gov   Governor
+	self  func() string
+	log   hclog.Logger
+
+	mu       sync.Mutex
+	wake     *sync.Cond
+	sessions map[string]*Session
+	jobs     []*job // queued jobs of all sessions
+	queued   int64  // bytes of finished, unsent frames
+	ctr      Counters
+}
+
+// Options are the Manager's collaborators.
+type Options struct {
+	Host  Host
+	Peers Peers
+	Gov   Governor
+	// Self returns this DataNode's UUID ("" until known).
+	Self func() string
+	Log  hclog.Logger
+}
+
+// NewManager returns a manager; Run starts its workers.
+func NewManager(cfg Config, o Options) (*Manager, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Log == nil {
+		o.Log = hclog.NewNullLogger()
+	}
+	m := &Manager{cfg: cfg, host: o.Host, peers: o.Peers, gov: o.Gov, self: o.Self, log: o.Log, sessions: map[string]*Session{}}
+	m.wake = sync.NewCond(&m.mu)
+	return m, nil
+}
+
+// Config returns the effective configuration.
+func (m *Manager) Config() Config { return m.cfg }
+
+// Run starts the workers and the idle-session reaper; they stop when ctx ends.
+func (m *Manager) Run(ctx context.Context) {
+	for i := 0; i < m.cfg.Workers; i++ {
+		go m.worker(ctx)
+	}
+	go func() { // wake the workers when shedding changes or ctx ends
+		for {
+			select {
+			case <-ctx.Done():
+				m.mu.Lock()
+				m.wake.Broadcast()
+				m.mu.Unlock()
+				return
+			case <-m.gov.Changed():
+			case <-time.After(time.Second):
+			}
+			m.mu.Lock()
+			m.reapLocked()
+			m.wake.Broadcast()
+			m.mu.Unlock()
+		}
+	}()
+}
+
+// Open validates and opens a session.
+func (m *Manager) Open(ctx context.Context, user string, req *pb.OpenSessionRequest) (*pb.OpenSessionResponse, error) {
+	m.mu.Lock()
+	n := len(m.sessions)
+	m.mu.Unlock()
+	if n >= m.cfg.MaxSessions {
+		return nil, fmt.Errorf("%w: %d sessions open, limit %d", ErrExhausted, n, m.cfg.MaxSessions)
+	}
+	s, err := m.open(ctx, user, req)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.sessions[s.id] = s
+	m.ctr.Sessions = len(m.sessions)
+	m.prepareLocked(s)
+	m.mu.Unlock()
+	m.log.Info("offload session opened", "session", s.id, "user", user, "rank", req.GetRank(),
+		"start_step", req.GetStartStep(), "members", len(s.members), "raw_only", s.rawOnly)
+	dom := xformgraph.Domain().String()
+	return &pb.OpenSessionResponse{SessionId: s.id, DatanodeUuid: m.self(), DeterminismDomain: dom,
+		DomainMatch: dom == req.GetDeterminismDomain(), Lookahead: uint32(s.ahead), Shedding: m.gov.Shedding()}, nil
+}
+
+func (m *Manager) session(user, id string) (*Session, error) {
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: session %q (expired, closed, or the node restarted: open a new one)", ErrNotFound, id)
+	}
+	if s.user != user {
+		return nil, fmt.Errorf("%w: session %q belongs to another user", ErrPermission, id)
+	}
+	s.lastUsed = time.Now()
+	return s, nil
+}
+
+// Close ends a session and drops its queued work.
+func (m *Manager) Close(user, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.session(user, id)
+	if err != nil {
+		return err
+	}
+	m.dropLocked(s)
+	return nil
+}
+
+func (m *Manager) dropLocked(s *Session) {
+	s.closed = true
+	for step := range s.steps {
+		m.dropStepLocked(s, step)
+	}
+	delete(m.sessions, s.id)
+	m.ctr.Sessions = len(m.sessions)
+}
+
+func (m *Manager) reapLocked() {
+	for _, s := range m.sessions {
+		if time.Since(s.lastUsed) > m.cfg.Idle {
+			m.log.Info("offload session expired", "session", s.id, "user", s.user)
+			m.dropLocked(s)
+		}
+	}
+}
+
+// dropStepLocked forgets a step: queued jobs are canceled, finished frames released.
+func (m *Manager) dropStepLocked(s *Session, step uint64) {
+	for _, j := range s.steps[step] {
+		j.canceled = true
+		if j.state == finished {
+			m.queued -= int64(len(j.frames))
+			j.frames = nil
+		}
+	}
+	delete(s.steps, step)
+}
+
+// prepareLocked creates the jobs of steps cur..cur+ahead that are not there yet.
+func (m *Manager) prepareLocked(s *Session) {
+	if s.rawOnly {
+		return
+	}
+	for step := s.cur; step <= s.cur+uint64(s.ahead); step++ {
+		if _, ok := s.steps[step]; ok {
+			continue
+		}
+		if s.plan.End(step) {
+			break
+		}
+		slots, owners, err := dataset.StepOwners(s.plan, s.idx, s.files, s.members, step)
+		if err != nil {
+			break
+		}
+		js := map[int]*job{}
+		for k := s.lo; k < s.hi; k++ {
+			if owners[k] != s.self {
+				continue
+			}
+			j := &job{s: s, step: step, slot: k, sl: slots[k], done: make(chan struct{})}
+			js[k] = j
+			m.jobs = append(m.jobs, j)
+		}
+		s.steps[step] = js
+	}
+	m.wake.Broadcast()
+}
+
+// next picks the queued job closest to its session's current step; jobs beyond the step a
+// reader waits for are taken only while the queue is under its byte cap.
+func (m *Manager) nextLocked() *job {
+	best, bi := (*job)(nil), -1
+	keep := m.jobs[:0]
+	for _, j := range m.jobs {
+		if j.canceled || j.state != queued {
+			continue
+		}
+		keep = append(keep, j)
+	}
+	m.jobs = keep
+	for i, j := range m.jobs {
+		if j.step > j.s.cur && m.queued >= m.cfg.QueueMaxBytes {
+			continue
+		}
+		if best == nil || j.step-j.s.cur < best.step-best.s.cur {
+			best, bi = j, i
+		}
+	}
+	if best != nil {
+		m.jobs = append(m.jobs[:bi], m.jobs[bi+1:]...)
+	}
+	return best
+}
+
+func (m *Manager) worker(ctx context.Context) {
+	// The worker keeps its own OS thread at a lower priority for its whole life (cgo FFmpeg
+	// calls run on it too), so the DataNode's threads win the CPU when both want it.
+	runtime.LockOSThread()
+	if m.cfg.Nice > 0 {
+		if err := unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), m.cfg.Nice); err != nil {
+			m.log.Warn("cannot lower the transform worker's priority", "error", err)
+		}
+	}
+	for {
+		m.mu.Lock()
+		var j *job
+		for ctx.Err() == nil {
+			if !m.gov.Shedding() {
+				if j = m.nextLocked(); j != nil {
+					break
+				}
+			}
+			m.wake.Wait()
+		}
+		if j == nil {
+			m.mu.Unlock()
+			return
+		}
+		j.state = running
+		m.mu.Unlock()
+
+		start := time.Now()
+		frames, err := j.s.transform(ctx, j.sl)
+		m.mu.Lock()
+		j.state, j.frames, j.err = finished, frames, err
+		j.nodeMicros = uint32(min(time.Since(start).Microseconds(), 1<<32-1))
+		if j.canceled {
+			j.frames = nil
+		} else {
+			m.queued += int64(len(frames))
+		}
+		close(j.done)
+		m.wake.Broadcast()
+		m.mu.Unlock()
+	}
+}
+
+// GetStep answers one step: for every requested slot, the transformed frames if a worker made
+// them in time, else the raw sample bytes. Asking for step s releases the steps before it and
+// schedules s+1..s+lookahead.
+func (m *Manager) GetStep(ctx context.Context, user string, req *pb.GetStepRequest, send func(*pb.OffloadSample) error) error {
+	wait := m.cfg.MaxWait
+	if w := time.Duration(req.GetMaxWaitMs()) * time.Millisecond; w > 0 && w < wait {
+		wait = w
+	}
+	m.mu.Lock()
+	s, err := m.session(user, req.GetSessionId())
+	if err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	step := req.GetStep()
+	if s.plan.End(step) {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: step %d is past the schedule", ErrInvalid, step)
+	}
+	if len(req.GetSlots()) > s.hi-s.lo {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %d slots requested, the rank has %d", ErrInvalid, len(req.GetSlots()), s.hi-s.lo)
+	}
+	for _, k := range req.GetSlots() {
+		if int(k) < s.lo || int(k) >= s.hi {
+			m.mu.Unlock()
+			return fmt.Errorf("%w: slot %d is not in the rank's range [%d, %d)", ErrInvalid, k, s.lo, s.hi)
+		}
+	}
+	for st := range s.steps {
+		if st < step {
+			m.dropStepLocked(s, st)
+		}
+	}
+	if step > s.cur || step < s.cur { // a rewind (reader restarted) reschedules too
+		for st := range s.steps {
+			if st > step+uint64(s.ahead) {
+				m.dropStepLocked(s, st)
+			}
+		}
+		s.cur = step
+	}
+	m.prepareLocked(s)
+	js := s.steps[step]
+	m.mu.Unlock()
+
+	slots, err := s.plan.Step(step)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	expired := false
+	for _, k := range req.GetSlots() {
+		sl := slots[k]
+		smp := s.idx[sl.Source].Sample(sl.Index)
+		out := &pb.OffloadSample{Step: step, Slot: k, Source: uint32(sl.Source), Key: smp.GetKey(), Epoch: sl.Epoch}
+		j := js[int(k)]
+		if j != nil && !expired {
+			j = m.await(ctx, j, deadline.C, &expired)
+		}
+		m.mu.Lock()
+		if j != nil && j.state == finished && !j.canceled {
+			out.Frames, out.NodeMicros = j.frames, j.nodeMicros
+			if j.err != nil {
+				out.ErrorCode, out.Error = int32(sampleCode(j.err)), j.err.Error()
+				m.ctr.Errors++
+			} else {
+				m.ctr.Transformed++
+			}
+			m.queued -= int64(len(j.frames))
+			j.frames = nil
+			j.canceled = true
+			m.mu.Unlock()
+		} else {
+			if j != nil {
+				j.canceled = true // a queued job is dropped; a running one finishes unused
+			}
+			m.mu.Unlock()
+			start := time.Now()
+			frames, err := s.raw(ctx, sl)
+			out.NodeMicros = uint32(time.Since(start).Microseconds())
+			m.mu.Lock()
+			if err != nil {
+				out.ErrorCode, out.Error = int32(sampleCode(err)), err.Error()
+				m.ctr.Errors++
+			} else {
+				out.Frames = frames
+				m.ctr.Raw++
+			}
+			m.mu.Unlock()
+		}
+		if err := send(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// await waits for a job until it finishes, the deadline passes, or (while it is still queued)
+// the node starts shedding.
+func (m *Manager) await(ctx context.Context, j *job, deadline <-chan time.Time, expired *bool) *job {
+	for {
+		m.mu.Lock()
+		st := j.state
+		m.mu.Unlock()
+		if st == queued && m.gov.Shedding() {
+			return j
+		}
+		select {
+		case <-j.done:
+			return j
+		case <-deadline:
+			*expired = true
+			return j
+		case <-ctx.Done():
+			return j
+		case <-m.gov.Changed():
+		}
+	}
+}
+
+// ReadRange serves a peer (or a reader) one range of a local replica, after the DataNode
+// verified the token for the user.
+func (m *Manager) ReadRange(ctx context.Context, user string, b *pb.LocatedBlock, off, n int64) ([]byte, error) {
+	if b == nil || b.GetBlockId() == 0 || b.GetBlockPoolId() == "" {
+		return nil, fmt.Errorf("%w: block pool id and block id are required", ErrInvalid)
+	}
+	if n < 0 || n > MaxRangeBytes || off < 0 {
+		return nil, fmt.Errorf("%w: range [%d, +%d): length must be in [0, %d]", ErrInvalid, off, n, MaxRangeBytes)
+	}
+	return ReadLocal(ctx, m.host, user, b, off, n)
+}
+
+// Counters returns totals and the current queue.
+func (m *Manager) Counters() Counters {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.ctr
+	c.QueuedBytes = m.queued
+	return c
+}

@@ -1,0 +1,460 @@
+package reader_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/newtricks/newtricks/datanode-ext/governor"
+	"github.com/newtricks/newtricks/datanode-ext/session"
+	"github.com/newtricks/newtricks/datanode-ext/transformsvc"
+	"github.com/newtricks/newtricks/dataset"
+	"github.com/newtricks/newtricks/dataset/datasettest"
+	"github.com/newtricks/newtricks/internal/authn"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	xformv1 "github.com/newtricks/newtricks/proto/gen/xformv1"
+	"github.com/newtricks/newtricks/reader"
+	"github.com/newtricks/newtricks/schedule"
+	"github.com/newtricks/newtricks/xformgraph"
+)
+
+// fakeHDFS stands in for HDFS in-process: local dataset directories under the HDFS paths,
+// files cut into small blocks placed on two of the nodes, a replica file per block, and
+// "tokens" that name the user they were issued to (the fake DataNode checks them like the
+// real one: a token for another user is refused).
+type fakeHDFS struct {
+	local     map[string]string // HDFS dataset dir -> local dir
+	blockSize int64
+	nodes     []string // UUIDs
+	repDir    string
+	denied    map[string]bool // HDFS paths the user may not read
+
+	mu     sync.Mutex
+	blocks map[string]*pb.LocatedBlocks
+	nextID int64
+	paths  map[int64]string
+}
+
+func (f *fakeHDFS) localPath(p string) string {
+	for h, l := range f.local {
+		if strings.HasPrefix(p, h+"/") {
+			return filepath.Join(l, filepath.FromSlash(strings.TrimPrefix(p, h+"/")))
+		}
+	}
+	return ""
+}
+
+func (f *fakeHDFS) locate(p, user string) (*pb.LocatedBlocks, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.denied[p] {
+		return nil, status.Errorf(codes.PermissionDenied, "Permission denied: user=%s, access=READ, inode=%s", user, p)
+	}
+	if lb, ok := f.blocks[p]; ok {
+		return withToken(lb, user), nil
+	}
+	data, err := os.ReadFile(f.localPath(p))
+	if err != nil {
+		return nil, status.Error(codes.NotFound, err.Error())
+	}
+	lb := &pb.LocatedBlocks{FileLength: int64(len(data))}
+	for off := int64(0); off < int64(len(data)); off += f.blockSize {
+		n := min(f.blockSize, int64(len(data))-off)
+		f.nextID++
+		id := f.nextID
+		rp := filepath.Join(f.repDir, fmt.Sprintf("blk_%d", id))
+		if err := os.WriteFile(rp, data[off:off+n], 0o600); err != nil {
+			return nil, err
+		}
+		f.paths[id] = rp
+		a, b := int(id)%len(f.nodes), (int(id)+1)%len(f.nodes)
+		lb.Blocks = append(lb.Blocks, &pb.LocatedBlock{BlockPoolId: "BP-1", BlockId: id, NumBytes: n, Offset: off,
+			Locations: []*pb.DatanodeRef{{Uuid: f.nodes[a]}, {Uuid: f.nodes[b]}}})
+	}
+	f.blocks[p] = lb
+	return withToken(lb, user), nil
+}
+
+func withToken(lb *pb.LocatedBlocks, user string) *pb.LocatedBlocks {
+	out := &pb.LocatedBlocks{FileLength: lb.FileLength}
+	for _, b := range lb.Blocks {
+		c := proto.Clone(b).(*pb.LocatedBlock)
+		c.Token = &pb.Token{Identifier: []byte("user=" + user), Password: []byte("x")}
+		out.Blocks = append(out.Blocks, c)
+	}
+	return out
+}
+
+// host is one fake DataNode's token-checked replica access.
+type host struct {
+	f    *fakeHDFS
+	uuid string
+}
+
+func (h host) ResolveReplica(_ context.Context, user string, b *pb.LocatedBlock) (string, int64, error) {
+	if string(b.GetToken().GetIdentifier()) != "user="+user {
+		return "", 0, fmt.Errorf("%w: block token not valid for %s", session.ErrPermission, user)
+	}
+	held := false
+	for _, l := range b.GetLocations() {
+		held = held || l.GetUuid() == h.uuid
+	}
+	h.f.mu.Lock()
+	p, ok := h.f.paths[b.GetBlockId()]
+	h.f.mu.Unlock()
+	if !ok || !held {
+		return "", 0, fmt.Errorf("%w: no replica of block %d here", session.ErrUnavailable, b.GetBlockId())
+	}
+	return p, b.GetNumBytes(), nil
+}
+
+type locator struct {
+	f    *fakeHDFS
+	user string
+}
+
+func (l locator) Locate(_ context.Context, p string) (*pb.LocatedBlocks, error) {
+	return l.f.locate(p, l.user)
+}
+
+type store struct{ f *fakeHDFS }
+
+func (s store) ReadAt(_ context.Context, p string, off, n int64) ([]byte, error) {
+	if s.f.denied[p] {
+		return nil, os.ErrPermission
+	}
+	fh, err := os.Open(s.f.localPath(p))
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	b := make([]byte, n)
+	_, err = fh.ReadAt(b, off)
+	return b, err
+}
+
+func (s store) Size(_ context.Context, p string) (int64, error) {
+	st, err := os.Stat(s.f.localPath(p))
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+type fakeNode struct {
+	cpu  governor.Sample // cumulative, for shed
+	addr string
+	gov  *governor.Governor
+	srv  *grpc.Server
+	lis  net.Listener
+	stop context.CancelFunc
+	sv   *transformsvc.Server
+}
+
+func startNode(t *testing.T, f *fakeHDFS, uuid, addr string) *fakeNode {
+	t.Helper()
+	gov, err := governor.New(governor.Config{High: 0.5, Low: 0.4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, err := session.NewManager(session.Config{Workers: 1, Lookahead: 3}, session.Options{
+		Host: host{f, uuid}, Peers: transformsvc.NewPeers(), Gov: gov, Self: func() string { return uuid }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr.Run(ctx)
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(authn.ServerOptions(authn.Simple{})...)
+	sv := &transformsvc.Server{Sessions: mgr, Gov: gov, Version: "test", Self: func() (string, string) { return uuid, "x:1" }}
+	sv.Register(srv)
+	go srv.Serve(lis)
+	n := &fakeNode{addr: lis.Addr().String(), gov: gov, srv: srv, lis: lis, stop: cancel, sv: sv}
+	t.Cleanup(n.close)
+	return n
+}
+
+func (n *fakeNode) close() { n.srv.Stop(); n.stop() }
+
+// shed drives the node's governor over or under its threshold.
+func (n *fakeNode) shed(on bool) {
+	other := 0.1
+	if on {
+		other = 0.9
+	}
+	for i := 0; i < 2; i++ {
+		n.cpu.Total += 100
+		n.cpu.Busy += 100 * other
+		n.gov.Observe(n.cpu)
+	}
+	if n.gov.Shedding() != on {
+		panic("governor did not follow")
+	}
+}
+
+type fixture struct {
+	f     *fakeHDFS
+	nodes []*fakeNode
+	spec  *schedule.Spec
+	keys  map[string]bool
+}
+
+func imageGraph() *xformv1.Graph {
+	return &xformv1.Graph{Version: 1, Seed: 11, Nodes: []*xformv1.Node{
+		xformgraph.NewNodeSpec("dec", "decode_image", "input", nil),
+		xformgraph.NewNodeSpec("rrc", "random_resized_crop", "dec", map[string]any{"size": []any{24}}),
+		xformgraph.NewNodeSpec("flip", "random_hflip", "rrc", nil),
+		xformgraph.NewNodeSpec("norm", "normalize", "flip", map[string]any{"mean": []any{0.5, 0.5, 0.5}, "std": []any{0.25, 0.25, 0.25}}),
+		xformgraph.NewNodeSpec("t", "to_tensor", "norm", map[string]any{"layout": "CHW", "dtype": "float32"}),
+	}, Outputs: []string{"t"}}
+}
+
+func videoGraph() *xformv1.Graph {
+	return &xformv1.Graph{Version: 1, Seed: 12, Nodes: []*xformv1.Node{
+		xformgraph.NewNodeSpec("dec", "decode_video", "input", map[string]any{"mode": "random_segment", "num": 4, "width": 32, "height": 24}),
+		xformgraph.NewNodeSpec("t", "to_tensor", "dec", map[string]any{"layout": "TCHW", "dtype": "uint8"}),
+	}, Outputs: []string{"t"}}
+}
+
+func newFixture(t *testing.T, corrupt map[string]bool) *fixture {
+	t.Helper()
+	m, err := datasettest.LoadMedia(os.Getenv("NEWTRICKS_XFORM_MEDIA"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	f := &fakeHDFS{local: map[string]string{}, blockSize: 48 << 10, nodes: []string{"dn-a", "dn-b", "dn-c"},
+		repDir: filepath.Join(base, "replicas"), blocks: map[string]*pb.LocatedBlocks{}, paths: map[int64]string{}, denied: map[string]bool{}}
+	os.MkdirAll(f.repDir, 0o700)
+	fx := &fixture{f: f, keys: map[string]bool{}}
+	spec := &schedule.Spec{Name: "t", Seed: 5, GlobalBatch: 8, WorldSize: 2, MaxSteps: 40}
+	for i, ds := range []struct {
+		name   string
+		media  datasettest.Media
+		layout datasettest.Layout
+		g      *xformv1.Graph
+		w      float64
+	}{
+		{"img", datasettest.Media{Images: m.Images}, datasettest.Layout{Shards: 2, PerShard: 6, Singles: 4, Corrupt: corrupt}, imageGraph(), 3},
+		{"vid", datasettest.Media{Images: m.Videos}, datasettest.Layout{Shards: 1, PerShard: 3, Singles: 2}, videoGraph(), 1},
+	} {
+		dir := filepath.Join(base, ds.name)
+		keys, err := datasettest.Write(dir, ds.media, ds.layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			fx.keys[k] = true
+		}
+		hdfsDir := "/data/" + ds.name
+		f.local[hdfsDir] = dir
+		idx, err := dataset.Build(context.Background(), dataset.DirFS{Local: dir}, hdfsDir, dataset.BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := dataset.Marshal(idx)
+		if err := os.WriteFile(filepath.Join(dir, dataset.IndexName), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		spec.Sources = append(spec.Sources, schedule.Source{Name: ds.name, Dataset: hdfsDir, Weight: ds.w, Graph: ds.g})
+		_ = i
+	}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	fx.spec = spec
+	for _, u := range f.nodes {
+		fx.nodes = append(fx.nodes, startNode(t, f, u, ""))
+	}
+	return fx
+}
+
+func (fx *fixture) open(t *testing.T, rank int, start uint64, offload bool, edit func(*reader.Config)) *reader.Reader {
+	t.Helper()
+	cfg := reader.Config{User: "alice", Spec: fx.spec, Rank: rank, StartStep: start,
+		Locator: locator{fx.f, "alice"}, Store: store{fx.f}, Retry: 100 * time.Millisecond, MaxWait: 5 * time.Second}
+	if offload {
+		for _, n := range fx.nodes {
+			cfg.Nodes = append(cfg.Nodes, n.addr)
+		}
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	r, err := reader.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func steps(t *testing.T, r *reader.Reader, n int) []*reader.Step {
+	t.Helper()
+	var out []*reader.Step
+	for i := 0; i < n; i++ {
+		st, err := r.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func compare(t *testing.T, what string, got, want []*reader.Step) map[string]int {
+	t.Helper()
+	paths := map[string]int{}
+	for i := range want {
+		if got[i].Step != want[i].Step || len(got[i].Samples) != len(want[i].Samples) {
+			t.Fatalf("%s: step %d/%d shape differs", what, got[i].Step, want[i].Step)
+		}
+		for j, w := range want[i].Samples {
+			g := got[i].Samples[j]
+			paths[g.Path]++
+			if g.Key != w.Key || g.Epoch != w.Epoch {
+				t.Fatalf("%s: step %d slot %d: sample %q/%d, want %q/%d", what, w.Slot, got[i].Step, g.Key, g.Epoch, w.Key, w.Epoch)
+			}
+			if (g.Err == nil) != (w.Err == nil) {
+				t.Fatalf("%s: step %d sample %q: err %v, local err %v", what, got[i].Step, g.Key, g.Err, w.Err)
+			}
+			if !bytes.Equal(g.Frames, w.Frames) {
+				t.Fatalf("%s: step %d sample %q (%s): %d bytes differ from the local %d bytes", what, got[i].Step, g.Key, g.Path, len(g.Frames), len(w.Frames))
+			}
+		}
+	}
+	return paths
+}
+
+func TestOffloadEqualsLocal(t *testing.T) {
+	fx := newFixture(t, nil)
+	const n = 12
+	for rank := 0; rank < 2; rank++ {
+		local := steps(t, fx.open(t, rank, 0, false, nil), n)
+		r := fx.open(t, rank, 0, true, nil)
+		off := steps(t, r, n)
+		paths := compare(t, fmt.Sprintf("rank %d", rank), off, local)
+		st := r.Stats()
+		t.Logf("rank %d: paths %v, stats offloaded=%d raw=%d local=%d bytes_from_nodes=%d", rank, paths, st.Offloaded, st.Raw, st.Local, st.BytesFromNodes)
+		if paths["offload"] < n*4*9/10 {
+			t.Errorf("rank %d: only %d of %d samples offloaded: %v", rank, paths["offload"], n*4, paths)
+		}
+		for _, s := range off[0].Samples {
+			if s.Err != nil {
+				t.Errorf("sample error: %v", s.Err)
+			}
+		}
+	}
+}
+
+func TestSheddingFallsBackToRawAndRecovers(t *testing.T) {
+	fx := newFixture(t, nil)
+	local := steps(t, fx.open(t, 0, 0, false, nil), 20)
+	for _, n := range fx.nodes {
+		n.shed(true)
+	}
+	r := fx.open(t, 0, 0, true, nil)
+	got := steps(t, r, 8)
+	paths := compare(t, "shedding", got, local[:8])
+	if paths["raw"] == 0 || paths["offload"] > 8 {
+		// Steps 0..3 may have been prepared before the nodes shed? No: they shed before Open.
+		t.Errorf("shedding nodes answered %v, want raw", paths)
+	}
+	for _, n := range fx.nodes {
+		n.shed(false)
+	}
+	got = steps(t, r, 12)
+	paths = compare(t, "recovered", got, local[8:20])
+	if paths["offload"] < 12*4*8/10 {
+		t.Errorf("after recovery: %v, want mostly offload", paths)
+	}
+}
+
+func TestNodeDownFallsBackToHDFSAndReturns(t *testing.T) {
+	fx := newFixture(t, nil)
+	local := steps(t, fx.open(t, 1, 0, false, nil), 30)
+	r := fx.open(t, 1, 0, true, nil)
+	compare(t, "before", steps(t, r, 5), local[:5])
+	addr := fx.nodes[1].addr
+	fx.nodes[1].close()
+	time.Sleep(50 * time.Millisecond)
+	paths := compare(t, "node down", steps(t, r, 10), local[5:15])
+	if paths["local"] == 0 {
+		t.Errorf("with a node down: %v, want some local", paths)
+	}
+	// The node comes back on the same address (a restart: its sessions are gone).
+	fx.nodes[1] = startNode(t, fx.f, "dn-b", addr)
+	time.Sleep(300 * time.Millisecond)
+	steps(t, r, 3) // the reader retries, reopens, and lookahead fills again
+	paths = compare(t, "node back", steps(t, r, 12), local[18:30])
+	if paths["local"] > 0 {
+		t.Errorf("after the node came back: %v, want no local", paths)
+	}
+	if r.Stats().Reconnects == 0 {
+		t.Error("no reconnect counted")
+	}
+}
+
+func TestResumeReproduces(t *testing.T) {
+	fx := newFixture(t, nil)
+	all := steps(t, fx.open(t, 0, 0, true, nil), 15)
+	resumed := steps(t, fx.open(t, 0, 10, true, nil), 5)
+	compare(t, "resume", resumed, all[10:])
+}
+
+func TestCorruptSampleIsItsOwnError(t *testing.T) {
+	fx := newFixture(t, map[string]bool{"s000/000002": true, "s001/000001": true})
+	r := fx.open(t, 0, 0, true, nil)
+	bad, good := 0, 0
+	for _, st := range steps(t, r, 40) {
+		for _, s := range st.Samples {
+			switch {
+			case s.Err != nil:
+				bad++
+				if !errors.Is(s.Err, reader.ErrSample) || !strings.Contains(s.Err.Error(), s.Key) || !fx.keysCorrupt(s.Key) {
+					t.Errorf("error %v does not name a corrupt sample", s.Err)
+				}
+			default:
+				good++
+			}
+		}
+	}
+	if bad == 0 || good == 0 {
+		t.Fatalf("%d bad, %d good samples", bad, good)
+	}
+}
+
+func (fx *fixture) keysCorrupt(k string) bool { return k == "s000/000002" || k == "s001/000001" }
+
+func TestDeniedFileFailsOpen(t *testing.T) {
+	fx := newFixture(t, nil)
+	fx.f.denied["/data/img/shard-001.tar"] = true
+	cfg := reader.Config{User: "alice", Spec: fx.spec, Locator: locator{fx.f, "alice"}, Store: store{fx.f}, Nodes: []string{fx.nodes[0].addr}}
+	_, err := reader.Open(context.Background(), cfg)
+	if status.Code(errors.Unwrap(errors.Unwrap(err))) != codes.PermissionDenied && !strings.Contains(fmt.Sprint(err), "Permission denied") {
+		t.Fatalf("err = %v, want permission denied", err)
+	}
+	// A session with another user's tokens is refused by the DataNode.
+	lb, _ := fx.f.locate(path.Join("/data/img", dataset.IndexName), "bob")
+	_ = lb
+}

@@ -1,0 +1,540 @@
+package reader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/newtricks/newtricks/dataset"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/schedule"
+	"github.com/newtricks/newtricks/xformgraph"
+	"github.com/newtricks/newtricks/xformgraph/frame"
+)
+
+// Sentinel errors.
+var (
+	// ErrConfig: a bad Config.
+	ErrConfig = errors.New("reader: bad configuration")
+	// ErrSample is wrapped by every per-sample error (SampleError).
+	ErrSample = errors.New("reader: sample failed")
+	// ErrEnd: the schedule has no more steps.
+	ErrEnd = schedule.ErrEnd
+)
+
+// Config of a reader.
+type Config struct {
+	// User is the HDFS user the reader acts as (every call names it).
+	User string
+	// Spec is the job's schedule; Rank this reader's rank.
+	Spec *schedule.Spec
+	Rank int
+	// StartStep is the first step (a resumed job starts where it stopped).
+	StartStep uint64
+	// Nodes are the datanode-ext API addresses (host:port). Empty: everything is read from
+	// HDFS and transformed locally (the baseline).
+	Nodes []string
+	// Dial connects to a node (default: grpc.NewClient with insecure credentials).
+	Dial func(addr string) (*grpc.ClientConn, error)
+	// Locator and Store are the reader's ways into HDFS.
+	Locator Locator
+	Store   Store
+	// Prefetch is how many steps are fetched ahead of the one returned (default 2).
+	Prefetch int
+	// Lookahead is asked of the nodes (0: their default).
+	Lookahead uint32
+	// MaxWait is how long a node may wait for its transforms before answering raw
+	// (default 2 s).
+	MaxWait time.Duration
+	// LocalWorkers transform locally in parallel (default 1).
+	LocalWorkers int
+	// Retry is how often a node that failed is tried again (default 2 s).
+	Retry time.Duration
+	// ForceRawOnly asks the nodes for raw bytes only (the reader transforms everything).
+	ForceRawOnly bool
+}
+
+// Sample is one sample of a step.
+type Sample struct {
+	Slot   int
+	Source int
+	Key    string
+	Epoch  uint64
+	// Frames are the graph's outputs as NTXF tensor frames (docs/xformgraph.md).
+	Frames []byte
+	// Err is set when this sample failed (it wraps ErrSample and names the sample).
+	Err error
+	// Path says how the sample was made: "offload" (tensor from a DataNode), "raw" (raw bytes
+	// from a DataNode, transformed here), "local" (read from HDFS, transformed here).
+	Path string
+}
+
+// Step is the samples of one step for this reader's rank, in slot order.
+type Step struct {
+	Step    uint64
+	Samples []Sample
+}
+
+// SampleError names the failed sample.
+type SampleError struct {
+	Step uint64
+	Slot int
+	Key  string
+	Err  error
+}
+
+func (e *SampleError) Error() string {
+	return fmt.Sprintf("step %d slot %d sample %q: %v", e.Step, e.Slot, e.Key, e.Err)
+}
+func (e *SampleError) Unwrap() []error { return []error{ErrSample, e.Err} }
+
+type source struct {
+	ix    *dataset.Index
+	graph *xformgraph.Graph
+	files []*pb.LocatedBlocks
+	index *pb.LocatedBlocks
+}
+
+type node struct {
+	addr   string
+	uuid   string
+	domain string
+	client pb.OffloadClient
+	conn   *grpc.ClientConn
+
+	mu      sync.Mutex
+	session string
+	downAt  time.Time // zero while up
+}
+
+// Reader iterates over the steps of one rank.
+type Reader struct {
+	cfg     Config
+	plan    *schedule.Plan
+	srcs    []*source
+	nodes   []*node // session members, in member order
+	uuids   []string
+	rawOnly bool
+	lo, hi  int
+
+	stats   statsCounter
+	cancel  context.CancelFunc
+	results chan stepResult
+	sem     chan struct{}
+	done    chan struct{}
+}
+
+type stepResult struct {
+	st  *Step
+	err error
+}
+
+// Open loads the sources' indexes, locates their files, opens a session on every node that
+// answers and starts prefetching from StartStep.
+func Open(ctx context.Context, cfg Config) (*Reader, error) {
+	if cfg.User == "" || cfg.Spec == nil || cfg.Locator == nil || cfg.Store == nil {
+		return nil, fmt.Errorf("%w: User, Spec, Locator and Store are required", ErrConfig)
+	}
+	if cfg.Rank < 0 || cfg.Rank >= cfg.Spec.WorldSize {
+		return nil, fmt.Errorf("%w: rank %d, world size %d", ErrConfig, cfg.Rank, cfg.Spec.WorldSize)
+	}
+	if cfg.Prefetch <= 0 {
+		cfg.Prefetch = 2
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = 2 * time.Second
+	}
+	if cfg.LocalWorkers <= 0 {
+		cfg.LocalWorkers = 1
+	}
+	if cfg.Retry <= 0 {
+		cfg.Retry = 2 * time.Second
+	}
+	if cfg.Dial == nil {
+		cfg.Dial = dialInsecure
+	}
+	r := &Reader{cfg: cfg, sem: make(chan struct{}, cfg.LocalWorkers), rawOnly: cfg.ForceRawOnly}
+	sizes := make([]int, len(cfg.Spec.Sources))
+	for i, src := range cfg.Spec.Sources {
+		s, err := r.loadSource(ctx, src)
+		if err != nil {
+			return nil, fmt.Errorf("source %q: %w", src.Name, err)
+		}
+		r.srcs = append(r.srcs, s)
+		sizes[i] = s.ix.Len()
+	}
+	lookup := func(src int, key string) (int, bool) { return r.srcs[src].ix.Lookup(key) }
+	var err error
+	if r.plan, err = schedule.NewPlan(cfg.Spec, sizes, lookup); err != nil {
+		return nil, err
+	}
+	r.lo, r.hi = r.plan.RankRange(cfg.Rank)
+	r.connect(ctx)
+	pctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.results = make(chan stepResult, cfg.Prefetch)
+	r.done = make(chan struct{})
+	go r.prefetch(pctx)
+	return r, nil
+}
+
+func (r *Reader) loadSource(ctx context.Context, src schedule.Source) (*source, error) {
+	p := path.Join(src.Dataset, dataset.IndexName)
+	size, err := r.cfg.Store.Size(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: %w", p, err)
+	}
+	if size > dataset.MaxIndexBytes {
+		return nil, fmt.Errorf("%w: index %s is %d bytes", dataset.ErrInvalid, p, size)
+	}
+	b, err := r.cfg.Store.ReadAt(ctx, p, 0, size)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := dataset.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if ix.Root() != src.Dataset {
+		return nil, fmt.Errorf("%w: %s was built for %s", dataset.ErrInvalid, p, ix.Root())
+	}
+	g, err := xformgraph.Compile(src.Graph, nil, xformgraph.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	s := &source{ix: ix, graph: g}
+	if len(r.cfg.Nodes) == 0 {
+		return s, nil // no offload: no tokens needed
+	}
+	if s.index, err = r.cfg.Locator.Locate(ctx, p); err != nil {
+		return nil, fmt.Errorf("locate %s: %w", p, err)
+	}
+	for i := range ix.Files() {
+		fp := ix.FilePath(i)
+		lb, err := r.cfg.Locator.Locate(ctx, fp)
+		if err != nil {
+			return nil, fmt.Errorf("locate %s: %w", fp, err)
+		}
+		if lb.GetFileLength() != ix.Files()[i].GetLength() {
+			return nil, fmt.Errorf("%w: %s has %d bytes, the index says %d", dataset.ErrStale, fp, lb.GetFileLength(), ix.Files()[i].GetLength())
+		}
+		s.files = append(s.files, lb)
+	}
+	return s, nil
+}
+
+// connect learns the nodes' identities and opens a session on each. Nodes that do not answer
+// are left out of the session's members for its whole life.
+func (r *Reader) connect(ctx context.Context) {
+	mine := xformgraph.Domain().String()
+	for _, addr := range r.cfg.Nodes {
+		cc, err := r.cfg.Dial(addr)
+		if err != nil {
+			continue
+		}
+		c := pb.NewOffloadClient(cc)
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := c.NodeStatus(sctx, &pb.OffloadNodeStatusRequest{User: r.cfg.User})
+		cancel()
+		if err != nil {
+			cc.Close()
+			continue
+		}
+		r.nodes = append(r.nodes, &node{addr: addr, uuid: st.GetDatanodeUuid(), domain: st.GetDeterminismDomain(), client: c, conn: cc})
+		r.uuids = append(r.uuids, st.GetDatanodeUuid())
+		if st.GetDeterminismDomain() != mine {
+			// One consistent path for every sample: this reader transforms everything.
+			r.rawOnly = true
+		}
+	}
+	for _, n := range r.nodes {
+		if err := r.openSession(ctx, n, r.cfg.StartStep); err != nil {
+			n.downAt = time.Now()
+		}
+	}
+}
+
+func (r *Reader) openSession(ctx context.Context, n *node, step uint64) error {
+	req := &pb.OpenSessionRequest{User: r.cfg.User, Schedule: r.cfg.Spec.ToProto(), Rank: uint32(r.cfg.Rank),
+		StartStep: step, Lookahead: r.cfg.Lookahead, DeterminismDomain: xformgraph.Domain().String(), RawOnly: r.rawOnly}
+	for _, s := range r.srcs {
+		req.Sources = append(req.Sources, &pb.SessionSource{IndexSha256: s.ix.SHA256(), IndexBlocks: s.index, Files: s.files})
+	}
+	for _, m := range r.nodes {
+		req.Members = append(req.Members, &pb.SessionMember{DatanodeUuid: m.uuid, ApiAddress: m.addr})
+	}
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	resp, err := n.client.OpenSession(octx, req)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.session, n.downAt = resp.GetSessionId(), time.Time{}
+	n.mu.Unlock()
+	return nil
+}
+
+// Next returns the next step. Per-sample failures are in Sample.Err; an error ends the
+// iteration (ErrEnd at the end of the schedule, or ctx's error).
+func (r *Reader) Next(ctx context.Context) (*Step, error) {
+	start := time.Now()
+	select {
+	case res, ok := <-r.results:
+		if !ok {
+			return nil, fmt.Errorf("reader closed")
+		}
+		r.stats.wait(time.Since(start))
+		return res.st, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops prefetching and closes the sessions.
+func (r *Reader) Close() error {
+	r.cancel()
+	<-r.done
+	for _, n := range r.nodes {
+		n.mu.Lock()
+		id := n.session
+		n.mu.Unlock()
+		if id != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			n.client.CloseSession(ctx, &pb.CloseSessionRequest{User: r.cfg.User, SessionId: id})
+			cancel()
+		}
+		n.conn.Close()
+	}
+	return nil
+}
+
+func (r *Reader) prefetch(ctx context.Context) {
+	defer close(r.done)
+	defer close(r.results)
+	for step := r.cfg.StartStep; ; step++ {
+		var res stepResult
+		if r.plan.End(step) {
+			res.err = fmt.Errorf("%w: step %d", ErrEnd, step)
+		} else {
+			res.st, res.err = r.fetch(ctx, step)
+		}
+		select {
+		case r.results <- res:
+		case <-ctx.Done():
+			return
+		}
+		if res.err != nil {
+			return
+		}
+	}
+}
+
+// fetch makes one step: owned slots from their nodes, the rest locally.
+func (r *Reader) fetch(ctx context.Context, step uint64) (*Step, error) {
+	var slots []schedule.Slot
+	var owners []int
+	var err error
+	if len(r.nodes) > 0 {
+		slots, owners, err = dataset.StepOwners(r.plan, r.ixs(), r.fileBlocks(), r.uuids, step)
+	} else {
+		slots, err = r.plan.Step(step)
+	}
+	if err != nil {
+		return nil, err
+	}
+	st := &Step{Step: step, Samples: make([]Sample, r.hi-r.lo)}
+	for k := r.lo; k < r.hi; k++ {
+		sl := slots[k]
+		st.Samples[k-r.lo] = Sample{Slot: k, Source: sl.Source, Key: r.srcs[sl.Source].ix.Sample(sl.Index).GetKey(), Epoch: sl.Epoch}
+	}
+	perNode := map[int][]uint32{}
+	var local []int
+	for k := r.lo; k < r.hi; k++ {
+		if owners != nil && owners[k] >= 0 && r.up(ctx, r.nodes[owners[k]], step) {
+			perNode[owners[k]] = append(perNode[owners[k]], uint32(k))
+		} else {
+			local = append(local, k)
+		}
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for ni, ks := range perNode {
+		wg.Add(1)
+		go func(n *node, ks []uint32) {
+			defer wg.Done()
+			missing := r.fromNode(ctx, n, step, ks, st, slots)
+			mu.Lock()
+			local = append(local, missing...)
+			mu.Unlock()
+		}(r.nodes[ni], ks)
+	}
+	wg.Wait()
+	for _, k := range local {
+		wg.Add(1)
+		r.sem <- struct{}{}
+		go func(k int) {
+			defer wg.Done()
+			defer func() { <-r.sem }()
+			r.localSample(ctx, step, &st.Samples[k-r.lo], slots[k])
+		}(k)
+	}
+	wg.Wait()
+	return st, ctx.Err()
+}
+
+func (r *Reader) ixs() []*dataset.Index {
+	out := make([]*dataset.Index, len(r.srcs))
+	for i, s := range r.srcs {
+		out[i] = s.ix
+	}
+	return out
+}
+
+func (r *Reader) fileBlocks() [][]*pb.LocatedBlocks {
+	out := make([][]*pb.LocatedBlocks, len(r.srcs))
+	for i, s := range r.srcs {
+		out[i] = s.files
+	}
+	return out
+}
+
+// up reports whether a node has a session, retrying a failed node every cfg.Retry.
+func (r *Reader) up(ctx context.Context, n *node, step uint64) bool {
+	n.mu.Lock()
+	down, id := n.downAt, n.session
+	n.mu.Unlock()
+	if down.IsZero() && id != "" {
+		return true
+	}
+	if time.Since(down) < r.cfg.Retry {
+		return false
+	}
+	if err := r.openSession(ctx, n, step); err != nil {
+		n.mu.Lock()
+		n.downAt = time.Now()
+		n.mu.Unlock()
+		return false
+	}
+	r.stats.add(&r.stats.reconnects, 1)
+	return true
+}
+
+func (r *Reader) markDown(n *node) {
+	n.mu.Lock()
+	n.downAt, n.session = time.Now(), ""
+	n.mu.Unlock()
+}
+
+// fromNode asks one node for its slots and returns the slots left for local work.
+func (r *Reader) fromNode(ctx context.Context, n *node, step uint64, ks []uint32, st *Step, slots []schedule.Slot) []int {
+	n.mu.Lock()
+	id := n.session
+	n.mu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, r.cfg.MaxWait+30*time.Second)
+	defer cancel()
+	got := map[int]bool{}
+	missing := func() []int {
+		var out []int
+		for _, k := range ks {
+			if !got[int(k)] {
+				out = append(out, int(k))
+			}
+		}
+		return out
+	}
+	stream, err := n.client.GetStep(cctx, &pb.GetStepRequest{User: r.cfg.User, SessionId: id, Step: step, Slots: ks,
+		MaxWaitMs: uint32(r.cfg.MaxWait.Milliseconds())})
+	if err != nil {
+		r.markDown(n)
+		return missing()
+	}
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				r.markDown(n)
+			}
+			break
+		}
+		k := int(m.GetSlot())
+		if k < r.lo || k >= r.hi || got[k] || m.GetStep() != step {
+			continue
+		}
+		smp := &st.Samples[k-r.lo]
+		if m.GetErrorCode() != 0 {
+			if codes.Code(m.GetErrorCode()) == codes.Unavailable {
+				continue // the node could not read it: read it here
+			}
+			got[k] = true
+			smp.Path = "offload"
+			smp.Err = &SampleError{Step: step, Slot: k, Key: smp.Key, Err: status.Error(codes.Code(m.GetErrorCode()), m.GetError())}
+			r.stats.add(&r.stats.errors, 1)
+			continue
+		}
+		got[k] = true
+		r.stats.add(&r.stats.bytesNodes, int64(len(m.GetFrames())))
+		f, _, ferr := frame.Parse(m.GetFrames())
+		switch {
+		case ferr != nil:
+			smp.Err = &SampleError{Step: step, Slot: k, Key: smp.Key, Err: fmt.Errorf("frame from %s: %w", n.addr, ferr)}
+			r.stats.add(&r.stats.errors, 1)
+		case f.Kind == frame.KindRaw:
+			smp.Path = "raw"
+			r.sem <- struct{}{}
+			r.transform(ctx, step, smp, slots[k], f.Payload)
+			<-r.sem
+			r.stats.add(&r.stats.raw, 1)
+		default:
+			smp.Path, smp.Frames = "offload", m.GetFrames()
+			r.stats.add(&r.stats.offloaded, 1)
+		}
+	}
+	return missing()
+}
+
+func (r *Reader) localSample(ctx context.Context, step uint64, smp *Sample, sl schedule.Slot) {
+	src := r.srcs[sl.Source]
+	ds := src.ix.Sample(sl.Index)
+	smp.Path = "local"
+	data, err := r.cfg.Store.ReadAt(ctx, src.ix.FilePath(int(ds.GetFile())), ds.GetOffset(), ds.GetLength())
+	if err != nil {
+		smp.Err = &SampleError{Step: step, Slot: smp.Slot, Key: smp.Key, Err: err}
+		r.stats.add(&r.stats.errors, 1)
+		return
+	}
+	r.stats.add(&r.stats.bytesHDFS, int64(len(data)))
+	r.transform(ctx, step, smp, sl, data)
+	r.stats.add(&r.stats.local, 1)
+}
+
+func (r *Reader) transform(ctx context.Context, step uint64, smp *Sample, sl schedule.Slot, data []byte) {
+	start := time.Now()
+	defer func() { r.stats.add(&r.stats.localNanos, int64(time.Since(start))) }()
+	out, err := r.srcs[sl.Source].graph.Run(ctx, xformgraph.Sample{Key: smp.Key, Epoch: sl.Epoch, Data: data})
+	if err == nil {
+		smp.Frames, err = out.AppendFrames(nil)
+	}
+	if err != nil {
+		smp.Err = &SampleError{Step: step, Slot: smp.Slot, Key: smp.Key, Err: err}
+		r.stats.add(&r.stats.errors, 1)
+	}
+}
+
+// Transform runs a source's graph on a sample's bytes exactly as the reader does on fallback
+// (for tests and tools that compare paths).
+func (r *Reader) Transform(ctx context.Context, source int, key string, epoch uint64, data []byte) ([]byte, error) {
+	out, err := r.srcs[source].graph.Run(ctx, xformgraph.Sample{Key: key, Epoch: epoch, Data: data})
+	if err != nil {
+		return nil, err
+	}
+	return out.AppendFrames(nil)
+}

@@ -1,0 +1,67 @@
+package reader
+
+import (
+	"sync"
+	"time"
+)
+
+// Stats are the reader's totals since Open.
+type Stats struct {
+	Steps int64
+	// Samples made by each path: tensors from DataNodes, raw bytes from DataNodes transformed
+	// here, and samples read from HDFS and transformed here; failed samples.
+	Offloaded, Raw, Local, Errors int64
+	// Bytes received from DataNodes (frames) and read from HDFS (encoded samples).
+	BytesFromNodes, BytesFromHDFS int64
+	// Wait is the total time Next blocked; Waits every step's (at most the last 1,000,000).
+	Wait  time.Duration
+	Waits []time.Duration
+	// LocalTransform is the time spent running graphs here (summed over workers).
+	LocalTransform time.Duration
+	// Reconnects counts sessions reopened after a node failed.
+	Reconnects int64
+}
+
+// OffloadedFraction is the share of samples transformed on DataNodes.
+func (s Stats) OffloadedFraction() float64 {
+	n := s.Offloaded + s.Raw + s.Local
+	if n == 0 {
+		return 0
+	}
+	return float64(s.Offloaded) / float64(n)
+}
+
+type statsCounter struct {
+	mu                                            sync.Mutex
+	offloaded, raw, local, errors                 int64
+	bytesNodes, bytesHDFS, localNanos, reconnects int64
+	steps                                         int64
+	waitSum                                       time.Duration
+	waits                                         []time.Duration
+}
+
+func (c *statsCounter) add(p *int64, n int64) {
+	c.mu.Lock()
+	*p += n
+	c.mu.Unlock()
+}
+
+func (c *statsCounter) wait(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.steps++
+	c.waitSum += d
+	if len(c.waits) < 1_000_000 {
+		c.waits = append(c.waits, d)
+	}
+}
+
+// Stats returns a snapshot.
+func (r *Reader) Stats() Stats {
+	c := &r.stats
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Stats{Steps: c.steps, Offloaded: c.offloaded, Raw: c.raw, Local: c.local, Errors: c.errors,
+		BytesFromNodes: c.bytesNodes, BytesFromHDFS: c.bytesHDFS, Wait: c.waitSum,
+		Waits: append([]time.Duration(nil), c.waits...), LocalTransform: time.Duration(c.localNanos), Reconnects: c.reconnects}
+}
