@@ -7,6 +7,7 @@ import (
 	"github.com/newtricks/newtricks/internal/coproc"
 	"github.com/newtricks/newtricks/namenode-ext/events"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
+	"github.com/newtricks/newtricks/namenode-ext/mirror"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -31,6 +32,31 @@ func startSubsystems(ctx context.Context, env coproc.Env, host pb.NameNodeHostCl
 		defer unsubscribe() // a Configure that failed after this point leaves nothing behind
 		if err := hs.Run(ctx); err != nil && ctx.Err() == nil {
 			env.Log.Error("hotspot stopped", "error", err)
+		}
+	}()
+	return startMirror(ctx, env, host, sink)
+}
+
+// startMirror starts checkpoint mirroring when newtricks.mirror.rules names rules.
+func startMirror(ctx context.Context, env coproc.Env, host pb.NameNodeHostClient, sink *events.Sink) error {
+	mcfg, err := mirror.ConfigFromMap(env.Conf)
+	if err != nil {
+		return err
+	}
+	if len(mcfg.Rules) == 0 {
+		return nil
+	}
+	m, err := mirror.New(mcfg, host, env.Log.Named("mirror"))
+	if err != nil {
+		return err
+	}
+	m.RegisterGRPC(env.API)
+	env.Registry.MustRegister(m.Collectors()...)
+	unsubscribe := sink.Subscribe(m.Observe)
+	go func() {
+		defer unsubscribe()
+		if err := m.Run(ctx); err != nil && ctx.Err() == nil {
+			env.Log.Error("mirror stopped", "error", err)
 		}
 	}()
 	return nil

@@ -1,0 +1,248 @@
+package mirror
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"time"
+
+	"github.com/colinmarc/hdfs/v2"
+)
+
+// Manifest is written into every committed checkpoint directory on dc-b (Config.Manifest).
+type Manifest struct {
+	V           int          `json:"v"`
+	ID          string       `json:"id"`
+	Rule        string       `json:"rule"`
+	Job         string       `json:"job"`
+	Step        int64        `json:"step"`
+	Source      string       `json:"source"`
+	Owner       string       `json:"owner"`
+	CompletedAt int64        `json:"completed_ms"`
+	Files       []fileRecord `json:"files"`
+}
+
+// commit writes the manifest into the staging directory, sets the directories' attributes
+// and renames the checkpoint into place on dc-b, as its owner.
+func (e *Engine) commit(ctx context.Context, c *checkpoint) {
+	err := e.commitOnce(ctx, c)
+	e.mu.Lock()
+	c.commitOn = false
+	if err != nil {
+		if errors.Is(err, ErrDestConflict) || errors.Is(err, ErrSourceChanged) {
+			e.failLocked(c, err)
+		} else {
+			c.lastErr = err.Error()
+			c.retries++
+			e.log.Warn("commit retried", "checkpoint", c.key, "error", err)
+			c.commitOn = true // hold off the next attempt
+			go func() {
+				time.Sleep(e.cfg.RetryInterval)
+				e.mu.Lock()
+				c.commitOn = false
+				e.mu.Unlock()
+			}()
+		}
+		e.mu.Unlock()
+		return
+	}
+	c.state = StateCommitted
+	c.committedAt = e.now()
+	c.lastErr = ""
+	delete(e.byDir, c.srcDir)
+	e.commitOrder = append(e.commitOrder, c.key)
+	e.recountUrgentLocked()
+	e.changedLocked(c)
+	e.finishLocked(c)
+	lag := c.committedAt.Sub(c.completedAt)
+	e.mu.Unlock()
+	e.metrics.committed.Inc()
+	e.metrics.lag.Observe(lag.Seconds())
+	e.log.Info("checkpoint committed", "checkpoint", c.key, "dest", c.dest, "files", len(c.files), "lag", lag)
+	e.journal.saveMeta(c)
+	e.journal.dropSegments(c)
+	e.retain(ctx, c)
+}
+
+func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
+	e.mu.Lock()
+	owner, dir, staging, dest := c.owner, c.srcDir, c.staging, c.dest
+	m := Manifest{V: 1, ID: c.id, Rule: c.key.Rule, Job: c.key.Job, Step: c.key.Step, Source: dir, Owner: owner,
+		CompletedAt: c.completedAt.UnixMilli()}
+	for _, f := range c.order {
+		m.Files = append(m.Files, f.rec)
+	}
+	dirs := append([]string(nil), c.dirsList...)
+	e.mu.Unlock()
+	sort.Slice(m.Files, func(a, b int) bool { return m.Files[a].Path < m.Files[b].Path })
+
+	dc, err := e.dst.get(owner)
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() { e.dst.put(owner, dc, ok) }()
+	// Already committed by a run that crashed before journaling it?
+	if old, err := readManifest(dc, dest+"/"+e.cfg.Manifest); err == nil {
+		if old.ID == c.id {
+			ok = true
+			return nil
+		}
+		return fmt.Errorf("%w: %s holds checkpoint %s", ErrDestConflict, dest, old.ID)
+	} else if _, serr := dc.Stat(dest); serr == nil {
+		return fmt.Errorf("%w: %s exists", ErrDestConflict, dest)
+	} else if !errors.Is(serr, os.ErrNotExist) {
+		return fmt.Errorf("stat %s on dc-b: %w", dest, serr)
+	}
+	if err := e.ensureDir(c, dc, "."); err != nil {
+		return err
+	}
+	sc, err := e.src.get(owner)
+	if err != nil {
+		return err
+	}
+	defer e.src.put(owner, sc, true)
+	// Subdirectories: deepest first, so setting one's times is not undone by its children.
+	sort.Slice(dirs, func(a, b int) bool { return len(dirs[a]) > len(dirs[b]) })
+	for _, rel := range dirs {
+		fi, err := sc.Stat(dir + "/" + rel)
+		if err != nil {
+			return fmt.Errorf("%w: %s/%s: %v", ErrSourceChanged, dir, rel, err)
+		}
+		p := staging + "/" + rel
+		if err := dc.MkdirAll(p, 0o755); err != nil {
+			return fmt.Errorf("create %s on dc-b: %w", p, err)
+		}
+		if err := setAttrs(dc, p, fi); err != nil {
+			return err
+		}
+	}
+	b, _ := json.MarshalIndent(m, "", " ")
+	mp := staging + "/" + e.cfg.Manifest
+	if err := dc.Remove(mp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove old manifest on dc-b: %w", err)
+	}
+	def, err := dc.ServerDefaults()
+	if err != nil {
+		return fmt.Errorf("server defaults of dc-b: %w", err)
+	}
+	w, err := dc.CreateFile(mp, def.Replication, def.BlockSize, 0o444)
+	if err != nil {
+		return fmt.Errorf("create manifest on dc-b: %w", err)
+	}
+	if _, err := w.Write(b); err != nil {
+		w.Close()
+		return fmt.Errorf("write manifest on dc-b: %w", err)
+	}
+	if err := closeWriter(w); err != nil {
+		return fmt.Errorf("close manifest on dc-b: %w", err)
+	}
+	top, err := sc.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
+	}
+	if err := setAttrs(dc, staging, top); err != nil {
+		return err
+	}
+	if err := dc.MkdirAll(path.Dir(dest), 0o755); err != nil {
+		return fmt.Errorf("create %s on dc-b as %s: %w", path.Dir(dest), owner, err)
+	}
+	if err := dc.Rename(staging, dest); err != nil {
+		return fmt.Errorf("rename %s to %s on dc-b: %w", staging, dest, err)
+	}
+	ok = true
+	return nil
+}
+
+// setAttrs gives a dc-b directory the permission and times of its dc-a original.
+func setAttrs(dc *hdfs.Client, p string, fi os.FileInfo) error {
+	mt := fi.ModTime()
+	if err := dc.Chtimes(p, mt, mt); err != nil {
+		return fmt.Errorf("set times of %s on dc-b: %w", p, err)
+	}
+	perm := fi.Mode().Perm() | fi.Mode()&os.ModeSticky
+	if err := dc.Chmod(p, perm); err != nil {
+		return fmt.Errorf("chmod %s on dc-b: %w", p, err)
+	}
+	return nil
+}
+
+func readManifest(dc *hdfs.Client, p string) (*Manifest, error) {
+	r, err := dc.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, 512<<20))
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", p, err)
+	}
+	return &m, nil
+}
+
+// retain deletes a job's committed checkpoints on dc-b beyond the rule's Retain newest;
+// only checkpoints older than one just committed go.
+func (e *Engine) retain(ctx context.Context, c *checkpoint) {
+	if c.rule.Retain <= 0 {
+		return
+	}
+	e.mu.Lock()
+	var same []*checkpoint
+	for _, o := range e.ckpts {
+		if o.key.Rule == c.key.Rule && o.key.Job == c.key.Job && o.state == StateCommitted {
+			same = append(same, o)
+		}
+	}
+	e.mu.Unlock()
+	sort.Slice(same, func(a, b int) bool { return same[a].key.Step > same[b].key.Step })
+	if len(same) <= c.rule.Retain {
+		return
+	}
+	for _, old := range same[c.rule.Retain:] {
+		if old.key.Step >= c.key.Step {
+			continue
+		}
+		dc, err := e.dst.get(old.owner)
+		if err != nil {
+			e.log.Warn("retention", "checkpoint", old.key, "error", err)
+			return
+		}
+		err = dc.RemoveAll(old.dest)
+		e.dst.put(old.owner, dc, err == nil)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			e.log.Warn("retention: deleting old mirror", "dest", old.dest, "error", err)
+			continue
+		}
+		e.mu.Lock()
+		old.state = StateRetired
+		e.changedLocked(old)
+		e.mu.Unlock()
+		e.journal.saveMeta(old)
+		e.log.Info("retention: old mirror deleted", "checkpoint", old.key, "dest", old.dest)
+	}
+}
+
+// cleanupStaging removes a failed checkpoint's staging directory on dc-b.
+func (e *Engine) cleanupStaging(c *checkpoint) {
+	e.mu.Lock()
+	owner, staging := c.owner, c.staging
+	e.mu.Unlock()
+	if owner == "" {
+		return
+	}
+	dc, err := e.dst.get(owner)
+	if err != nil {
+		return
+	}
+	err = dc.RemoveAll(staging)
+	e.dst.put(owner, dc, err == nil || errors.Is(err, os.ErrNotExist))
+}

@@ -1,0 +1,35 @@
+// Package mirror copies checkpoints from the training cluster (dc-a, where namenode-ext runs)
+// to the evaluation cluster (dc-b) while they are being written, so evaluation reads them
+// locally the moment they are complete ("trick 2").
+//
+// Rules (Config, keys newtricks.mirror.*) say which dc-a directories are checkpoints
+// ("/ckpt/{job}/step_{step}"), how completion shows (a marker file, a rename from a temporary
+// name, or an explicit signal), where they go on dc-b, and how many to keep there.
+//
+// The Engine is fed by namespace events (inotify, through the event sink). Each CLOSE of a file
+// inside a checkpoint queues that file; Concurrency workers stream files from dc-a to a staging
+// directory on dc-b with colinmarc/hdfs on both sides, never holding a file in memory, urgent
+// checkpoints first, bulk work paused while an urgent one has files left. Every connection acts
+// as the checkpoint's owner through Hadoop's proxy-user rules (real user Config.ProxyUser), on
+// both clusters, so HDFS checks the owner's permissions and quotas; the mirror is never a
+// superuser on a user's behalf. The HDFS MD5MD5CRC32C checksum of the bytes streamed is
+// compared with dc-a's own checksum of the file, and the file's id, length and mtime must not
+// change during the copy (else the checkpoint FAILS: never a commit of mixed data). A copied
+// file gets its source's permission, group and mtime; verified files are journaled (in dc-a's
+// HDFS, see journal) before they count. When the checkpoint is complete on dc-a, its directory
+// is listed (files whose events were missed are queued, vanished ones fail it); when every file
+// is verified, a manifest is written into the staging directory, the directories get their
+// source permissions and times, and the staging directory is renamed to the destination in one
+// NameNode operation: a reader polling dc-b sees the whole checkpoint or nothing. Retention then
+// deletes a job's older mirrors beyond the rule's Retain.
+//
+// After a crash (kill -9 of namenode-ext, NameNode restart) Run reloads the journal: verified
+// files are not copied again, others are found by listing the source; a commit that happened
+// just before the crash is recognised by its manifest. dc-b being unreachable only delays:
+// transfers and commits are retried with backoff.
+//
+// Limits (not built): one file is one stream (no parallel ranges of a large file: HDFS has a
+// single writer per file, and colinmarc/hdfs has no concat); files are written as the
+// checkpoint directory's owner (a file owned by another user inside it keeps the directory
+// owner's name on dc-b); retention only sees the newest keep-finished checkpoints.
+package mirror

@@ -1,0 +1,637 @@
+package mirror
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/newtricks/newtricks/namenode-ext/events"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// State of a checkpoint.
+type State string
+
+const (
+	StateOpen      State = "OPEN"
+	StateCopying   State = "COPYING"
+	StateCommitted State = "COMMITTED"
+	StateFailed    State = "FAILED"
+	StateRetired   State = "RETIRED"
+)
+
+func (s State) terminal() bool { return s == StateCommitted || s == StateFailed || s == StateRetired }
+
+// Key names a checkpoint.
+type Key struct {
+	Rule, Job string
+	Step      int64
+}
+
+func (k Key) String() string { return fmt.Sprintf("%s/%s/%d", k.Rule, k.Job, k.Step) }
+
+type fileState int
+
+const (
+	fileQueued   fileState = iota
+	fileCopying            // a worker holds it
+	fileCopied             // copied and checked, waiting for the journal
+	fileVerified           // in the journal
+)
+
+type file struct {
+	rel       string
+	size      int64
+	state     fileState
+	attempts  int
+	notBefore time.Time
+	copied    int64 // bytes streamed in the current attempt
+	rec       fileRecord
+}
+
+// checkpoint is one checkpoint being mirrored (or recently finished).
+type checkpoint struct {
+	id       string // journal id, unique per instance
+	key      Key
+	rule     *Rule
+	stepStr  string
+	owner    string
+	group    string
+	perm     os.FileMode
+	mtime    int64
+	resolved bool // owner & attributes known
+
+	srcDir   string // current directory on dc-a (temporary or final)
+	finalSrc string
+	dest     string
+	staging  string
+
+	state    State
+	complete bool // complete on dc-a (listing may still be under way)
+	listed   bool // the complete checkpoint's files are all known
+	urgent   bool
+	err      string
+	lastErr  string // last transient error (retrying)
+	commitOn bool   // a commit is under way
+
+	files      map[string]*file
+	order      []*file // queue order
+	bytesTotal int64
+	bytesDone  int64 // verified
+	filesDone  int
+	inFlight   int
+	retries    int64
+	copies     int64
+	streamed   atomic.Int64 // bytes streamed, for the rate
+	rate       meter
+
+	dirsMade map[string]bool // staging subdirectories created on dc-b
+	mkdirMu  sync.Mutex
+	dirsList []string // subdirectories on dc-a (relative), from the completion listing
+
+	firstSeen, completedAt, committedAt time.Time
+	changed                             chan struct{} // closed and replaced on every change
+}
+
+// Engine is the mirror: it turns namespace events into per-file transfers, journals them,
+// commits checkpoints and serves the Mirror API. Safe for concurrent use.
+type Engine struct {
+	cfg     Config
+	host    pb.NameNodeHostClient
+	log     hclog.Logger
+	metrics *metrics
+	now     func() time.Time
+
+	src, dst *clientPool
+	journal  *journal
+	pacer    *pacer
+
+	events  chan events.Event
+	dropped atomic.Int64
+
+	mu          sync.Mutex
+	cond        *sync.Cond
+	ckpts       map[Key]*checkpoint
+	byDir       map[string]*checkpoint // srcDir -> checkpoint, open or copying
+	finished    []*checkpoint
+	urgentSoon  map[Key]bool
+	recovered   bool
+	stopped     bool
+	superuser   string
+	urgentLive  int // urgent checkpoints with files queued or in flight
+	linkBytes   atomic.Int64
+	linkRate    meter
+	retriesAll  atomic.Int64
+	bytesAll    atomic.Int64
+	filesAll    atomic.Int64
+	inFlightB   atomic.Int64
+	inFlightF   atomic.Int64
+	copiesAll   atomic.Int64
+	commitOrder []Key // commit order, for tests and logs
+}
+
+// New builds the Engine; Run starts it.
+func New(cfg Config, host pb.NameNodeHostClient, log hclog.Logger) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(cfg.Rules) == 0 {
+		return nil, fmt.Errorf("mirror: no rules")
+	}
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	e := &Engine{
+		cfg: cfg, host: host, log: log, now: time.Now,
+		src:        newClientPool(cfg.SourceNameNode, cfg.ProxyUser, "", cfg.Concurrency+8),
+		dst:        newClientPool(cfg.DestNameNode, cfg.ProxyUser, cfg.SocksProxy, cfg.Concurrency+8),
+		pacer:      newPacer(cfg.Bandwidth),
+		events:     make(chan events.Event, 1<<16),
+		ckpts:      map[Key]*checkpoint{},
+		byDir:      map[string]*checkpoint{},
+		urgentSoon: map[Key]bool{},
+	}
+	e.cond = sync.NewCond(&e.mu)
+	e.journal = &journal{e: e, dir: cfg.JournalDir}
+	e.metrics = newMetrics(e)
+	return e, nil
+}
+
+// Observe hands a namespace event to the engine; it never blocks (a full queue drops the
+// event and counts it: the completion listing still finds every file).
+func (e *Engine) Observe(ev events.Event) {
+	if ev.Namespace == nil {
+		return
+	}
+	select {
+	case e.events <- ev:
+	default:
+		e.dropped.Add(1)
+	}
+}
+
+// Run recovers the journal, then processes events and runs the transfers until ctx ends.
+func (e *Engine) Run(ctx context.Context) error {
+	defer e.src.close()
+	defer e.dst.close()
+	backoff := e.cfg.RetryInterval
+	for {
+		err := e.recover(ctx)
+		if err == nil {
+			break
+		}
+		e.log.Warn("mirror recovery waits", "error", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < e.cfg.Concurrency; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.worker(ctx) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); e.journalLoop(ctx) }()
+	go func() {
+		<-ctx.Done()
+		e.mu.Lock()
+		e.stopped = true
+		e.cond.Broadcast()
+		e.mu.Unlock()
+	}()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return nil
+		case ev := <-e.events:
+			e.handle(ctx, ev.Namespace)
+		case <-tick.C:
+			e.periodic(ctx)
+		}
+	}
+}
+
+// ruleMatch finds the rule and instance a path belongs to, as a final or a temporary path.
+func (e *Engine) ruleMatch(p string) (*Rule, instance, bool, bool) {
+	for i := range e.cfg.Rules {
+		r := &e.cfg.Rules[i]
+		if in, ok := r.source.match(p); ok {
+			return r, in, false, true
+		}
+		if r.temp != nil {
+			if in, ok := r.temp.match(p); ok {
+				return r, in, true, true
+			}
+		}
+	}
+	return nil, instance{}, false, false
+}
+
+// handle applies one namespace event.
+func (e *Engine) handle(ctx context.Context, ns *events.Namespace) {
+	switch ns.Type {
+	case "CLOSE":
+		r, in, _, ok := e.ruleMatch(ns.Path)
+		if !ok || in.rel == "" {
+			return
+		}
+		e.mu.Lock()
+		c := e.checkpointFor(r, in)
+		if c == nil || c.state.terminal() {
+			e.mu.Unlock()
+			return
+		}
+		if r.Completion == CompleteMarker && in.rel == r.Marker {
+			// The marker is mirrored with the rest; its close completes the checkpoint.
+			e.addFileLocked(c, in.rel, ns.Size)
+			e.markCompleteLocked(c)
+		} else if in.rel != e.cfg.Manifest {
+			e.addFileLocked(c, in.rel, ns.Size)
+		}
+		e.mu.Unlock()
+	case "RENAME":
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if c := e.byDir[ns.Path]; c != nil && !c.state.terminal() {
+			r := c.rule
+			in, ok := r.source.match(ns.DstPath)
+			if r.Completion == CompleteRename && ok && in.rel == "" && ns.Path != ns.DstPath {
+				delete(e.byDir, c.srcDir)
+				c.srcDir, c.finalSrc = ns.DstPath, ns.DstPath
+				e.byDir[c.srcDir] = c
+				e.markCompleteLocked(c)
+				return
+			}
+			e.failLocked(c, fmt.Errorf("%w: %s renamed to %s before the checkpoint was mirrored", ErrSourceChanged, ns.Path, ns.DstPath))
+			return
+		}
+		// A temporary directory renamed into place before any of its files was seen.
+		if r, in, temp, ok := e.ruleMatch(ns.Path); ok && temp && in.rel == "" && r.Completion == CompleteRename {
+			if fin, ok := r.source.match(ns.DstPath); ok && fin.rel == "" {
+				if c := e.checkpointFor(r, fin); c != nil && !c.state.terminal() {
+					e.markCompleteLocked(c)
+				}
+				return
+			}
+		}
+		// A file renamed into or out of a checkpoint directory.
+		for _, p := range []string{ns.Path, ns.DstPath} {
+			if r, in, _, ok := e.ruleMatch(p); ok && in.rel != "" {
+				if c := e.byDir[in.dir]; c != nil && !c.state.terminal() {
+					if f := c.files[in.rel]; f != nil && p == ns.Path {
+						e.failLocked(c, fmt.Errorf("%w: %s renamed away", ErrSourceChanged, p))
+					} else if p == ns.DstPath && r != nil {
+						e.addFileLocked(c, in.rel, -1)
+					}
+				}
+			}
+		}
+	case "UNLINK":
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if c := e.byDir[ns.Path]; c != nil && !c.state.terminal() {
+			e.failLocked(c, fmt.Errorf("%w: %s deleted", ErrSourceChanged, ns.Path))
+			return
+		}
+		if _, in, _, ok := e.ruleMatch(ns.Path); ok && in.rel != "" {
+			if c := e.byDir[in.dir]; c != nil && !c.state.terminal() && c.files[in.rel] != nil {
+				e.failLocked(c, fmt.Errorf("%w: %s deleted", ErrSourceChanged, ns.Path))
+			}
+		}
+	case "APPEND", "TRUNCATE":
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if _, in, _, ok := e.ruleMatch(ns.Path); ok && in.rel != "" {
+			if c := e.byDir[in.dir]; c != nil && !c.state.terminal() && c.files[in.rel] != nil {
+				e.failLocked(c, fmt.Errorf("%w: %s %s", ErrSourceChanged, ns.Path, strings.ToLower(ns.Type)))
+			}
+		}
+	}
+}
+
+// checkpointFor returns the checkpoint of an instance directory, creating it.
+func (e *Engine) checkpointFor(r *Rule, in instance) *checkpoint {
+	if c := e.byDir[in.dir]; c != nil {
+		return c
+	}
+	k := Key{Rule: r.Name, Job: in.job, Step: in.step}
+	if old := e.ckpts[k]; old != nil && !old.state.terminal() {
+		return old
+	}
+	active := 0
+	for _, c := range e.ckpts {
+		if !c.state.terminal() {
+			active++
+		}
+	}
+	if active >= e.cfg.MaxCheckpoints {
+		e.dropped.Add(1)
+		e.log.Warn("too many checkpoints in flight; ignoring", "checkpoint", k, "max", e.cfg.MaxCheckpoints)
+		return nil
+	}
+	c := e.newCheckpoint(r, k, in.stepStr, in.dir, newID(k))
+	if r.temp == nil || in.dir == r.source.expandDir(in) {
+		c.finalSrc = in.dir
+	}
+	e.ckpts[k] = c
+	e.byDir[in.dir] = c
+	if e.urgentSoon[k] {
+		c.urgent = true
+		delete(e.urgentSoon, k)
+	}
+	go e.resolve(c)
+	return c
+}
+
+func (p *pattern) expandDir(in instance) string { return expand(p.tmpl, in.job, in.stepStr) }
+
+func (e *Engine) newCheckpoint(r *Rule, k Key, stepStr, srcDir, id string) *checkpoint {
+	return &checkpoint{
+		id: id, key: k, rule: r, stepStr: stepStr, srcDir: srcDir,
+		dest:      expand(r.Dest, k.Job, stepStr),
+		staging:   path.Join(e.cfg.StagingDir, id),
+		state:     StateOpen,
+		files:     map[string]*file{},
+		dirsMade:  map[string]bool{},
+		firstSeen: e.now(),
+		changed:   make(chan struct{}),
+	}
+}
+
+func newID(k Key) string {
+	var b [4]byte
+	rand.Read(b[:])
+	job := strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, k.Job)
+	return fmt.Sprintf("%s.%s.%d.%s", k.Rule, job, k.Step, hex.EncodeToString(b[:]))
+}
+
+// resolve reads the checkpoint directory's owner and attributes (as the NameNode, through the
+// host service: metadata only), retrying until it works or the checkpoint ends.
+func (e *Engine) resolve(c *checkpoint) {
+	delay := 100 * time.Millisecond
+	for {
+		e.mu.Lock()
+		dir, done := c.srcDir, c.state.terminal() || e.stopped
+		e.mu.Unlock()
+		if done {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir})
+		cancel()
+		if err == nil {
+			e.mu.Lock()
+			c.owner, c.group, c.perm, c.mtime = st.Owner, st.Group, os.FileMode(st.Permission), st.MtimeMs
+			c.resolved = true
+			e.changedLocked(c)
+			e.cond.Broadcast()
+			e.mu.Unlock()
+			e.journal.saveMeta(c)
+			return
+		}
+		e.log.Debug("resolving checkpoint owner", "dir", dir, "error", err)
+		time.Sleep(delay)
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// addFileLocked adds (or refreshes) a file and queues it. size < 0: unknown yet.
+func (e *Engine) addFileLocked(c *checkpoint, rel string, size int64) {
+	if f := c.files[rel]; f != nil {
+		if f.state == fileQueued && size >= 0 {
+			c.bytesTotal += size - max(f.size, 0)
+			f.size = size
+		}
+		return
+	}
+	if len(c.files) >= e.cfg.MaxFiles {
+		e.failLocked(c, fmt.Errorf("%w: more than %d (newtricks.mirror.max-files)", ErrTooManyFiles, e.cfg.MaxFiles))
+		return
+	}
+	f := &file{rel: rel, size: size}
+	c.files[rel] = f
+	c.order = append(c.order, f)
+	if size > 0 {
+		c.bytesTotal += size
+	}
+	if c.urgent {
+		e.recountUrgentLocked()
+	}
+	e.changedLocked(c)
+	e.cond.Broadcast()
+}
+
+// markCompleteLocked records that the checkpoint is complete on dc-a; the listing that finds
+// every file runs next (periodic).
+func (e *Engine) markCompleteLocked(c *checkpoint) {
+	if c.complete {
+		return
+	}
+	c.complete = true
+	c.completedAt = e.now()
+	c.state = StateCopying
+	e.changedLocked(c)
+	go e.journal.saveMeta(c)
+}
+
+func (e *Engine) failLocked(c *checkpoint, err error) {
+	if c.state.terminal() {
+		return
+	}
+	e.log.Warn("checkpoint failed", "checkpoint", c.key, "error", err)
+	c.state = StateFailed
+	c.err = err.Error()
+	delete(e.byDir, c.srcDir)
+	e.recountUrgentLocked()
+	e.changedLocked(c)
+	e.finishLocked(c)
+	e.metrics.failed.Inc()
+	go func() {
+		e.journal.saveMeta(c)
+		e.cleanupStaging(c)
+	}()
+}
+
+func (e *Engine) finishLocked(c *checkpoint) {
+	e.finished = append(e.finished, c)
+	if over := len(e.finished) - e.cfg.KeepFinished; over > 0 {
+		for _, old := range e.finished[:over] {
+			if e.ckpts[old.key] == old {
+				delete(e.ckpts, old.key)
+			}
+		}
+		e.finished = e.finished[over:]
+	}
+}
+
+func (e *Engine) changedLocked(c *checkpoint) {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+func (e *Engine) recountUrgentLocked() {
+	n := 0
+	for _, c := range e.ckpts {
+		if c.urgent && !c.state.terminal() && c.pendingLocked() {
+			n++
+		}
+	}
+	e.urgentLive = n
+	e.cond.Broadcast()
+}
+
+// pendingLocked reports whether the checkpoint has files queued or in flight.
+func (c *checkpoint) pendingLocked() bool {
+	for _, f := range c.order {
+		if f.state == fileQueued || f.state == fileCopying {
+			return true
+		}
+	}
+	return false
+}
+
+// periodic lists completed checkpoints, starts commits and samples rates.
+func (e *Engine) periodic(ctx context.Context) {
+	now := e.now()
+	e.linkRate.sample(now, e.linkBytes.Load())
+	e.mu.Lock()
+	var list, commit []*checkpoint
+	for _, c := range e.ckpts {
+		c.rate.sample(now, c.streamed.Load())
+		if c.state.terminal() || !c.resolved {
+			continue
+		}
+		if c.complete && !c.listed && !c.commitOn {
+			c.commitOn = true // reused as "a background step is running"
+			list = append(list, c)
+		} else if c.listed && !c.commitOn && c.filesDone == len(c.files) {
+			c.commitOn = true
+			commit = append(commit, c)
+		}
+	}
+	e.mu.Unlock()
+	for _, c := range list {
+		go e.list(ctx, c)
+	}
+	for _, c := range commit {
+		go e.commit(ctx, c)
+	}
+}
+
+// list walks a complete checkpoint on dc-a (as its owner) so files whose events were missed
+// are copied too, and files the mirror saw that are gone fail it.
+func (e *Engine) list(ctx context.Context, c *checkpoint) {
+	err := e.listOnce(ctx, c)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c.commitOn = false
+	if err != nil {
+		if errors.Is(err, ErrSourceChanged) || errors.Is(err, ErrTooManyFiles) {
+			e.failLocked(c, err)
+			return
+		}
+		c.lastErr = err.Error()
+		e.log.Warn("listing checkpoint", "checkpoint", c.key, "error", err)
+	}
+}
+
+func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
+	e.mu.Lock()
+	dir, owner := c.srcDir, c.owner
+	e.mu.Unlock()
+	cl, err := e.src.get(owner)
+	if err != nil {
+		return err
+	}
+	found := map[string]int64{}
+	var dirs []string
+	err = cl.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
+		if rel == "" {
+			return nil
+		}
+		if info.IsDir() {
+			dirs = append(dirs, rel)
+			return nil
+		}
+		if len(found) >= e.cfg.MaxFiles {
+			return fmt.Errorf("%w: more than %d (newtricks.mirror.max-files)", ErrTooManyFiles, e.cfg.MaxFiles)
+		}
+		found[rel] = info.Size()
+		return nil
+	})
+	e.src.put(owner, cl, err == nil)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
+		}
+		return err
+	}
+	// Files still being written keep the checkpoint open until their CLOSE arrives.
+	var uc []string
+	for rel := range found {
+		if f := c.files[rel]; f == nil || f.state == fileQueued {
+			lb, err := e.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: dir + "/" + rel, Length: 1})
+			if err == nil && lb.UnderConstruction {
+				uc = append(uc, rel)
+			}
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.state.terminal() {
+		return nil
+	}
+	for rel, f := range c.files {
+		size, ok := found[rel]
+		if !ok {
+			return fmt.Errorf("%w: %s/%s vanished", ErrSourceChanged, dir, rel)
+		}
+		if (f.state == fileVerified || f.state == fileCopied) && size != f.rec.Size {
+			return fmt.Errorf("%w: %s/%s is %d bytes, mirrored %d", ErrSourceChanged, dir, rel, size, f.rec.Size)
+		}
+	}
+	sort.Strings(dirs)
+	c.dirsList = dirs
+	open := map[string]bool{}
+	for _, rel := range uc {
+		open[rel] = true
+	}
+	for rel, size := range found {
+		if open[rel] || (rel == e.cfg.Manifest && c.files[rel] == nil) {
+			continue
+		}
+		e.addFileLocked(c, rel, size)
+	}
+	if len(uc) > 0 {
+		return fmt.Errorf("%d files still open for writing (e.g. %s)", len(uc), uc[0])
+	}
+	c.listed = true
+	e.changedLocked(c)
+	return nil
+}

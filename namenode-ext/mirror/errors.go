@@ -1,0 +1,36 @@
+package mirror
+
+import (
+	"errors"
+
+	"github.com/newtricks/newtricks/internal/coproc"
+)
+
+// Sentinel errors of the mirror. The gRPC edge maps them with coproc.ToStatus (they wrap
+// coproc's sentinels), mirrorclient maps the codes back.
+var (
+	// ErrSourceChanged: a source file changed, vanished or was replaced while it was being
+	// copied, or a checkpoint's files changed after it completed. The checkpoint fails.
+	ErrSourceChanged = errors.New("source changed during the copy")
+	// ErrDestConflict: the destination directory exists and was not committed by this mirror.
+	ErrDestConflict = errors.New("destination exists and is not this checkpoint's mirror")
+	// ErrTooManyFiles: a checkpoint has more files than newtricks.mirror.max-files.
+	ErrTooManyFiles = errors.New("checkpoint has too many files")
+	// ErrChecksum: the bytes copied do not have the source's checksum (retried).
+	ErrChecksum = errors.New("checksum mismatch")
+	// ErrUnknownRule, ErrNotFound, ErrNotSignal: bad API requests.
+	ErrUnknownRule = wrapErr(coproc.ErrInvalid, "unknown rule")
+	ErrNotFound    = wrapErr(coproc.ErrNotFound, "checkpoint not known to the mirror")
+	ErrNotSignal   = wrapErr(coproc.ErrPrecondition, "rule does not complete by signal")
+	ErrRecovering  = wrapErr(coproc.ErrUnavailable, "mirror is recovering its journal")
+	ErrPermission  = wrapErr(coproc.ErrPermission, "checkpoint belongs to another user")
+)
+
+type sentinel struct {
+	msg  string
+	base error
+}
+
+func wrapErr(base error, msg string) error { return &sentinel{msg: msg, base: base} }
+func (s *sentinel) Error() string          { return s.msg }
+func (s *sentinel) Unwrap() error          { return s.base }

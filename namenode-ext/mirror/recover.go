@@ -1,0 +1,190 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/colinmarc/hdfs/v2"
+
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// recover opens the journal as dc-a's superuser and rebuilds every checkpoint it holds:
+// verified files stay verified, the rest are found again by listing the source.
+func (e *Engine) recover(ctx context.Context) error {
+	ns, err := e.host.GetNamesystemState(ctx, &pb.GetNamesystemStateRequest{})
+	if err != nil {
+		return fmt.Errorf("namesystem state: %w", err)
+	}
+	if ns.SafeMode {
+		return errors.New("NameNode in safe mode")
+	}
+	e.mu.Lock()
+	e.superuser = ns.Superuser
+	e.mu.Unlock()
+	cl, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{e.cfg.SourceNameNode}, User: ns.Superuser})
+	if err != nil {
+		return fmt.Errorf("journal client: %w", err)
+	}
+	e.journal.mu.Lock()
+	if e.journal.client != nil {
+		e.journal.client.Close()
+	}
+	e.journal.client = cl
+	e.journal.mu.Unlock()
+	metas, files, err := e.journal.load()
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	var active []*checkpoint
+	for _, m := range metas {
+		r := e.rule(m.Rule)
+		if r == nil {
+			e.log.Warn("journal: checkpoint of a rule no longer configured", "id", m.ID, "rule", m.Rule)
+			continue
+		}
+		k := Key{Rule: m.Rule, Job: m.Job, Step: m.Step}
+		c := e.newCheckpoint(r, k, m.StepStr, m.SrcDir, m.ID)
+		c.owner, c.group, c.resolved = m.Owner, m.Group, m.Owner != ""
+		c.finalSrc, c.dest, c.staging = m.FinalSrc, m.Dest, m.Staging
+		c.state, c.complete, c.urgent, c.err = m.State, m.Complete, m.Urgent, m.Err
+		c.firstSeen = time.UnixMilli(m.FirstSeen)
+		if m.CompletedAt > 0 {
+			c.completedAt = time.UnixMilli(m.CompletedAt)
+		}
+		if m.CommittedAt > 0 {
+			c.committedAt = time.UnixMilli(m.CommittedAt)
+		}
+		if prev := e.ckpts[k]; prev != nil && !prev.state.terminal() && !c.state.terminal() {
+			e.log.Warn("journal: two active records for one checkpoint; keeping the older", "key", k)
+			continue
+		}
+		e.ckpts[k] = c
+		if c.state.terminal() {
+			c.filesDone, c.bytesDone, c.bytesTotal = m.Files, m.Bytes, m.Bytes
+			for range m.Files {
+				// Counts only: committed checkpoints keep no file list in memory.
+			}
+			e.finishLocked(c)
+			continue
+		}
+		for _, rec := range files[m.ID] {
+			f := &file{rel: rec.Path, size: rec.Size, state: fileVerified, rec: rec}
+			if c.files[rec.Path] == nil {
+				c.order = append(c.order, f)
+				c.filesDone++
+				c.bytesDone += rec.Size
+				c.bytesTotal += rec.Size
+			}
+			c.files[rec.Path] = f
+		}
+		c.dirsMade["."] = len(files[m.ID]) > 0
+		e.byDir[c.srcDir] = c
+		active = append(active, c)
+	}
+	e.recovered = true
+	e.mu.Unlock()
+	for _, c := range active {
+		if !c.resolved {
+			go e.resolve(c)
+		}
+		go e.rescan(ctx, c)
+	}
+	e.log.Info("mirror recovered", "checkpoints", len(metas), "active", len(active))
+	return nil
+}
+
+func (e *Engine) rule(name string) *Rule {
+	for i := range e.cfg.Rules {
+		if e.cfg.Rules[i].Name == name {
+			return &e.cfg.Rules[i]
+		}
+	}
+	return nil
+}
+
+// rescan brings a recovered checkpoint up to date with dc-a: files that closed while the
+// mirror was down are queued, a temporary directory renamed meanwhile or a marker written
+// meanwhile completes it, and a verified file that changed fails it.
+func (e *Engine) rescan(ctx context.Context, c *checkpoint) {
+	for attempt := 0; ; attempt++ {
+		err := e.rescanOnce(ctx, c)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, ErrSourceChanged) {
+			e.mu.Lock()
+			e.failLocked(c, err)
+			e.mu.Unlock()
+			return
+		}
+		e.log.Warn("rescan after recovery", "checkpoint", c.key, "error", err)
+		time.Sleep(min(time.Duration(attempt+1)*e.cfg.RetryInterval, 30*time.Second))
+	}
+}
+
+func (e *Engine) rescanOnce(ctx context.Context, c *checkpoint) error {
+	e.mu.Lock()
+	dir, owner, r, complete := c.srcDir, c.owner, c.rule, c.complete
+	e.mu.Unlock()
+	if _, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir}); err != nil {
+		final := expand(r.Source, c.key.Job, c.stepStr)
+		if r.Completion == CompleteRename && final != dir {
+			if _, ferr := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: final}); ferr == nil {
+				e.mu.Lock()
+				delete(e.byDir, c.srcDir)
+				c.srcDir, c.finalSrc = final, final
+				e.byDir[final] = c
+				e.markCompleteLocked(c)
+				e.mu.Unlock()
+				dir, complete = final, true
+			} else {
+				return fmt.Errorf("%w: %s is gone", ErrSourceChanged, dir)
+			}
+		} else {
+			return fmt.Errorf("%w: %s is gone", ErrSourceChanged, dir)
+		}
+	}
+	if complete {
+		return nil // the completion listing (periodic) checks every file
+	}
+	cl, err := e.src.get(owner)
+	if err != nil {
+		return err
+	}
+	infos := map[string]os.FileInfo{}
+	err = cl.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && len(p) > len(dir) {
+			infos[p[len(dir)+1:]] = info
+		}
+		return err
+	})
+	e.src.put(owner, cl, err == nil)
+	if err != nil {
+		return err
+	}
+	for rel, info := range infos {
+		lb, err := e.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: dir + "/" + rel, Length: 1})
+		if err != nil || lb.UnderConstruction {
+			continue // its CLOSE event will come
+		}
+		e.mu.Lock()
+		if f := c.files[rel]; f != nil && f.state == fileVerified {
+			if s := infoOf(info); s.size != f.rec.Size || s.mtime != f.rec.MtimeMs || (f.rec.FileID != 0 && s.id != f.rec.FileID) {
+				e.mu.Unlock()
+				return fmt.Errorf("%w: %s/%s changed after it was mirrored", ErrSourceChanged, dir, rel)
+			}
+		} else if rel != e.cfg.Manifest {
+			e.addFileLocked(c, rel, info.Size())
+			if r.Completion == CompleteMarker && rel == r.Marker {
+				e.markCompleteLocked(c)
+			}
+		}
+		e.mu.Unlock()
+	}
+	return nil
+}
