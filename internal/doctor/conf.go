@@ -53,6 +53,15 @@ func LoadConf(dir string) (*Conf, error) {
 	return c, nil
 }
 
+// Props returns a copy of every key as written (not expanded).
+func (c *Conf) Props() map[string]string {
+	m := make(map[string]string, len(c.props))
+	for k, v := range c.props {
+		m[k] = v
+	}
+	return m
+}
+
 // Len is the number of keys set.
 func (c *Conf) Len() int { return len(c.props) }
 

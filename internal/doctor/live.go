@@ -174,7 +174,7 @@ func errOrNoBean(err error) error {
 // jmxSettle is how long hookBean waits for a hook's counters to show a first start attempt.
 // Hadoop's metrics system refreshes what JMX shows every 10 s (the default period), so a
 // daemon that just started shows zeros for a while.
-var jmxSettle = 15 * time.Second
+var jmxSettle = 20 * time.Second
 
 // hookBean reads a hook's bean; while it shows no start attempt at all (fresh daemon, JMX
 // cache not refreshed yet, or the co-process still in its handshake) it reads again for up to
