@@ -1,0 +1,70 @@
+# Python package (python/): the trainer's client. Its gRPC/protobuf modules are generated from
+# proto/ with the pinned grpcio-tools (python/gen-proto.sh), checked in, never edited by hand;
+# `make verify` fails when they drift. libxformgraph (xformgraph as a C shared library,
+# ./xformgraph/capi) is built once here and bundled into the installed package.
+PY_VENV        := $(CACHE)/venv-python
+PY             := $(PY_VENV)/bin/python
+PY_GRPC_TOOLS  ?= 1.85.1
+PY_PYTEST      ?= 9.2.0
+PY_AV          ?= 18.1.0
+PY_SETUPTOOLS  ?= 84.2.1
+PY_GEN_DIRS    := python/src/newtricks/v1 python/src/newtricks/xform
+XFORMGRAPH_LIB := $(BIN)/libxformgraph.so
+XFORM_REFRUN   := $(BIN)/xformgraph-refrun
+PY_SOURCES      = $(shell find python/src python/pyproject.toml python/setup.py -type f -not -path '*/__pycache__/*')
+CAPI_SOURCES    = $(shell find xformgraph -name '*.go' -not -name '*_test.go')
+
+# The tools venv: pinned generator, test runner and PyAV (the FFmpeg-clash test imports it).
+$(PY_VENV)/.tools-$(PY_GRPC_TOOLS):
+	python3 -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install -q --upgrade pip
+	$(PY_VENV)/bin/pip install -q grpcio-tools==$(PY_GRPC_TOOLS) pytest==$(PY_PYTEST) av==$(PY_AV) \
+	  setuptools==$(PY_SETUPTOOLS) wheel
+	touch $@
+
+.PHONY: python-venv
+python-venv: $(PY_VENV)/.tools-$(PY_GRPC_TOOLS) ## venv with the pinned grpcio-tools, pytest and PyAV
+
+.PHONY: python-proto
+python-proto: python-venv ## regenerate the Python gRPC/protobuf modules from proto/
+	rm -rf $(PY_GEN_DIRS)
+	python/gen-proto.sh $(PY) python/src
+
+.PHONY: python-proto-check
+python-proto-check: python-venv ## fail if the checked-in Python stubs differ from proto/
+	@tmp=$$(mktemp -d); python/gen-proto.sh $(PY) $$tmp/src >/dev/null && \
+	if ! diff -r -x __pycache__ $$tmp/src/newtricks/v1 python/src/newtricks/v1 >/dev/null || \
+	   ! diff -r -x __pycache__ $$tmp/src/newtricks/xform python/src/newtricks/xform >/dev/null; then \
+	  echo "python stubs are stale: run make python-proto"; \
+	  diff -r -x __pycache__ $$tmp/src/newtricks python/src/newtricks | grep -v '^Only in python/src' | head -20; rm -rf $$tmp; exit 1; fi; \
+	rm -rf $$tmp; echo "python-proto-check: ok"
+
+$(XFORMGRAPH_LIB): $(CAPI_SOURCES) go.mod go.sum
+	go build -buildmode=c-shared -o $@ ./xformgraph/capi
+	rm -f $(BIN)/libxformgraph.h
+
+$(XFORM_REFRUN): $(CAPI_SOURCES) go.mod go.sum
+	go build -o $@ ./xformgraph/capi/refrun
+
+.PHONY: python-lib
+python-lib: $(XFORMGRAPH_LIB) $(XFORM_REFRUN) ## build libxformgraph.so (C API of xformgraph) and the Go reference runner
+
+# Installs ./python (non-editable, as a user would) with the freshly built library.
+$(PY_VENV)/.installed: $(PY_VENV)/.tools-$(PY_GRPC_TOOLS) $(XFORMGRAPH_LIB) $(PY_SOURCES)
+	NEWTRICKS_XFORMGRAPH_LIB=$(XFORMGRAPH_LIB) $(PY_VENV)/bin/pip install -q --no-build-isolation ./python
+	rm -rf python/build python/src/*.egg-info
+	touch $@
+
+.PHONY: python-install
+python-install: $(PY_VENV)/.installed ## pip install ./python into $(PY_VENV)
+
+PY_TEST_ENV = NEWTRICKS_BIN=$(BIN) NEWTRICKS_HOOKS_JAR=$(HOOKS_JAR) NEWTRICKS_HADOOP_LIB=$(HADOOP_LIB) \
+  NEWTRICKS_XFORM_MEDIA=$(XFORM_MEDIA) NEWTRICKS_XFORM_REFRUN=$(XFORM_REFRUN) NEWTRICKS_CACHE=$(CACHE)
+
+.PHONY: python-test
+python-test: hadoop jar build xform-media python-install $(XFORM_REFRUN) ## pytest: hints on a real cluster, libxformgraph bit-identity, fork/spawn, PyAV
+	cd python && $(PY_TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider tests
+
+# Wiring into the project's entry points.
+verify: python-proto-check
+test: python-test

@@ -1,0 +1,34 @@
+"""newtricks for trainers.
+
+- ``newtricks.hint(paths, readers=..., hot_in=..., window=...)``: tell namenode-ext which
+  files many ranks are about to read; their replication factor is raised in time and restored
+  after (a context manager: done on exit).
+- ``newtricks.transforms.Graph(spec)``: run an xformgraph transform graph on a sample in this
+  process, with the same Go code the DataNodes run (libxformgraph through ctypes), so the
+  bytes are identical to a DataNode's. Loaded lazily, once per process, never across fork.
+- ``newtricks.frames``: the frame format of transform outputs, read into numpy arrays
+  without copying.
+
+The generated protobuf/gRPC modules of the wire contracts are ``newtricks.v1`` and
+``newtricks.xform.v1``.
+"""
+
+from .errors import (  # noqa: F401
+    ConfigError,
+    DeadlineExceededError,
+    FailedPreconditionError,
+    FrameError,
+    GraphError,
+    InvalidArgumentError,
+    LibraryError,
+    NewtricksError,
+    NotFoundError,
+    PermissionDeniedError,
+    ResourceExhaustedError,
+    SampleError,
+    UnauthenticatedError,
+    UnavailableError,
+)
+from .hints import Hint, hint  # noqa: F401
+
+__version__ = "0.1.0"

@@ -1,0 +1,134 @@
+"""Fixtures for the newtricks Python tests. Real parts only: a real HDFS cluster with the
+newtricks hooks (started with the `newtricks cluster up` CLI that `make build` puts in
+$NEWTRICKS_BIN), libxformgraph built from this tree, and the generated test media. A missing
+part fails the test that needs it; nothing is skipped. `make python-test` sets the
+environment."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import time
+import urllib.parse
+
+import pytest
+
+
+def need_env(name: str) -> str:
+    v = os.environ.get(name)
+    if not v:
+        pytest.fail("$%s is not set: run the tests with `make python-test`" % name)
+    return v
+
+
+def need_file(path: str) -> str:
+    if not os.path.exists(path):
+        pytest.fail("%s is missing: run the tests with `make python-test`" % path)
+    return path
+
+
+class WebHDFS:
+    """The few WebHDFS calls the tests need, against the NameNode's HTTP port."""
+
+    def __init__(self, host: str, port: int):
+        self.host, self.port = host, port
+
+    def _req(self, method, path, op, user, body=None, host=None, port=None, **params):
+        q = dict(params, op=op, **{"user.name": user})
+        url = "/webhdfs/v1" + urllib.parse.quote(path) + "?" + urllib.parse.urlencode(q)
+        c = http.client.HTTPConnection(host or self.host, port or self.port, timeout=60)
+        try:
+            c.request(method, url, body=body)
+            r = c.getresponse()
+            return r.status, r.getheader("Location"), r.read()
+        finally:
+            c.close()
+
+    def _ok(self, what, status, body, want=(200,)):
+        if status not in want:
+            raise AssertionError("webhdfs %s: HTTP %d %s" % (what, status, body[:300]))
+        return json.loads(body) if body else None
+
+    def mkdirs(self, path, user):
+        s, _, b = self._req("PUT", path, "MKDIRS", user)
+        self._ok("mkdirs " + path, s, b)
+
+    def chown(self, path, user, owner):
+        s, _, b = self._req("PUT", path, "SETOWNER", user, owner=owner, group=owner)
+        self._ok("setowner " + path, s, b)
+
+    def create(self, path, user, data: bytes, replication=1):
+        s, loc, b = self._req("PUT", path, "CREATE", user, overwrite="true", replication=replication,
+                              blocksize=1 << 20)
+        if s != 307 or not loc:
+            raise AssertionError("webhdfs create %s: HTTP %d %s" % (path, s, b[:300]))
+        u = urllib.parse.urlsplit(loc)
+        c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+        try:
+            c.request("PUT", u.path + "?" + u.query, body=data)
+            r = c.getresponse()
+            body = r.read()
+            if r.status != 201:
+                raise AssertionError("webhdfs create %s at %s: HTTP %d %s" % (path, loc, r.status, body[:300]))
+        finally:
+            c.close()
+
+    def replication(self, path, user) -> int:
+        s, _, b = self._req("GET", path, "GETFILESTATUS", user)
+        return self._ok("getfilestatus " + path, s, b)["FileStatus"]["replication"]
+
+
+class Cluster:
+    def __init__(self, name, base, state, ext):
+        self.name, self.base = name, base
+        self.namenode_ext = ext["NameNodeAPI"]
+        self.http_port = state["namenode"]["namenode_ports"]["http"]
+        self.webhdfs = WebHDFS("127.0.0.1", self.http_port)
+        self.superuser = os.environ.get("USER") or __import__("getpass").getuser()
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory):
+    """One NameNode and 3 DataNodes with the newtricks hooks, default replication 1, hints
+    allowed under /hot. Stopped and removed at the end of the session."""
+    bin_dir = need_env("NEWTRICKS_BIN")
+    cli = need_file(os.path.join(bin_dir, "newtricks"))
+    jar = need_file(need_env("NEWTRICKS_HOOKS_JAR"))
+    need_env("NEWTRICKS_HADOOP_LIB")
+    name = "pytest-%d" % os.getpid()
+    base = str(tmp_path_factory.mktemp("cluster"))
+    up = [cli, "cluster", "up", "--name", name, "--dir", base, "--datanodes", "3", "--jar", jar,
+          "--conf", "dfs.replication=1",
+          "--conf", "newtricks.hotspot.allowed-prefixes=/hot",
+          "--conf", "newtricks.hotspot.poll-interval=300ms",
+          "--timeout", "180s"]
+    t0 = time.monotonic()
+    r = subprocess.run(up, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        if r.returncode != 0:
+            pytest.fail("newtricks cluster up failed (rc %d):\n%s" % (r.returncode, r.stdout[-4000:]))
+        with open(os.path.join(base, "state.json")) as f:
+            state = json.load(f)
+        with open(os.path.join(base, "ext.json")) as f:
+            ext = json.load(f)
+        c = Cluster(name, base, state, ext)
+        print("cluster %s up in %.1fs, namenode-ext %s" % (name, time.monotonic() - t0, c.namenode_ext))
+        yield c
+    finally:
+        subprocess.run([cli, "cluster", "down", "--name", name, "--dir", base, "--purge"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="session")
+def media():
+    d = need_env("NEWTRICKS_XFORM_MEDIA")
+    need_file(os.path.join(d, "images", "photo_q90_420.jpg"))
+    need_file(os.path.join(d, "video", "tiny.mp4"))
+    return d
+
+
+@pytest.fixture(scope="session")
+def refrun():
+    return need_file(need_env("NEWTRICKS_XFORM_REFRUN"))
