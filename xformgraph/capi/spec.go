@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/newtricks/newtricks/xformgraph"
 	xformv1 "github.com/newtricks/newtricks/proto/gen/xformv1"
+	"github.com/newtricks/newtricks/xformgraph"
 )
 
 // compileSpec compiles a graph spec with the default registry and default limits, as the
