@@ -7,21 +7,39 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class EventFilter(_message.Message):
+    __slots__ = ("audit_commands", "namespace_types", "namespace_path_prefixes")
+    AUDIT_COMMANDS_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_TYPES_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_PATH_PREFIXES_FIELD_NUMBER: _ClassVar[int]
+    audit_commands: _containers.RepeatedScalarFieldContainer[str]
+    namespace_types: _containers.RepeatedScalarFieldContainer[NamespaceEvent.Type]
+    namespace_path_prefixes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, audit_commands: _Optional[_Iterable[str]] = ..., namespace_types: _Optional[_Iterable[_Union[NamespaceEvent.Type, str]]] = ..., namespace_path_prefixes: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class EventBatch(_message.Message):
-    __slots__ = ("events", "audit_dropped_total", "seq")
+    __slots__ = ("events", "audit_dropped_total", "seq", "resume_txid", "namespace_gaps_total")
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     AUDIT_DROPPED_TOTAL_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
+    RESUME_TXID_FIELD_NUMBER: _ClassVar[int]
+    NAMESPACE_GAPS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[Event]
     audit_dropped_total: int
     seq: int
-    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., audit_dropped_total: _Optional[int] = ..., seq: _Optional[int] = ...) -> None: ...
+    resume_txid: int
+    namespace_gaps_total: int
+    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., audit_dropped_total: _Optional[int] = ..., seq: _Optional[int] = ..., resume_txid: _Optional[int] = ..., namespace_gaps_total: _Optional[int] = ...) -> None: ...
 
 class DeliverAck(_message.Message):
-    __slots__ = ("last_txid",)
+    __slots__ = ("last_txid", "durable_txid", "filter")
     LAST_TXID_FIELD_NUMBER: _ClassVar[int]
+    DURABLE_TXID_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
     last_txid: int
-    def __init__(self, last_txid: _Optional[int] = ...) -> None: ...
+    durable_txid: int
+    filter: EventFilter
+    def __init__(self, last_txid: _Optional[int] = ..., durable_txid: _Optional[int] = ..., filter: _Optional[_Union[EventFilter, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("audit", "namespace")

@@ -28,7 +28,11 @@ if _version_not_supported:
 class EventSinkStub:
     """EventSink is served by namenode-ext. The NameNode hook calls Deliver from one background
     thread, one batch at a time, and retries a batch until it is acknowledged, so namespace events
-    are delivered at least once and in txid order. Receivers dedupe by txid.
+    arrive in txid order, at least once; the receiver drops repeats by txid. The receiver answers
+    with the txid up to which it has made every event durable; the hook persists that txid and,
+    after either process restarts, resumes the namespace stream right after it (re-reading the
+    edit log if it must). Audit events are best effort: at most once, dropped (and counted) when
+    the hook's bounded queue is full or no co-process is healthy.
     """
 
     def __init__(self, channel):
@@ -47,7 +51,11 @@ class EventSinkStub:
 class EventSinkServicer:
     """EventSink is served by namenode-ext. The NameNode hook calls Deliver from one background
     thread, one batch at a time, and retries a batch until it is acknowledged, so namespace events
-    are delivered at least once and in txid order. Receivers dedupe by txid.
+    arrive in txid order, at least once; the receiver drops repeats by txid. The receiver answers
+    with the txid up to which it has made every event durable; the hook persists that txid and,
+    after either process restarts, resumes the namespace stream right after it (re-reading the
+    edit log if it must). Audit events are best effort: at most once, dropped (and counted) when
+    the hook's bounded queue is full or no co-process is healthy.
     """
 
     def Deliver(self, request, context):
@@ -75,7 +83,11 @@ def add_EventSinkServicer_to_server(servicer, server):
 class EventSink:
     """EventSink is served by namenode-ext. The NameNode hook calls Deliver from one background
     thread, one batch at a time, and retries a batch until it is acknowledged, so namespace events
-    are delivered at least once and in txid order. Receivers dedupe by txid.
+    arrive in txid order, at least once; the receiver drops repeats by txid. The receiver answers
+    with the txid up to which it has made every event durable; the hook persists that txid and,
+    after either process restarts, resumes the namespace stream right after it (re-reading the
+    edit log if it must). Audit events are best effort: at most once, dropped (and counted) when
+    the hook's bounded queue is full or no co-process is healthy.
     """
 
     @staticmethod

@@ -422,3 +422,141 @@ class VerifyDelegationTokenResponse(_message.Message):
     owner: str
     max_date_ms: int
     def __init__(self, user: _Optional[str] = ..., real_user: _Optional[str] = ..., owner: _Optional[str] = ..., max_date_ms: _Optional[int] = ...) -> None: ...
+
+class GetQuotaUsageRequest(_message.Message):
+    __slots__ = ("paths",)
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class QuotaDir(_message.Message):
+    __slots__ = ("path", "space_quota", "space_consumed", "ns_quota", "ns_consumed")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    SPACE_QUOTA_FIELD_NUMBER: _ClassVar[int]
+    SPACE_CONSUMED_FIELD_NUMBER: _ClassVar[int]
+    NS_QUOTA_FIELD_NUMBER: _ClassVar[int]
+    NS_CONSUMED_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    space_quota: int
+    space_consumed: int
+    ns_quota: int
+    ns_consumed: int
+    def __init__(self, path: _Optional[str] = ..., space_quota: _Optional[int] = ..., space_consumed: _Optional[int] = ..., ns_quota: _Optional[int] = ..., ns_consumed: _Optional[int] = ...) -> None: ...
+
+class GetQuotaUsageResponse(_message.Message):
+    __slots__ = ("dirs", "missing")
+    DIRS_FIELD_NUMBER: _ClassVar[int]
+    MISSING_FIELD_NUMBER: _ClassVar[int]
+    dirs: _containers.RepeatedCompositeFieldContainer[QuotaDir]
+    missing: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, dirs: _Optional[_Iterable[_Union[QuotaDir, _Mapping]]] = ..., missing: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class InspectFilesRequest(_message.Message):
+    __slots__ = ("file_ids", "xattr", "want", "from_block", "holders")
+    FILE_IDS_FIELD_NUMBER: _ClassVar[int]
+    XATTR_FIELD_NUMBER: _ClassVar[int]
+    WANT_FIELD_NUMBER: _ClassVar[int]
+    FROM_BLOCK_FIELD_NUMBER: _ClassVar[int]
+    HOLDERS_FIELD_NUMBER: _ClassVar[int]
+    file_ids: _containers.RepeatedScalarFieldContainer[int]
+    xattr: str
+    want: _containers.RepeatedScalarFieldContainer[int]
+    from_block: _containers.RepeatedScalarFieldContainer[int]
+    holders: bool
+    def __init__(self, file_ids: _Optional[_Iterable[int]] = ..., xattr: _Optional[str] = ..., want: _Optional[_Iterable[int]] = ..., from_block: _Optional[_Iterable[int]] = ..., holders: _Optional[bool] = ...) -> None: ...
+
+class FileInspection(_message.Message):
+    __slots__ = ("file_id", "exists", "path", "replication", "length", "blocks", "min_live_replicas", "has_xattr", "xattr", "block_size", "first_short_block", "short_blocks", "holders")
+    FILE_ID_FIELD_NUMBER: _ClassVar[int]
+    EXISTS_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REPLICATION_FIELD_NUMBER: _ClassVar[int]
+    LENGTH_FIELD_NUMBER: _ClassVar[int]
+    BLOCKS_FIELD_NUMBER: _ClassVar[int]
+    MIN_LIVE_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    HAS_XATTR_FIELD_NUMBER: _ClassVar[int]
+    XATTR_FIELD_NUMBER: _ClassVar[int]
+    BLOCK_SIZE_FIELD_NUMBER: _ClassVar[int]
+    FIRST_SHORT_BLOCK_FIELD_NUMBER: _ClassVar[int]
+    SHORT_BLOCKS_FIELD_NUMBER: _ClassVar[int]
+    HOLDERS_FIELD_NUMBER: _ClassVar[int]
+    file_id: int
+    exists: bool
+    path: str
+    replication: int
+    length: int
+    blocks: int
+    min_live_replicas: int
+    has_xattr: bool
+    xattr: bytes
+    block_size: int
+    first_short_block: int
+    short_blocks: int
+    holders: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, file_id: _Optional[int] = ..., exists: _Optional[bool] = ..., path: _Optional[str] = ..., replication: _Optional[int] = ..., length: _Optional[int] = ..., blocks: _Optional[int] = ..., min_live_replicas: _Optional[int] = ..., has_xattr: _Optional[bool] = ..., xattr: _Optional[bytes] = ..., block_size: _Optional[int] = ..., first_short_block: _Optional[int] = ..., short_blocks: _Optional[int] = ..., holders: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class InspectFilesResponse(_message.Message):
+    __slots__ = ("files", "live_datanodes")
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    LIVE_DATANODES_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[FileInspection]
+    live_datanodes: int
+    def __init__(self, files: _Optional[_Iterable[_Union[FileInspection, _Mapping]]] = ..., live_datanodes: _Optional[int] = ...) -> None: ...
+
+class ReplicationChange(_message.Message):
+    __slots__ = ("path", "replication", "expect", "set_xattr", "xattr_value", "remove_xattr", "final_xattr_value")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    REPLICATION_FIELD_NUMBER: _ClassVar[int]
+    EXPECT_FIELD_NUMBER: _ClassVar[int]
+    SET_XATTR_FIELD_NUMBER: _ClassVar[int]
+    XATTR_VALUE_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_XATTR_FIELD_NUMBER: _ClassVar[int]
+    FINAL_XATTR_VALUE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    replication: int
+    expect: int
+    set_xattr: str
+    xattr_value: bytes
+    remove_xattr: str
+    final_xattr_value: bytes
+    def __init__(self, path: _Optional[str] = ..., replication: _Optional[int] = ..., expect: _Optional[int] = ..., set_xattr: _Optional[str] = ..., xattr_value: _Optional[bytes] = ..., remove_xattr: _Optional[str] = ..., final_xattr_value: _Optional[bytes] = ...) -> None: ...
+
+class ReplicationResult(_message.Message):
+    __slots__ = ("code", "message", "before", "changed")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    before: int
+    changed: bool
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., before: _Optional[int] = ..., changed: _Optional[bool] = ...) -> None: ...
+
+class SetReplicationsRequest(_message.Message):
+    __slots__ = ("changes",)
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    changes: _containers.RepeatedCompositeFieldContainer[ReplicationChange]
+    def __init__(self, changes: _Optional[_Iterable[_Union[ReplicationChange, _Mapping]]] = ...) -> None: ...
+
+class SetReplicationsResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[ReplicationResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[ReplicationResult, _Mapping]]] = ...) -> None: ...
+
+class SetBalancedReadsRequest(_message.Message):
+    __slots__ = ("paths",)
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SetBalancedReadsResponse(_message.Message):
+    __slots__ = ("topology_installed", "scope", "audit_hook_installed")
+    TOPOLOGY_INSTALLED_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    AUDIT_HOOK_INSTALLED_FIELD_NUMBER: _ClassVar[int]
+    topology_installed: bool
+    scope: str
+    audit_hook_installed: bool
+    def __init__(self, topology_installed: _Optional[bool] = ..., scope: _Optional[str] = ..., audit_hook_installed: _Optional[bool] = ...) -> None: ...

@@ -97,6 +97,26 @@ class NameNodeHostStub:
                 request_serializer=newtricks_dot_v1_dot_host__pb2.GetNamesystemStateRequest.SerializeToString,
                 response_deserializer=newtricks_dot_v1_dot_host__pb2.NamesystemState.FromString,
                 _registered_method=True)
+        self.GetQuotaUsage = channel.unary_unary(
+                '/newtricks.v1.NameNodeHost/GetQuotaUsage',
+                request_serializer=newtricks_dot_v1_dot_host__pb2.GetQuotaUsageRequest.SerializeToString,
+                response_deserializer=newtricks_dot_v1_dot_host__pb2.GetQuotaUsageResponse.FromString,
+                _registered_method=True)
+        self.InspectFiles = channel.unary_unary(
+                '/newtricks.v1.NameNodeHost/InspectFiles',
+                request_serializer=newtricks_dot_v1_dot_host__pb2.InspectFilesRequest.SerializeToString,
+                response_deserializer=newtricks_dot_v1_dot_host__pb2.InspectFilesResponse.FromString,
+                _registered_method=True)
+        self.SetReplications = channel.unary_unary(
+                '/newtricks.v1.NameNodeHost/SetReplications',
+                request_serializer=newtricks_dot_v1_dot_host__pb2.SetReplicationsRequest.SerializeToString,
+                response_deserializer=newtricks_dot_v1_dot_host__pb2.SetReplicationsResponse.FromString,
+                _registered_method=True)
+        self.SetBalancedReads = channel.unary_unary(
+                '/newtricks.v1.NameNodeHost/SetBalancedReads',
+                request_serializer=newtricks_dot_v1_dot_host__pb2.SetBalancedReadsRequest.SerializeToString,
+                response_deserializer=newtricks_dot_v1_dot_host__pb2.SetBalancedReadsResponse.FromString,
+                _registered_method=True)
 
 
 class NameNodeHostServicer:
@@ -180,6 +200,42 @@ class NameNodeHostServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetQuotaUsage(self, request, context):
+        """Hotspot (hot-file hints) calls, all as the NameNode identity and cheap at scale.
+        GetQuotaUsage returns every ancestor directory with a quota of each path, read from the
+        inode tree: O(depth), where ClientProtocol.getQuotaUsage and getContentSummary walk the
+        subtree of a directory without a quota (the root, on a large namespace).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def InspectFiles(self, request, context):
+        """InspectFiles reports, for a batch of inode ids, each file's current path, factor and the
+        fewest live replicas over its blocks (BlockManager.countNodes under one read lock, no
+        LocatedBlocks built), and optionally one xattr.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetReplications(self, request, context):
+        """SetReplications applies a batch of factor changes, each optionally conditional on the
+        factor it finds, with an xattr written before and one removed after. One result per change,
+        in order; a failed change does not stop the others.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetBalancedReads(self, request, context):
+        """SetBalancedReads replaces the set of paths whose readers io.newtricks.hadoop.BalancedReads
+        spreads evenly over equidistant replicas, and says whether that topology is installed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_NameNodeHostServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -242,6 +298,26 @@ def add_NameNodeHostServicer_to_server(servicer, server):
                     servicer.GetNamesystemState,
                     request_deserializer=newtricks_dot_v1_dot_host__pb2.GetNamesystemStateRequest.FromString,
                     response_serializer=newtricks_dot_v1_dot_host__pb2.NamesystemState.SerializeToString,
+            ),
+            'GetQuotaUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetQuotaUsage,
+                    request_deserializer=newtricks_dot_v1_dot_host__pb2.GetQuotaUsageRequest.FromString,
+                    response_serializer=newtricks_dot_v1_dot_host__pb2.GetQuotaUsageResponse.SerializeToString,
+            ),
+            'InspectFiles': grpc.unary_unary_rpc_method_handler(
+                    servicer.InspectFiles,
+                    request_deserializer=newtricks_dot_v1_dot_host__pb2.InspectFilesRequest.FromString,
+                    response_serializer=newtricks_dot_v1_dot_host__pb2.InspectFilesResponse.SerializeToString,
+            ),
+            'SetReplications': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetReplications,
+                    request_deserializer=newtricks_dot_v1_dot_host__pb2.SetReplicationsRequest.FromString,
+                    response_serializer=newtricks_dot_v1_dot_host__pb2.SetReplicationsResponse.SerializeToString,
+            ),
+            'SetBalancedReads': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetBalancedReads,
+                    request_deserializer=newtricks_dot_v1_dot_host__pb2.SetBalancedReadsRequest.FromString,
+                    response_serializer=newtricks_dot_v1_dot_host__pb2.SetBalancedReadsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -571,6 +647,114 @@ class NameNodeHost:
             '/newtricks.v1.NameNodeHost/GetNamesystemState',
             newtricks_dot_v1_dot_host__pb2.GetNamesystemStateRequest.SerializeToString,
             newtricks_dot_v1_dot_host__pb2.NamesystemState.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetQuotaUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/newtricks.v1.NameNodeHost/GetQuotaUsage',
+            newtricks_dot_v1_dot_host__pb2.GetQuotaUsageRequest.SerializeToString,
+            newtricks_dot_v1_dot_host__pb2.GetQuotaUsageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InspectFiles(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/newtricks.v1.NameNodeHost/InspectFiles',
+            newtricks_dot_v1_dot_host__pb2.InspectFilesRequest.SerializeToString,
+            newtricks_dot_v1_dot_host__pb2.InspectFilesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetReplications(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/newtricks.v1.NameNodeHost/SetReplications',
+            newtricks_dot_v1_dot_host__pb2.SetReplicationsRequest.SerializeToString,
+            newtricks_dot_v1_dot_host__pb2.SetReplicationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetBalancedReads(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/newtricks.v1.NameNodeHost/SetBalancedReads',
+            newtricks_dot_v1_dot_host__pb2.SetBalancedReadsRequest.SerializeToString,
+            newtricks_dot_v1_dot_host__pb2.SetBalancedReadsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -99,23 +99,29 @@ class HintStatusRequest(_message.Message):
     def __init__(self, hint_id: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
 
 class FileProgress(_message.Message):
-    __slots__ = ("path", "original_replication", "target_replication", "replicas_placed", "ready", "length")
+    __slots__ = ("path", "original_replication", "target_replication", "replicas_placed", "ready", "length", "file_id", "result", "error")
     PATH_FIELD_NUMBER: _ClassVar[int]
     ORIGINAL_REPLICATION_FIELD_NUMBER: _ClassVar[int]
     TARGET_REPLICATION_FIELD_NUMBER: _ClassVar[int]
     REPLICAS_PLACED_FIELD_NUMBER: _ClassVar[int]
     READY_FIELD_NUMBER: _ClassVar[int]
     LENGTH_FIELD_NUMBER: _ClassVar[int]
+    FILE_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     path: str
     original_replication: int
     target_replication: int
     replicas_placed: int
     ready: bool
     length: int
-    def __init__(self, path: _Optional[str] = ..., original_replication: _Optional[int] = ..., target_replication: _Optional[int] = ..., replicas_placed: _Optional[int] = ..., ready: _Optional[bool] = ..., length: _Optional[int] = ...) -> None: ...
+    file_id: int
+    result: str
+    error: str
+    def __init__(self, path: _Optional[str] = ..., original_replication: _Optional[int] = ..., target_replication: _Optional[int] = ..., replicas_placed: _Optional[int] = ..., ready: _Optional[bool] = ..., length: _Optional[int] = ..., file_id: _Optional[int] = ..., result: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
 class HintStatus(_message.Message):
-    __slots__ = ("hint_id", "state", "files", "created_ms", "ready_ms", "deadline_ms", "user", "ready", "implicit")
+    __slots__ = ("hint_id", "state", "files", "created_ms", "ready_ms", "deadline_ms", "user", "ready", "implicit", "notes")
     HINT_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     FILES_FIELD_NUMBER: _ClassVar[int]
@@ -125,6 +131,7 @@ class HintStatus(_message.Message):
     USER_FIELD_NUMBER: _ClassVar[int]
     READY_FIELD_NUMBER: _ClassVar[int]
     IMPLICIT_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
     hint_id: str
     state: str
     files: _containers.RepeatedCompositeFieldContainer[FileProgress]
@@ -134,7 +141,8 @@ class HintStatus(_message.Message):
     user: str
     ready: bool
     implicit: bool
-    def __init__(self, hint_id: _Optional[str] = ..., state: _Optional[str] = ..., files: _Optional[_Iterable[_Union[FileProgress, _Mapping]]] = ..., created_ms: _Optional[int] = ..., ready_ms: _Optional[int] = ..., deadline_ms: _Optional[int] = ..., user: _Optional[str] = ..., ready: _Optional[bool] = ..., implicit: _Optional[bool] = ...) -> None: ...
+    notes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, hint_id: _Optional[str] = ..., state: _Optional[str] = ..., files: _Optional[_Iterable[_Union[FileProgress, _Mapping]]] = ..., created_ms: _Optional[int] = ..., ready_ms: _Optional[int] = ..., deadline_ms: _Optional[int] = ..., user: _Optional[str] = ..., ready: _Optional[bool] = ..., implicit: _Optional[bool] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ExtendHintRequest(_message.Message):
     __slots__ = ("hint_id", "user", "extend_by_ms")
@@ -163,7 +171,9 @@ class ListHintsRequest(_message.Message):
     def __init__(self, user: _Optional[str] = ...) -> None: ...
 
 class ListHintsResponse(_message.Message):
-    __slots__ = ("hints",)
+    __slots__ = ("hints", "problems")
     HINTS_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
     hints: _containers.RepeatedCompositeFieldContainer[HintStatus]
-    def __init__(self, hints: _Optional[_Iterable[_Union[HintStatus, _Mapping]]] = ...) -> None: ...
+    problems: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, hints: _Optional[_Iterable[_Union[HintStatus, _Mapping]]] = ..., problems: _Optional[_Iterable[str]] = ...) -> None: ...

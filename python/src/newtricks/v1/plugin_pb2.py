@@ -22,9 +22,10 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from newtricks.v1 import events_pb2 as newtricks_dot_v1_dot_events__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19newtricks/v1/plugin.proto\x12\x0cnewtricks.v1\"\xc9\x01\n\x10\x43onfigureRequest\x12\x13\n\x0b\x64\x61\x65mon_kind\x18\x01 \x01(\t\x12\x11\n\tdaemon_id\x18\x02 \x01(\t\x12\x14\n\x0chost_address\x18\x03 \x01(\t\x12\x36\n\x04\x63onf\x18\x04 \x03(\x0b\x32(.newtricks.v1.ConfigureRequest.ConfEntry\x12\x12\n\ngeneration\x18\x05 \x01(\x05\x1a+\n\tConfEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"A\n\x11\x43onfigureResponse\x12\x13\n\x0b\x61pi_address\x18\x01 \x01(\t\x12\x17\n\x0fmetrics_address\x18\x02 \x01(\t\"\x0f\n\rStatusRequest\"\xf4\x01\n\x0eStatusResponse\x12\x0f\n\x07healthy\x18\x01 \x01(\x08\x12\x12\n\nconfigured\x18\x02 \x01(\x08\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x11\n\tlast_txid\x18\x04 \x01(\x03\x12\x17\n\x0f\x65vents_received\x18\x05 \x01(\x03\x12<\n\x08\x63ounters\x18\x06 \x03(\x0b\x32*.newtricks.v1.StatusResponse.CountersEntry\x12\x11\n\tuptime_ms\x18\x07 \x01(\x03\x1a/\n\rCountersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x32\x9e\x01\n\tExtension\x12L\n\tConfigure\x12\x1e.newtricks.v1.ConfigureRequest\x1a\x1f.newtricks.v1.ConfigureResponse\x12\x43\n\x06Status\x12\x1b.newtricks.v1.StatusRequest\x1a\x1c.newtricks.v1.StatusResponseB[\n\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19newtricks/v1/plugin.proto\x12\x0cnewtricks.v1\x1a\x19newtricks/v1/events.proto\"\xc9\x01\n\x10\x43onfigureRequest\x12\x13\n\x0b\x64\x61\x65mon_kind\x18\x01 \x01(\t\x12\x11\n\tdaemon_id\x18\x02 \x01(\t\x12\x14\n\x0chost_address\x18\x03 \x01(\t\x12\x36\n\x04\x63onf\x18\x04 \x03(\x0b\x32(.newtricks.v1.ConfigureRequest.ConfEntry\x12\x12\n\ngeneration\x18\x05 \x01(\x05\x1a+\n\tConfEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"l\n\x11\x43onfigureResponse\x12\x13\n\x0b\x61pi_address\x18\x01 \x01(\t\x12\x17\n\x0fmetrics_address\x18\x02 \x01(\t\x12)\n\x06\x65vents\x18\x03 \x01(\x0b\x32\x19.newtricks.v1.EventFilter\"\x0f\n\rStatusRequest\"\xf4\x01\n\x0eStatusResponse\x12\x0f\n\x07healthy\x18\x01 \x01(\x08\x12\x12\n\nconfigured\x18\x02 \x01(\x08\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x11\n\tlast_txid\x18\x04 \x01(\x03\x12\x17\n\x0f\x65vents_received\x18\x05 \x01(\x03\x12<\n\x08\x63ounters\x18\x06 \x03(\x0b\x32*.newtricks.v1.StatusResponse.CountersEntry\x12\x11\n\tuptime_ms\x18\x07 \x01(\x03\x1a/\n\rCountersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x32\x9e\x01\n\tExtension\x12L\n\tConfigure\x12\x1e.newtricks.v1.ConfigureRequest\x1a\x1f.newtricks.v1.ConfigureResponse\x12\x43\n\x06Status\x12\x1b.newtricks.v1.StatusRequest\x1a\x1c.newtricks.v1.StatusResponseB[\n\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,18 +37,18 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CONFIGUREREQUEST_CONFENTRY']._serialized_options = b'8\001'
   _globals['_STATUSRESPONSE_COUNTERSENTRY']._loaded_options = None
   _globals['_STATUSRESPONSE_COUNTERSENTRY']._serialized_options = b'8\001'
-  _globals['_CONFIGUREREQUEST']._serialized_start=44
-  _globals['_CONFIGUREREQUEST']._serialized_end=245
-  _globals['_CONFIGUREREQUEST_CONFENTRY']._serialized_start=202
-  _globals['_CONFIGUREREQUEST_CONFENTRY']._serialized_end=245
-  _globals['_CONFIGURERESPONSE']._serialized_start=247
-  _globals['_CONFIGURERESPONSE']._serialized_end=312
-  _globals['_STATUSREQUEST']._serialized_start=314
-  _globals['_STATUSREQUEST']._serialized_end=329
-  _globals['_STATUSRESPONSE']._serialized_start=332
-  _globals['_STATUSRESPONSE']._serialized_end=576
-  _globals['_STATUSRESPONSE_COUNTERSENTRY']._serialized_start=529
-  _globals['_STATUSRESPONSE_COUNTERSENTRY']._serialized_end=576
-  _globals['_EXTENSION']._serialized_start=579
-  _globals['_EXTENSION']._serialized_end=737
+  _globals['_CONFIGUREREQUEST']._serialized_start=71
+  _globals['_CONFIGUREREQUEST']._serialized_end=272
+  _globals['_CONFIGUREREQUEST_CONFENTRY']._serialized_start=229
+  _globals['_CONFIGUREREQUEST_CONFENTRY']._serialized_end=272
+  _globals['_CONFIGURERESPONSE']._serialized_start=274
+  _globals['_CONFIGURERESPONSE']._serialized_end=382
+  _globals['_STATUSREQUEST']._serialized_start=384
+  _globals['_STATUSREQUEST']._serialized_end=399
+  _globals['_STATUSRESPONSE']._serialized_start=402
+  _globals['_STATUSRESPONSE']._serialized_end=646
+  _globals['_STATUSRESPONSE_COUNTERSENTRY']._serialized_start=599
+  _globals['_STATUSRESPONSE_COUNTERSENTRY']._serialized_end=646
+  _globals['_EXTENSION']._serialized_start=649
+  _globals['_EXTENSION']._serialized_end=807
 # @@protoc_insertion_point(module_scope)

@@ -1,8 +1,9 @@
+from newtricks.v1 import events_pb2 as _events_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Mapping as _Mapping
-from typing import ClassVar as _ClassVar, Optional as _Optional
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -28,12 +29,14 @@ class ConfigureRequest(_message.Message):
     def __init__(self, daemon_kind: _Optional[str] = ..., daemon_id: _Optional[str] = ..., host_address: _Optional[str] = ..., conf: _Optional[_Mapping[str, str]] = ..., generation: _Optional[int] = ...) -> None: ...
 
 class ConfigureResponse(_message.Message):
-    __slots__ = ("api_address", "metrics_address")
+    __slots__ = ("api_address", "metrics_address", "events")
     API_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     METRICS_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     api_address: str
     metrics_address: str
-    def __init__(self, api_address: _Optional[str] = ..., metrics_address: _Optional[str] = ...) -> None: ...
+    events: _events_pb2.EventFilter
+    def __init__(self, api_address: _Optional[str] = ..., metrics_address: _Optional[str] = ..., events: _Optional[_Union[_events_pb2.EventFilter, _Mapping]] = ...) -> None: ...
 
 class StatusRequest(_message.Message):
     __slots__ = ()
