@@ -103,6 +103,10 @@ type Config struct {
 	// (dfs.namenode.replication.work.multiplier.per.iteration, default 16); a value of 0
 	// leaves that limit alone.
 	Boost []BoostLimit
+	// BoostMaxDuration bounds how long the limits stay boosted for hints that do not get
+	// ready (a corrupt block, a full cluster); 0 means no bound
+	// (newtricks.hotspot.boost.max-duration, default 10m).
+	BoostMaxDuration time.Duration
 }
 
 // BoostLimit is one reconfigurable NameNode property and the value it is raised to.
@@ -148,6 +152,7 @@ func DefaultConfig() Config {
 		XAttrPrefix:        defaultXAttrPrefix,
 		MaxXAttrBytes:      16384,
 		PollInterval:       time.Second,
+		BoostMaxDuration:   10 * time.Minute,
 		Boost: []BoostLimit{
 			{KeyMaxStreamsHard, 64},
 			{KeyMaxStreams, 32},
@@ -234,6 +239,7 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 	cfg.XAttrPrefix = c.String(confPrefix+"state.xattr-prefix", cfg.XAttrPrefix)
 	intKey(&cfg.MaxXAttrBytes, confPrefix+"state.max-xattr-bytes", "dfs.namenode.fs-limits.max-xattr-size")
 	durKey(&cfg.PollInterval, confPrefix+"poll-interval")
+	durKey(&cfg.BoostMaxDuration, confPrefix+"boost.max-duration")
 
 	boostKeys := map[string]string{
 		KeyMaxStreamsHard: confPrefix + "boost.max-streams-hard-limit",
@@ -316,6 +322,8 @@ func (c Config) Validate() error {
 		return bad("state.xattr-prefix %q must be in the user. or trusted. namespace", c.XAttrPrefix)
 	case c.MaxXAttrBytes < 1024:
 		return bad("state.max-xattr-bytes %d < 1024", c.MaxXAttrBytes)
+	case c.BoostMaxDuration < 0:
+		return bad("boost.max-duration %v < 0", c.BoostMaxDuration)
 	case c.PollInterval < 10*time.Millisecond:
 		return bad("poll-interval %v < 10ms", c.PollInterval)
 	}

@@ -79,10 +79,12 @@ func StatusToProto(s *HintStatus) *nnv1.HintStatus {
 		User:       s.User,
 		Ready:      s.Ready(),
 		Implicit:   s.Implicit,
+		Notes:      s.Notes,
 	}
 	for _, f := range s.Files {
 		out.Files = append(out.Files, &nnv1.FileProgress{Path: f.Path, OriginalReplication: int32(f.Original),
-			TargetReplication: int32(f.Target), ReplicasPlaced: int32(f.Placed), Ready: f.Ready, Length: f.Length})
+			TargetReplication: int32(f.Target), ReplicasPlaced: int32(f.Placed), Ready: f.Ready, Length: f.Length,
+			FileId: f.ID, Result: f.Result, Error: f.Error})
 	}
 	return out
 }
@@ -136,10 +138,10 @@ func PlanFromProto(p *nnv1.HintPlan) *Plan {
 // StatusFromProto converts a wire status to a HintStatus (for clients).
 func StatusFromProto(s *nnv1.HintStatus) *HintStatus {
 	out := &HintStatus{ID: s.HintId, State: s.State, User: s.User, Implicit: s.Implicit,
-		Created: msTime(s.CreatedMs), ReadyAt: msTime(s.ReadyMs), Deadline: msTime(s.DeadlineMs)}
+		Created: msTime(s.CreatedMs), ReadyAt: msTime(s.ReadyMs), Deadline: msTime(s.DeadlineMs), Notes: s.Notes}
 	for _, f := range s.Files {
-		out.Files = append(out.Files, FileProgress{Path: f.Path, Length: f.Length, Original: int(f.OriginalReplication),
-			Target: int(f.TargetReplication), Placed: int(f.ReplicasPlaced), Ready: f.Ready})
+		out.Files = append(out.Files, FileProgress{ID: f.FileId, Path: f.Path, Length: f.Length, Original: int(f.OriginalReplication),
+			Target: int(f.TargetReplication), Placed: int(f.ReplicasPlaced), Ready: f.Ready, Result: f.Result, Error: f.Error})
 	}
 	return out
 }

@@ -116,3 +116,10 @@ func hostRetryable(err error) bool {
 	}
 	return false
 }
+
+func hostMessage(err error) string {
+	if st, ok := status.FromError(err); ok {
+		return st.Message()
+	}
+	return err.Error()
+}

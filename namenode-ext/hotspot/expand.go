@@ -61,13 +61,13 @@ func (m *Manager) expand(ctx context.Context, paths []string, user string, limit
 			}
 			if err := m.walk(ctx, st.Path, user, func(f *nnv1.FileStatus) bool {
 				add(f)
-				return len(ex.files) < limit
+				return truncated == 0 // one file past the limit proves there are more
 			}, &ex.skipped); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if truncated > 0 || len(ex.files) >= limit {
+	if truncated > 0 {
 		ex.skipped = append(ex.skipped, Skipped{"", SkipTooMany,
 			fmt.Sprintf("expansion stopped at %d files (newtricks.hotspot.max-files); further files left out", limit)})
 	}

@@ -33,9 +33,19 @@ type FakeHost struct {
 	calls     map[string]int
 	setrepLog []string
 	autoPlace bool // block locations follow the factor at once
+	nextID    int64
+	ids       map[int64]string
+	balanced  []string
+
+	failChanges      map[string]error // path -> error of its SetReplications change
+	crashAfterMarker bool
+	inspected        int
+	blocksScanned    int
+	xattrWrites      int
 }
 
 type fnode struct {
+	id       int64
 	dir      bool
 	length   int64
 	rep      int
@@ -50,11 +60,14 @@ type fnode struct {
 
 func NewFakeHost(live int) *FakeHost {
 	h := &FakeHost{
-		nodes:     map[string]*fnode{"/": {dir: true, quota: -1, readable: true, xattrs: map[string][]byte{}}},
-		live:      live,
-		failOps:   map[string]error{},
-		calls:     map[string]int{},
-		autoPlace: false,
+		nodes:       map[string]*fnode{"/": {id: 16385, dir: true, quota: -1, readable: true, xattrs: map[string][]byte{}}},
+		nextID:      16386,
+		ids:         map[int64]string{},
+		live:        live,
+		failOps:     map[string]error{},
+		failChanges: map[string]error{},
+		calls:       map[string]int{},
+		autoPlace:   false,
 		conf: map[string]string{
 			KeyMaxStreams: "2", KeyMaxStreamsHard: "4", KeyWorkMultiplier: "2",
 		},
@@ -65,21 +78,24 @@ func NewFakeHost(live int) *FakeHost {
 func (h *FakeHost) Mkdir(p, owner string, quota int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.nodes[p] = &fnode{dir: true, owner: owner, quota: quota, readable: true, xattrs: map[string][]byte{}}
+	h.nodes[p] = &fnode{id: h.newID(), dir: true, owner: owner, quota: quota, readable: true, xattrs: map[string][]byte{}}
 }
+
+func (h *FakeHost) newID() int64 { h.nextID++; return h.nextID }
 
 func (h *FakeHost) File(p, owner string, length int64, rep int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for d := path.Dir(p); ; d = path.Dir(d) {
 		if h.nodes[d] == nil {
-			h.nodes[d] = &fnode{dir: true, owner: owner, quota: -1, readable: true, xattrs: map[string][]byte{}}
+			h.nodes[d] = &fnode{id: h.newID(), dir: true, owner: owner, quota: -1, readable: true, xattrs: map[string][]byte{}}
 		}
 		if d == "/" {
 			break
 		}
 	}
-	h.nodes[p] = &fnode{length: length, rep: rep, owner: owner, readable: true, placed: rep,
+	h.ids[h.nextID+1] = p
+	h.nodes[p] = &fnode{id: h.newID(), length: length, rep: rep, owner: owner, readable: true, placed: rep,
 		blocks: int(max(1, (length+127)/128)), xattrs: map[string][]byte{}, quota: -1, writers: map[string]bool{}}
 }
 
@@ -132,16 +148,29 @@ func (h *FakeHost) enter(op string) error {
 }
 
 func (h *FakeHost) lookup(p string) (*fnode, error) {
-	n := h.nodes[path.Clean(p)]
+	n := h.nodes[h.resolve(p)]
 	if n == nil {
 		return nil, status.Errorf(codes.NotFound, "File does not exist: %s", p)
 	}
 	return n, nil
 }
 
+// resolve turns /.reserved/.inodes/<id> into the file's path, as the NameNode does.
+func (h *FakeHost) resolve(p string) string {
+	p = path.Clean(p)
+	if rest, ok := strings.CutPrefix(p, "/.reserved/.inodes/"); ok {
+		id, _ := strconv.ParseInt(rest, 10, 64)
+		if q, ok := h.ids[id]; ok && h.nodes[q] != nil && h.nodes[q].id == id {
+			return q
+		}
+		return ""
+	}
+	return p
+}
+
 func (h *FakeHost) statusOf(p string, n *fnode) *nnv1.FileStatus {
 	return &nnv1.FileStatus{Path: p, Length: n.length, IsDir: n.dir, Replication: int32(n.rep),
-		BlockSize: 128, Owner: n.owner, Permission: 0o644}
+		BlockSize: 128, Owner: n.owner, Permission: 0o644, FileId: n.id}
 }
 
 func (h *FakeHost) canRead(user string, n *fnode) bool {
@@ -404,16 +433,186 @@ func DrainImplicit(m *Manager, ctx context.Context) int {
 	}
 }
 
-// The batched hotspot calls; the manager does not use them yet.
+// GetQuotaUsage returns every ancestor with a space quota, consumption summed over files.
 func (h *FakeHost) GetQuotaUsage(ctx context.Context, in *nnv1.GetQuotaUsageRequest, _ ...grpc.CallOption) (*nnv1.GetQuotaUsageResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "GetQuotaUsage")
+	if err := h.enter("GetQuotaUsage"); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := &nnv1.GetQuotaUsageResponse{}
+	seen := map[string]bool{}
+	for _, p := range in.Paths {
+		if h.nodes[path.Clean(p)] == nil {
+			out.Missing = append(out.Missing, p)
+			continue
+		}
+		for d := path.Dir(path.Clean(p)); ; d = path.Dir(d) {
+			if n := h.nodes[d]; n != nil && n.quota >= 0 && !seen[d] {
+				seen[d] = true
+				used := int64(0)
+				for q, c := range h.nodes {
+					if !c.dir && (d == "/" || strings.HasPrefix(q, d+"/")) {
+						used += c.length * int64(c.rep)
+					}
+				}
+				out.Dirs = append(out.Dirs, &nnv1.QuotaDir{Path: d, SpaceQuota: n.quota, SpaceConsumed: used, NsQuota: -1})
+			}
+			if d == "/" {
+				break
+			}
+		}
+	}
+	return out, nil
 }
+
+// InspectFiles reports files by inode id with the fewest placed replicas from from_block on.
 func (h *FakeHost) InspectFiles(ctx context.Context, in *nnv1.InspectFilesRequest, _ ...grpc.CallOption) (*nnv1.InspectFilesResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "InspectFiles")
+	if err := h.enter("InspectFiles"); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.inspected += len(in.FileIds)
+	out := &nnv1.InspectFilesResponse{LiveDatanodes: int32(h.live)}
+	for i, id := range in.FileIds {
+		fi := &nnv1.FileInspection{FileId: id}
+		out.Files = append(out.Files, fi)
+		p := h.resolve(inodePathForTest(id))
+		n := h.nodes[p]
+		if n == nil || n.dir {
+			continue
+		}
+		from := 0
+		if len(in.FromBlock) > 0 {
+			from = min(int(in.FromBlock[i]), n.blocks)
+		}
+		fi.Exists, fi.Path, fi.Replication, fi.Length, fi.Blocks, fi.BlockSize = true, p, int32(n.rep), n.length, int32(n.blocks), 128
+		fi.MinLiveReplicas, fi.FirstShortBlock = -1, int32(n.blocks)
+		if from < n.blocks {
+			fi.MinLiveReplicas = int32(n.placed)
+			h.blocksScanned += n.blocks - from
+		}
+		if len(in.Want) > 0 && from < n.blocks && n.placed < int(in.Want[i]) {
+			fi.FirstShortBlock, fi.ShortBlocks = int32(from), int32(n.blocks-from)
+		}
+		if in.Xattr != "" {
+			if v, ok := n.xattrs[in.Xattr]; ok {
+				fi.HasXattr, fi.Xattr = true, append([]byte(nil), v...)
+			}
+		}
+	}
+	return out, nil
 }
+
+// SetReplications applies each change as the Java host does: the condition, the xattr before,
+// the factor, the xattr after, the removal.
 func (h *FakeHost) SetReplications(ctx context.Context, in *nnv1.SetReplicationsRequest, _ ...grpc.CallOption) (*nnv1.SetReplicationsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "SetReplications")
+	if err := h.enter("SetReplications"); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := &nnv1.SetReplicationsResponse{}
+	for _, c := range in.Changes {
+		r := &nnv1.ReplicationResult{}
+		out.Results = append(out.Results, r)
+		if err := h.failChanges[h.resolve(c.Path)]; err != nil {
+			r.Code, r.Message = int32(status.Code(err)), status.Convert(err).Message()
+			continue
+		}
+		p := h.resolve(c.Path)
+		n := h.nodes[p]
+		if n == nil || n.dir {
+			r.Code, r.Message = int32(codes.NotFound), "File does not exist: "+c.Path
+			continue
+		}
+		if h.safeMode {
+			r.Code, r.Message = int32(codes.FailedPrecondition), "SafeModeException"
+			continue
+		}
+		r.Before = int32(n.rep)
+		if c.Expect > 0 && int(c.Expect) != n.rep {
+			r.Code, r.Message = int32(codes.Aborted), fmt.Sprintf("factor is %d, expected %d", n.rep, c.Expect)
+			continue
+		}
+		if c.SetXattr != "" {
+			n.xattrs[c.SetXattr] = append([]byte(nil), c.XattrValue...)
+			h.xattrWrites++
+		}
+		if h.crashAfterMarker {
+			h.crashAfterMarker = false
+			r.Code, r.Message = int32(codes.Unavailable), "crashed after the marker"
+			continue
+		}
+		if c.Replication > 0 && int(c.Replication) != n.rep {
+			n.rep = int(c.Replication)
+			if h.autoPlace {
+				n.placed = min(n.rep, h.live)
+			} else {
+				n.placed = min(n.placed, n.rep)
+			}
+			h.setrepLog = append(h.setrepLog, fmt.Sprintf("%s=%d", p, c.Replication))
+			r.Changed = true
+		}
+		if c.SetXattr != "" && len(c.FinalXattrValue) > 0 {
+			n.xattrs[c.SetXattr] = append([]byte(nil), c.FinalXattrValue...)
+			h.xattrWrites++
+		}
+		if c.RemoveXattr != "" {
+			delete(n.xattrs, c.RemoveXattr)
+		}
+	}
+	return out, nil
 }
+
 func (h *FakeHost) SetBalancedReads(ctx context.Context, in *nnv1.SetBalancedReadsRequest, _ ...grpc.CallOption) (*nnv1.SetBalancedReadsResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "SetBalancedReads")
+	if err := h.enter("SetBalancedReads"); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.balanced = append([]string(nil), in.Paths...)
+	return &nnv1.SetBalancedReadsResponse{TopologyInstalled: true, Scope: "hinted", AuditHookInstalled: true}, nil
+}
+
+func inodePathForTest(id int64) string { return inodePath(id) }
+
+// More test knobs.
+func (h *FakeHost) Rename(from, to string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.nodes[to] = h.nodes[from]
+	h.ids[h.nodes[to].id] = to
+	delete(h.nodes, from)
+}
+func (h *FakeHost) FailChange(p string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		delete(h.failChanges, p)
+	} else {
+		h.failChanges[p] = err
+	}
+}
+
+// CrashAfterMarker makes the next change stop after writing its first marker, as a crash
+// of the NameNode host call between the two would.
+func (h *FakeHost) CrashAfterMarker() { h.mu.Lock(); h.crashAfterMarker = true; h.mu.Unlock() }
+func (h *FakeHost) SetXAttrRaw(p, name string, v []byte) {
+	h.mu.Lock()
+	h.nodes[p].xattrs[name] = v
+	h.mu.Unlock()
+}
+func (h *FakeHost) Balanced() []string  { h.mu.Lock(); defer h.mu.Unlock(); return h.balanced }
+func (h *FakeHost) Placed(p string) int { h.mu.Lock(); defer h.mu.Unlock(); return h.nodes[p].placed }
+func (h *FakeHost) SetPlaced(p string, n int) {
+	h.mu.Lock()
+	h.nodes[p].placed = n
+	h.mu.Unlock()
+}
+func (h *FakeHost) Counters() (inspected, scanned, xattrWrites int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.inspected, h.blocksScanned, h.xattrWrites
 }

@@ -10,11 +10,58 @@ import (
 	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
+// manageBoost keeps the NameNode's re-replication limits boosted exactly while there is
+// copying to do: some preparing hint holds a file short of its target replicas. A boost that
+// lasted Config.BoostMaxDuration is put back even if that hint never gets ready (a corrupt or
+// unplaceable block, a full cluster); those hints say so in their notes and are not boosted
+// again.
+func (m *Manager) manageBoost(ctx context.Context) error {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	m.mu.Lock()
+	short := 0
+	var waiting []*hint
+	for _, h := range m.hints {
+		if h.state != StatePreparing || h.rec.Ended != "" || h.boostExpired {
+			continue
+		}
+		n := 0
+		for _, f := range h.files {
+			if f.held && !f.ready {
+				n++
+			}
+		}
+		if n > 0 {
+			short += n
+			waiting = append(waiting, h)
+		}
+	}
+	m.mu.Unlock()
+	now := m.now()
+	switch {
+	case short > 0 && m.boosted != nil && m.cfg.BoostMaxDuration > 0 && now.Sub(m.boostSince) >= m.cfg.BoostMaxDuration:
+		reason := fmt.Sprintf("replication limits put back after %v (newtricks.hotspot.boost.max-duration) with %d files still short of their target: a corrupt or unplaceable block, or a full cluster?",
+			m.cfg.BoostMaxDuration, short)
+		m.mu.Lock()
+		for _, h := range waiting {
+			h.boostExpired = true
+			h.notes = append(h.notes, reason)
+		}
+		m.mu.Unlock()
+		m.log.Warn("replication limits released before the hints were ready", "files_short", short, "after", m.cfg.BoostMaxDuration)
+		return m.releaseBoost(ctx, reason)
+	case short > 0:
+		return m.ensureBoost(ctx)
+	default:
+		return m.releaseBoost(ctx, "")
+	}
+}
+
 // ensureBoost raises the NameNode's re-replication limits (Config.Boost) unless they are
 // raised already. The keys are written to the limits xattr before the first Reconfigure and
 // the old values right after, so a crash in between restores them on the next start (to the
 // NameNode defaults for a key whose old value was not yet recorded). A limit an admin set
-// higher than the boost is put back at once. Callers hold opMu.
+// higher than the boost is put back at once. Callers hold writeMu.
 func (m *Manager) ensureBoost(ctx context.Context) error {
 	if m.boosted != nil || len(m.cfg.Boost) == 0 {
 		return nil
@@ -47,14 +94,15 @@ func (m *Manager) ensureBoost(ctx context.Context) error {
 	if err := m.writeLimits(ctx, &ls); err != nil {
 		m.log.Warn("old replication limits not recorded", "error", err)
 	}
+	m.boostSince = m.now()
 	m.metrics.boosted.Set(1)
 	m.log.Info("replication limits boosted", "old", ls.Old)
 	return nil
 }
 
 // releaseBoost puts the boosted limits back in reverse order and clears the limits xattr.
-// Callers hold opMu.
-func (m *Manager) releaseBoost(ctx context.Context) error {
+// Callers hold writeMu.
+func (m *Manager) releaseBoost(ctx context.Context, reason string) error {
 	if m.boosted == nil {
 		return nil
 	}
@@ -84,21 +132,8 @@ func (m *Manager) releaseBoost(ctx context.Context) error {
 	}
 	m.boosted = nil
 	m.metrics.boosted.Set(0)
-	m.log.Info("replication limits restored")
+	m.log.Info("replication limits restored", "reason", reason)
 	return nil
-}
-
-// releaseBoostIfIdle releases the boost when no hint is being made ready. Callers hold opMu.
-func (m *Manager) releaseBoostIfIdle(ctx context.Context) error {
-	m.mu.Lock()
-	for _, h := range m.hints {
-		if h.state == StatePreparing {
-			m.mu.Unlock()
-			return nil
-		}
-	}
-	m.mu.Unlock()
-	return m.releaseBoost(ctx)
 }
 
 func (m *Manager) writeLimits(ctx context.Context, ls *limitsState) error {

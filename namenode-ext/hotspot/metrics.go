@@ -8,6 +8,9 @@ type metrics struct {
 	finished         *prometheus.CounterVec // outcome: expired|done|cancelled
 	restores         *prometheus.CounterVec // result: restored|external|gone
 	hostErrors       *prometheus.CounterVec // op
+	hostCalls        *prometheus.CounterVec // op
+	fileErrors       *prometheus.CounterVec // code
+	problems         prometheus.Gauge
 	readySeconds     prometheus.Histogram
 	bytesPlanned     prometheus.Counter
 	boosted          prometheus.Gauge
@@ -25,9 +28,15 @@ func newMetrics(m *Manager) *metrics {
 		finished: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "hints_finished_total", Help: "Hints whose files were restored, by outcome (expired, done, cancelled)."}, []string{"outcome"}),
 		restores: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
-			Name: "file_restores_total", Help: "Files let go by a hint, by result (restored, external: factor changed by someone else, gone: deleted)."}, []string{"result"}),
+			Name: "file_restores_total", Help: "Files let go by a hint, by result (restored; external: factor changed by someone else, left as is; gone: deleted)."}, []string{"result"}),
 		hostErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "host_errors_total", Help: "Failed calls to the NameNode host service, by operation."}, []string{"op"}),
+		hostCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "host_calls_total", Help: "Batched calls to the NameNode host service by the background work, by operation."}, []string{"op"}),
+		fileErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "file_change_errors_total", Help: "Per-file factor changes the NameNode refused, by gRPC code (ABORTED: changed by someone else)."}, []string{"code"}),
+		problems: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
+			Name: "state_problems", Help: "Hint records or file markers recovery could not decode (left in place; see the log or hint list)."}),
 		readySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub,
 			Name: "ready_seconds", Help: "Time from hint creation until every file had its target replicas.",
 			Buckets: prometheus.ExponentialBuckets(0.5, 2, 12)}),
@@ -57,6 +66,6 @@ func newMetrics(m *Manager) *metrics {
 // Collectors returns the manager's Prometheus collectors for the co-process registry.
 func (m *Manager) Collectors() []prometheus.Collector {
 	x := m.metrics
-	return []prometheus.Collector{x.created, x.finished, x.restores, x.hostErrors, x.readySeconds,
+	return []prometheus.Collector{x.created, x.finished, x.restores, x.hostErrors, x.hostCalls, x.fileErrors, x.problems, x.readySeconds,
 		x.bytesPlanned, x.boosted, x.reactiveTriggers, x.reactiveDropped, x.active, x.filesHeld}
 }

@@ -110,6 +110,7 @@ func (c Config) PlanFactor(readers, requested int, load ClusterLoad) Factor {
 
 // FilePlan is the decision for one file.
 type FilePlan struct {
+	ID       int64 // inode id
 	Path     string
 	Length   int64
 	Original int // factor before the hint (the true original if another hint holds the file)

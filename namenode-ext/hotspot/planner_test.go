@@ -2,6 +2,7 @@ package hotspot
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -195,22 +196,81 @@ func TestConfigFromMap(t *testing.T) {
 }
 
 func TestFitRecord(t *testing.T) {
-	r := &record{V: recordVersion, ID: "h1", Until: 1}
-	for i := 0; i < 20000; i++ {
-		r.Files = append(r.Files, recFile{Path: "/ckpt/step-000100/shard-" + strings.Repeat("x", i%7) + time.Duration(i).String(), Original: 3, Target: 20, Length: 1 << 20})
+	const name = "user.newtricks.hotspot.hint.h1"
+	rng := rand.New(rand.NewPCG(1, 2))
+	// A checkpoint of 10,000 shards created together: ids close, with other creates between.
+	r := &record{V: recordVersion, ID: "h1", Until: 1, User: "alice"}
+	id := int64(16386)
+	for i := 0; i < 10000; i++ {
+		id += 1 + rng.Int64N(40)
+		r.Files = append(r.Files, recFile{ID: id, Target: 20})
 	}
-	enc, left, err := fitRecord(r, "user.newtricks.hotspot.hint.h1", 16384)
+	r.Files[17].Target = 7 // one lowered by quota
+	enc, left, err := fitRecord(r, name, 16384-recordSlack)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(enc)+len("user.newtricks.hotspot.hint.h1") > 16384 || len(left) == 0 || len(r.Files) < 1000 {
-		t.Fatalf("enc %d bytes, kept %d, left %d", len(enc), len(r.Files), len(left))
+	if len(left) != 0 || len(r.Files) != 10000 {
+		t.Fatalf("10,000 close ids: %d bytes, left %d", len(enc), len(left))
 	}
+	t.Logf("10,000 files: %d bytes", len(enc))
 	back, err := decodeRecord(enc)
-	if err != nil || len(back.Files) != len(r.Files) || back.Files[0] != r.Files[0] {
+	if err != nil || len(back.Files) != 10000 || back.Files[17] != r.Files[17] || back.Files[9999] != r.Files[9999] || back.User != "alice" {
 		t.Fatalf("round trip: %v", err)
 	}
-	if _, err := decodeRecord([]byte("garbage")); err == nil {
-		t.Fatal("garbage decoded")
+	// Ids spread over a large namespace do not all fit: the rest is left out, never untracked.
+	r2 := &record{V: recordVersion, ID: "h1", Until: 1}
+	id = 1 << 20
+	for i := 0; i < 20000; i++ {
+		id += 1 + rng.Int64N(1<<24)
+		r2.Files = append(r2.Files, recFile{ID: id, Target: 20})
+	}
+	enc, left, err = fitRecord(r2, name, 16384)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(enc)+len(name) > 16384 || len(left) == 0 || len(r2.Files) < 1000 {
+		t.Fatalf("enc %d bytes, kept %d, left %d", len(enc), len(r2.Files), len(left))
+	}
+	for _, bad := range [][]byte{[]byte("garbage"), append(append([]byte(nil), enc[:4]...), 1, 2, 3), enc[:len(enc)-3]} {
+		if _, err := decodeRecord(bad); err == nil {
+			t.Fatalf("%q decoded", bad[:min(len(bad), 8)])
+		}
+	}
+	// A record of the first format is reported as a version problem.
+	if _, err := decodeRecord([]byte{0x1f, 0x8b, 8, 0}); !errors.Is(err, errRecordVersion) {
+		t.Fatalf("old format: %v", err)
+	}
+}
+
+func TestMarkerRequests(t *testing.T) {
+	m := &Manager{cfg: DefaultConfig()}
+	name := m.cfg.markerName()
+	// Raise: in-flight marker with P before, settled marker after.
+	rc := m.request(fileChange{id: 7, original: 3, expect: 3, want: 6, hints: map[string]int{"a": 6}})
+	in, _ := decodeMarker(rc.XattrValue)
+	out, _ := decodeMarker(rc.FinalXattrValue)
+	if rc.Path != "/.reserved/.inodes/7" || rc.Replication != 6 || rc.Expect != 3 || rc.SetXattr != name ||
+		in.P != 3 || in.A != 6 || out.P != 0 || out.A != 6 || out.H["a"] != 6 || rc.RemoveXattr != "" {
+		t.Fatalf("raise %+v in %+v out %+v", rc, in, out)
+	}
+	// Another hint joins below the factor: marker only.
+	rc = m.request(fileChange{id: 7, original: 3, expect: 6, want: 6, hints: map[string]int{"a": 6, "b": 4}})
+	if rc.Replication != 0 || len(rc.FinalXattrValue) != 0 || rc.SetXattr != name {
+		t.Fatalf("join %+v", rc)
+	}
+	// Last hint ends: in-flight marker, factor back, marker removed.
+	rc = m.request(fileChange{id: 7, original: 3, expect: 6, want: 3})
+	in, _ = decodeMarker(rc.XattrValue)
+	if rc.Replication != 3 || rc.RemoveXattr != name || in.P != 6 || in.A != 3 || len(in.H) != 0 {
+		t.Fatalf("restore %+v", rc)
+	}
+	// Let go after an outside change: marker removed, factor untouched, no condition.
+	rc = m.request(fileChange{id: 7})
+	if rc.Replication != 0 || rc.Expect != 0 || rc.RemoveXattr != name || rc.SetXattr != "" {
+		t.Fatalf("let go %+v", rc)
+	}
+	if _, err := decodeMarker([]byte(`{"o":3,"h":"h1"}`)); err == nil {
+		t.Fatal("marker of the first format decoded")
 	}
 }

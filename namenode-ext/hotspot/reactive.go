@@ -101,7 +101,7 @@ func (m *Manager) ObserveAudit(cmd, src, user, clientIP string, t time.Time) {
 		return
 	}
 	m.mu.Lock()
-	_, held := m.files[src]
+	_, held := m.paths[src]
 	m.mu.Unlock()
 	if held {
 		return // an explicit or implicit hint already covers it

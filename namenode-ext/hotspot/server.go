@@ -76,8 +76,9 @@ func (s *server) List(ctx context.Context, req *nnv1.ListHintsRequest) (*nnv1.Li
 	if err != nil {
 		return nil, ToStatus(err)
 	}
-	out := &nnv1.ListHintsResponse{}
-	for _, st := range s.m.List(ctx, user) {
+	hints, problems := s.m.List(ctx, user)
+	out := &nnv1.ListHintsResponse{Problems: problems}
+	for _, st := range hints {
 		out.Hints = append(out.Hints, StatusToProto(st))
 	}
 	return out, nil

@@ -253,8 +253,8 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	if n := len(host.XAttrNames("/")); n != 0 || host.Calls("SetReplication") != 0 {
-		t.Fatalf("rejected hints left state (%d xattrs, %d setrep)", n, host.Calls("SetReplication"))
+	if n := len(host.XAttrNames("/")); n != 0 || host.Calls("SetReplications") != 0 {
+		t.Fatalf("rejected hints left state (%d xattrs, %d setrep)", n, host.Calls("SetReplications"))
 	}
 
 	// Partial: one file of bob's, one outside, one missing, and more files than max-files.
@@ -395,7 +395,7 @@ func TestHostUnavailable(t *testing.T) {
 	if _, err := c.Create(e.ctx, hintclient.Hint{Paths: []string{"/ckpt"}, For: time.Hour, Readers: 8}); !errors.Is(err, hotspot.ErrUnavailable) {
 		t.Fatalf("registry write failure: %v", err)
 	}
-	if host.Calls("SetReplication") != 0 {
+	if host.Calls("SetReplications") != 0 {
 		t.Fatal("factor changed without a durable record")
 	}
 	host.Fail("SetXAttr", nil)
@@ -567,7 +567,7 @@ func TestRaiseFailureIsTrackedAndReady(t *testing.T) {
 	host := cluster(6)
 	e := newEnv(t, hotspot.DefaultConfig(), host)
 	c := e.client("alice")
-	host.Fail("SetReplication", status.Error(codes.ResourceExhausted, "QuotaExceededException: too big"))
+	host.Fail("SetReplications", status.Error(codes.ResourceExhausted, "QuotaExceededException: too big"))
 	plan, err := c.Create(e.ctx, hintclient.Hint{Paths: []string{"/ckpt/s1/meta"}, For: time.Minute, Readers: 8})
 	if err != nil {
 		t.Fatal(err)
@@ -575,7 +575,7 @@ func TestRaiseFailureIsTrackedAndReady(t *testing.T) {
 	if !plan.Partial || plan.Files[0].Target != 3 || !strings.Contains(plan.Files[0].Note, "not raised") {
 		t.Fatalf("plan %+v", plan.Files)
 	}
-	host.Fail("SetReplication", nil)
+	host.Fail("SetReplications", nil)
 	e.tick()
 	st, err := c.Status(e.ctx, plan.HintID)
 	if err != nil || !st.Ready() {

@@ -1,18 +1,24 @@
 package hotspot
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"sort"
+	"strconv"
 	"strings"
 )
 
-// record is the durable form of one hint: one xattr "<prefix>.hint.<id>" on Config.StateDir,
-// gzip-compressed JSON. It is written before any factor is changed and removed only after
-// every file of the hint is restored, so a crash at any point leaves a record that recovery
-// finishes (see doc.go).
+// record is the durable form of one hint: one xattr "<prefix>.hint.<id>" on Config.StateDir.
+// It names the hint's files by inode id (so a renamed file is still found) with this hint's
+// target, and is written before any factor changes and removed only after every file was let
+// go. What a file's factor was and which hints hold it is in the file's own marker; the record
+// is how recovery finds the files (see doc.go).
 type record struct {
 	V        int       `json:"v"`
 	ID       string    `json:"id"`
@@ -23,22 +29,51 @@ type record struct {
 	Readers  int       `json:"r"`
 	Implicit bool      `json:"imp,omitempty"`
 	Ended    string    `json:"end,omitempty"` // "done" or "cancelled" once the user ended it
-	Files    []recFile `json:"f"`
+	Files    []recFile `json:"-"`
 }
 
+// recFile is one file of a record: its inode id and this hint's target factor.
 type recFile struct {
-	Path     string `json:"p"`
-	Original int    `json:"o"`
-	Target   int    `json:"t"`
-	Length   int64  `json:"l"`
+	ID     int64
+	Target int
 }
 
-const recordVersion = 1
+const recordVersion = 2
 
+// recordMagic starts an encoded record: "NTH" and the version byte.
+var recordMagic = []byte{'N', 'T', 'H', recordVersion}
+
+// encodeRecord writes magic, then gzip of: uvarint header length, the header as JSON, uvarint
+// file count, the ids sorted and delta-encoded as uvarints, then the targets as uvarints.
+// Checkpoint shards are created together, so their ids are close: 10,000 files take a few KiB.
 func encodeRecord(r *record) ([]byte, error) {
+	files := append([]recFile(nil), r.Files...)
+	sort.Slice(files, func(i, j int) bool { return files[i].ID < files[j].ID })
+	hdr, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	var raw bytes.Buffer
+	var tmp [binary.MaxVarintLen64]byte
+	put := func(v uint64) { raw.Write(tmp[:binary.PutUvarint(tmp[:], v)]) }
+	put(uint64(len(hdr)))
+	raw.Write(hdr)
+	put(uint64(len(files)))
+	prev := int64(0)
+	for _, f := range files {
+		if f.ID <= prev {
+			return nil, fmt.Errorf("hint record: file id %d not above %d (ids must be positive and distinct)", f.ID, prev)
+		}
+		put(uint64(f.ID - prev))
+		prev = f.ID
+	}
+	for _, f := range files {
+		put(uint64(f.Target))
+	}
 	var buf bytes.Buffer
+	buf.Write(recordMagic)
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err := json.NewEncoder(zw).Encode(r); err != nil {
+	if _, err := zw.Write(raw.Bytes()); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -47,28 +82,78 @@ func encodeRecord(r *record) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// errRecordVersion marks a record this version cannot read (reported, left in place).
+var errRecordVersion = errors.New("unsupported hint record version")
+
 func decodeRecord(b []byte) (*record, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if len(b) < len(recordMagic) || !bytes.Equal(b[:3], recordMagic[:3]) {
+		return nil, fmt.Errorf("hint record: %w (no NTH header; written by an older namenode-ext?)", errRecordVersion)
+	}
+	if b[3] != recordVersion {
+		return nil, fmt.Errorf("hint record: %w %d, want %d", errRecordVersion, b[3], recordVersion)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b[len(recordMagic):]))
 	if err != nil {
 		return nil, fmt.Errorf("hint record: %w", err)
 	}
-	raw, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+	br := bufio.NewReader(io.LimitReader(zr, 64<<20))
+	get := func(what string) (uint64, error) {
+		v, err := binary.ReadUvarint(br)
+		if err != nil {
+			return 0, fmt.Errorf("hint record: %s: %w", what, err)
+		}
+		return v, nil
+	}
+	n, err := get("header length")
 	if err != nil {
-		return nil, fmt.Errorf("hint record: %w", err)
+		return nil, err
+	}
+	if n > 1<<20 {
+		return nil, fmt.Errorf("hint record: header of %d bytes", n)
+	}
+	hdr := make([]byte, n)
+	if _, err := io.ReadFull(br, hdr); err != nil {
+		return nil, fmt.Errorf("hint record: header: %w", err)
 	}
 	var r record
-	if err := json.Unmarshal(raw, &r); err != nil {
+	if err := json.Unmarshal(hdr, &r); err != nil {
 		return nil, fmt.Errorf("hint record: %w", err)
 	}
 	if r.V != recordVersion {
-		return nil, fmt.Errorf("hint record: version %d, want %d", r.V, recordVersion)
+		return nil, fmt.Errorf("hint record: %w %d in header", errRecordVersion, r.V)
+	}
+	count, err := get("file count")
+	if err != nil {
+		return nil, err
+	}
+	if count > 1<<24 {
+		return nil, fmt.Errorf("hint record: %d files", count)
+	}
+	r.Files = make([]recFile, count)
+	id := int64(0)
+	for i := range r.Files {
+		d, err := get("file id")
+		if err != nil {
+			return nil, err
+		}
+		id += int64(d)
+		r.Files[i].ID = id
+	}
+	for i := range r.Files {
+		t, err := get("target")
+		if err != nil {
+			return nil, err
+		}
+		r.Files[i].Target = int(t)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, fmt.Errorf("hint record: trailing data")
 	}
 	return &r, nil
 }
 
 // fitRecord trims r.Files until the encoded record and its xattr name fit budget bytes,
-// returning the encoding and the files left out. Checkpoint shard names compress well, so a
-// 16 KiB budget holds thousands of files.
+// returning the encoding and the files left out.
 func fitRecord(r *record, name string, budget int) ([]byte, []recFile, error) {
 	enc, err := encodeRecord(r)
 	if err != nil {
@@ -78,7 +163,7 @@ func fitRecord(r *record, name string, budget int) ([]byte, []recFile, error) {
 		return enc, nil, nil
 	}
 	all := r.Files
-	lo, hi := 0, len(all) // lo fits (0 files always does unless the budget is absurd), hi does not
+	lo, hi := 0, len(all) // lo fits, hi does not
 	var best []byte
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
@@ -102,12 +187,32 @@ func fitRecord(r *record, name string, budget int) ([]byte, []recFile, error) {
 	return best, all[lo:], nil
 }
 
-// marker is the xattr "<prefix>" on a boosted file: its true original factor and the first
-// hint that raised it. It lets an admin see why a file has an odd factor (hdfs dfs -getfattr)
-// and lets recovery keep the true original if the registry and the file disagree.
+// marker is the xattr "<prefix>" on a file held by at least one hint, and the source of truth
+// for that file: its factor before any hint (O), the factor this manager last set (A), and the
+// target of every hint holding it (H). While a change is in flight, P is the factor before it:
+// a crash between writing the marker and the factor change leaves the factor at P, which
+// recovery then knows as its own. Any other factor was set by someone else and is left alone.
 type marker struct {
-	Original int    `json:"o"`
-	Hint     string `json:"h"`
+	O int            `json:"o"`
+	A int            `json:"a"`
+	P int            `json:"p,omitempty"`
+	H map[string]int `json:"h"`
+}
+
+func encodeMarker(mk marker) []byte {
+	b, _ := json.Marshal(mk)
+	return b
+}
+
+func decodeMarker(b []byte) (marker, error) {
+	var mk marker
+	if err := json.Unmarshal(b, &mk); err != nil {
+		return marker{}, fmt.Errorf("file marker: %w", err)
+	}
+	if mk.O < 1 || mk.A < 1 || mk.P < 0 {
+		return marker{}, fmt.Errorf("file marker: factors o=%d a=%d p=%d out of range (older format?)", mk.O, mk.A, mk.P)
+	}
+	return mk, nil
 }
 
 // limitsState is the xattr "<prefix>.limits" on StateDir while NameNode limits are boosted:
@@ -132,3 +237,6 @@ func (c Config) hintIDFromName(name string) string {
 	}
 	return ""
 }
+
+// inodePath is the path of a file by inode id, valid across renames.
+func inodePath(id int64) string { return "/.reserved/.inodes/" + strconv.FormatInt(id, 10) }

@@ -121,15 +121,22 @@ func (c *Client) end(ctx context.Context, id string, cancel bool) (*hotspot.Hint
 
 // List returns the user's active hints.
 func (c *Client) List(ctx context.Context) ([]*hotspot.HintStatus, error) {
+	out, _, err := c.ListAll(ctx)
+	return out, err
+}
+
+// ListAll returns the user's active hints and, for the superuser, the hint state namenode-ext
+// could not use after a restart (undecodable records or file markers, left in place).
+func (c *Client) ListAll(ctx context.Context) ([]*hotspot.HintStatus, []string, error) {
 	r, err := c.rpc.List(ctx, &nnv1.ListHintsRequest{User: c.user})
 	if err != nil {
-		return nil, hotspot.FromStatus(err)
+		return nil, nil, hotspot.FromStatus(err)
 	}
 	var out []*hotspot.HintStatus
 	for _, s := range r.Hints {
 		out = append(out, hotspot.StatusFromProto(s))
 	}
-	return out, nil
+	return out, r.Problems, nil
 }
 
 // WaitReady polls Status every poll until the hint is ready, has ended, or ctx ends.

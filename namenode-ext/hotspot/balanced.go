@@ -1,0 +1,68 @@
+package hotspot
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// pushBalanced tells the NameNode hook which paths are hot (the held files of preparing and
+// ready hints, by their current path), so io.newtricks.hadoop.BalancedReads spreads their
+// readers evenly over the replicas when it is installed. It is sent only when the set
+// changes; a hook that does not know the call is not asked again.
+func (m *Manager) pushBalanced(ctx context.Context) {
+	m.mu.Lock()
+	if m.balancedOff {
+		m.mu.Unlock()
+		return
+	}
+	var paths []string
+	for _, h := range m.hints {
+		if h.state != StatePreparing && h.state != StateReady {
+			continue
+		}
+		for _, f := range h.files {
+			if f.held && f.path != "" {
+				paths = append(paths, f.path)
+			}
+		}
+	}
+	sort.Strings(paths)
+	paths = compactStrings(paths)
+	key := strings.Join(paths, "\x00")
+	same := key == m.balancedKey
+	m.mu.Unlock()
+	if same {
+		return
+	}
+	m.metrics.hostCalls.WithLabelValues("set_balanced_reads").Inc()
+	resp, err := m.host.SetBalancedReads(ctx, &nnv1.SetBalancedReadsRequest{Paths: paths})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case hostCode(err) == codes.Unimplemented:
+		m.balancedOff = true
+		m.log.Info("NameNode hook has no balanced reads; readers keep Hadoop's shuffle")
+	case err != nil:
+		m.metrics.hostErrors.WithLabelValues("set_balanced_reads").Inc()
+	default:
+		m.balancedKey = key
+		if len(paths) > 0 && !resp.TopologyInstalled {
+			m.log.Debug("balanced reads topology not installed (dfs.net.topology.impl); readers keep Hadoop's shuffle")
+		}
+	}
+}
+
+func compactStrings(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,429 @@
+package hotspot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// Create plans the request and, unless it is a dry run, applies it.
+func (m *Manager) Create(ctx context.Context, req Request) (*Plan, error) {
+	if err := req.Validate(m.cfg); err != nil {
+		return nil, err
+	}
+	return m.create(ctx, req, false)
+}
+
+// Plan is the answer to Create.
+type Plan struct {
+	HintID         string
+	Files          []FilePlan
+	BytesToCopy    int64
+	EstimatedReady time.Time
+	HotFrom        time.Time
+	Deadline       time.Time
+	Skipped        []Skipped
+	SkippedOmitted int
+	Notes          []string
+	Factor         Factor
+	Load           ClusterLoad
+	Partial        bool
+}
+
+const noteAlreadyHigh = "already at or above the target factor"
+
+// recordSlack is kept free in a new record's budget so that Extend and Done, which add a few
+// header bytes, always fit.
+const recordSlack = 64
+
+func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan, error) {
+	m.mu.Lock()
+	recovered, active := m.recovered, len(m.hints)+m.creating
+	if recovered && !req.DryRun && active < m.cfg.MaxActiveHints {
+		m.creating++
+		defer func() { m.mu.Lock(); m.creating--; m.mu.Unlock() }()
+	}
+	m.mu.Unlock()
+	if !recovered {
+		return nil, ErrRecovering
+	}
+	if !req.DryRun && active >= m.cfg.MaxActiveHints {
+		return nil, fmt.Errorf("%w: %d active, at most %d (newtricks.hotspot.max-active-hints)", ErrTooManyHints, active, m.cfg.MaxActiveHints)
+	}
+	ns, err := m.host.GetNamesystemState(ctx, &nnv1.GetNamesystemStateRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("namesystem state: %w: %v", ErrUnavailable, err)
+	}
+	if !ns.Active || ns.SafeMode {
+		return nil, fmt.Errorf("%w: NameNode active=%v safe_mode=%v", ErrUnavailable, ns.Active, ns.SafeMode)
+	}
+	m.mu.Lock()
+	m.superuser = ns.Superuser
+	m.mu.Unlock()
+	hostUser := req.User
+	if implicit {
+		hostUser = "" // reactive hints act as the NameNode identity; the admin switched them on
+	}
+
+	ex, err := m.expand(ctx, req.Paths, hostUser, m.cfg.MaxFiles)
+	if err != nil {
+		return nil, err
+	}
+	skipped := ex.skipped
+	var cands []*nnv1.FileStatus
+	for _, st := range ex.files {
+		if st.Replication < 1 {
+			skipped = append(skipped, Skipped{st.Path, SkipErasureCoded, "erasure-coded or replication unknown; not replicated by factor"})
+			continue
+		}
+		if st.FileId <= 0 {
+			skipped = append(skipped, Skipped{st.Path, SkipHostError, "the host gave no inode id"})
+			continue
+		}
+		if !implicit {
+			_, err := m.host.CheckAccess(ctx, &nnv1.CheckAccessRequest{Path: st.Path, User: req.User, Action: "WRITE"})
+			if err != nil {
+				if terr := m.transient("access "+st.Path, err); terr != nil {
+					return nil, terr
+				}
+				skipped = append(skipped, *m.skipFor(st.Path, err))
+				continue
+			}
+		}
+		cands = append(cands, st)
+	}
+
+	rep, err := m.host.GetDatanodeReport(ctx, &nnv1.GetDatanodeReportRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("datanode report: %w: %v", ErrUnavailable, err)
+	}
+	load := loadOf(rep)
+	factor := m.cfg.PlanFactor(req.Readers, req.Replication, load)
+
+	m.mu.Lock()
+	var files []FilePlan
+	blockSize := map[string]int64{}
+	for _, st := range cands {
+		cur := int(st.Replication)
+		fp := FilePlan{ID: st.FileId, Path: st.Path, Length: st.Length, Original: cur, Current: cur, Target: factor.Target}
+		if fs, ok := m.files[st.FileId]; ok {
+			// Held by another hint: this hint's own target is measured against the true
+			// original, so it does not inherit the other hint's factor.
+			fp.Original = fs.original
+		}
+		if fp.Target <= fp.Original {
+			fp.Target = fp.Original
+			fp.Note = noteAlreadyHigh
+		}
+		files = append(files, fp)
+		blockSize[st.Path] = st.BlockSize
+	}
+	m.mu.Unlock()
+
+	files, qskip, err := m.fitQuotas(ctx, files)
+	if err != nil {
+		return nil, err
+	}
+	skipped = append(skipped, qskip...)
+
+	now := m.now()
+	plan := &Plan{
+		Notes:    factor.Notes,
+		Factor:   factor,
+		Load:     load,
+		HotFrom:  now.Add(req.HotIn),
+		Deadline: now.Add(req.HotIn + req.HotFor),
+	}
+	if len(files) == 0 {
+		return nil, nothingPlanned(skipped)
+	}
+
+	rec := record{V: recordVersion, User: req.User, Created: now.UnixMilli(), HotFrom: plan.HotFrom.UnixMilli(),
+		Until: plan.Deadline.UnixMilli(), Readers: req.Readers, Implicit: implicit}
+	if implicit {
+		rec.User = ""
+	}
+	if !req.DryRun {
+		rec.ID = newID()
+		for _, f := range files {
+			rec.Files = append(rec.Files, recFile{ID: f.ID, Target: f.Target})
+		}
+		_, left, err := fitRecord(&rec, m.cfg.hintName(rec.ID), m.cfg.MaxXAttrBytes-recordSlack)
+		if err != nil {
+			return nil, fmt.Errorf("encode hint record: %w", err)
+		}
+		if len(left) > 0 {
+			keep := map[int64]bool{}
+			for _, f := range rec.Files {
+				keep[f.ID] = true
+			}
+			var kept []FilePlan
+			for _, f := range files {
+				if keep[f.ID] {
+					kept = append(kept, f)
+				} else {
+					skipped = append(skipped, Skipped{f.Path, SkipStateBudget,
+						"hint record full (newtricks.hotspot.state.max-xattr-bytes); send the rest in another hint"})
+				}
+			}
+			files = kept
+		}
+		if len(files) == 0 {
+			return nil, nothingPlanned(skipped)
+		}
+		// The record goes first: from here on every change is found again by recovery.
+		m.writeMu.Lock()
+		err = m.writeRecord(ctx, &rec)
+		m.writeMu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("on %s: %w", m.cfg.StateDir, err)
+		}
+	}
+
+	plan.HintID = rec.ID
+	plan.Files = files
+	sortSkipped(skipped)
+	// Caps from load and cluster size are notes, not a partial plan, unless the caller asked
+	// for an explicit factor that could not be given.
+	if len(skipped) > 0 || (req.Replication > factor.Target) {
+		plan.Partial = true
+	}
+	if len(skipped) > maxSkippedListed {
+		plan.SkippedOmitted = len(skipped) - maxSkippedListed
+		skipped = skipped[:maxSkippedListed]
+	}
+	plan.Skipped = skipped
+	if req.DryRun {
+		m.finishPlan(plan, files, blockSize, load, now)
+		return plan, nil
+	}
+
+	h := &hint{rec: rec, state: StatePreparing}
+	for _, f := range files {
+		h.files = append(h.files, &hintFile{id: f.ID, path: f.Path, length: f.Length, original: f.Original, target: f.Target})
+	}
+	m.mu.Lock()
+	m.hints[rec.ID] = h
+	m.mu.Unlock()
+	kind := "explicit"
+	if implicit {
+		kind = "implicit"
+	}
+	m.metrics.created.WithLabelValues(kind).Inc()
+
+	m.raise(ctx, h, files)
+	m.mu.Lock()
+	for i := range plan.Files {
+		f, hf := &plan.Files[i], h.files[i]
+		switch {
+		case hf.held:
+		case f.Target > f.Original || hf.result != "":
+			f.Note = "not raised: " + hf.result
+			if hf.err != "" {
+				f.Note = "not raised: " + hf.err
+			}
+			f.Target = f.Current
+			hf.target = 0
+			plan.Partial = true
+		}
+		if hf.result == "" && !hf.held {
+			hf.result, hf.ready = ResultNotHeld, true
+		}
+	}
+	m.reindexLocked()
+	m.mu.Unlock()
+	m.finishPlan(plan, plan.Files, blockSize, load, now)
+	m.metrics.bytesPlanned.Add(float64(plan.BytesToCopy))
+	m.log.Info("hint created", "hint", rec.ID, "user", rec.User, "files", len(files), "target", factor.Target,
+		"bytes_to_copy", plan.BytesToCopy, "until", plan.Deadline.UTC().Format(time.RFC3339), "implicit", implicit)
+	if plan.BytesToCopy > 0 {
+		if err := m.manageBoost(ctx); err != nil {
+			m.log.Warn("boosting replication limits", "error", err)
+		}
+	}
+	return plan, nil
+}
+
+func (m *Manager) finishPlan(plan *Plan, files []FilePlan, blockSize map[string]int64, load ClusterLoad, now time.Time) {
+	plan.BytesToCopy = 0
+	for _, f := range files {
+		if f.Target > f.Current {
+			plan.BytesToCopy += int64(f.Target-f.Current) * f.Length
+		}
+		if f.Note != "" && f.Note != noteAlreadyHigh {
+			plan.Partial = true
+		}
+	}
+	plan.EstimatedReady = now.Add(m.cfg.estimateReady(files, blockSize, load.Live))
+}
+
+// raise adds h's target to the marker of each of its files and raises the factor to the
+// highest target holding the file, in batches. A file whose factor is no longer the one
+// planned (or set by this manager) was changed by someone else: it is left alone, and let go
+// by every hint holding it. A file that fails keeps its factor and is not held by h.
+func (m *Manager) raise(ctx context.Context, h *hint, plans []FilePlan) {
+	for start := 0; start < len(h.files); start += batchSize {
+		end := min(start+batchSize, len(h.files))
+		m.writeMu.Lock()
+		m.mu.Lock()
+		if h.rec.Ended != "" {
+			m.mu.Unlock()
+			m.writeMu.Unlock()
+			return
+		}
+		var changes []fileChange
+		var idx []int
+		for i := start; i < end; i++ {
+			f, p := h.files[i], plans[i]
+			if p.Target <= p.Original {
+				continue // nothing this hint wants beyond what the file has
+			}
+			fs := m.files[f.id]
+			c := fileChange{id: f.id, original: p.Original, expect: p.Current, hints: map[string]int{}}
+			if fs != nil {
+				c.original, c.expect = fs.original, fs.applied
+				for k, v := range fs.hints {
+					c.hints[k] = v
+				}
+			}
+			c.hints[h.rec.ID] = f.target
+			c.want = (&fileState{original: c.original, hints: c.hints}).want("")
+			changes = append(changes, c)
+			idx = append(idx, i)
+		}
+		m.mu.Unlock()
+		results := m.writeChanges(ctx, changes)
+		var external []int64
+		m.mu.Lock()
+		for k, r := range results {
+			c, f := changes[k], h.files[idx[k]]
+			fs := m.files[c.id]
+			switch {
+			case r.ok():
+				if fs == nil {
+					fs = &fileState{original: c.original}
+					m.files[c.id] = fs
+				}
+				fs.applied, fs.hints, f.held = c.want, c.hints, true
+			case r.code == codes.Aborted:
+				f.result, f.err, f.ready = ResultExternal, "factor changed by someone else: "+r.msg, true
+				if fs != nil {
+					m.letGo(c.id, ResultExternal)
+					external = append(external, c.id)
+				}
+			case r.code == codes.NotFound:
+				f.result, f.ready = ResultGone, true
+				if fs != nil {
+					m.letGo(c.id, ResultGone)
+				}
+			default:
+				f.err = r.msg
+				m.log.Warn("raise failed", "hint", h.rec.ID, "path", f.path, "code", r.code, "error", r.msg)
+			}
+		}
+		m.mu.Unlock()
+		m.releaseExternal(ctx, external)
+		m.writeMu.Unlock()
+	}
+}
+
+// fitQuotas reads the space quota of every quota'd ancestor of the files that grow (one
+// GetQuotaUsage call per batch of paths, O(depth) each) and lowers the targets to fit.
+func (m *Manager) fitQuotas(ctx context.Context, files []FilePlan) ([]FilePlan, []Skipped, error) {
+	var paths []string
+	for _, f := range files {
+		if f.Target > f.Current {
+			paths = append(paths, f.Path)
+		}
+	}
+	quotas := map[string]int64{}
+	for start := 0; start < len(paths); start += batchSize {
+		end := min(start+batchSize, len(paths))
+		m.metrics.hostCalls.WithLabelValues("get_quota_usage").Inc()
+		resp, err := m.host.GetQuotaUsage(ctx, &nnv1.GetQuotaUsageRequest{Paths: paths[start:end]})
+		if err != nil {
+			if terr := m.transient("quota usage", err); terr != nil {
+				return nil, nil, terr
+			}
+			return nil, nil, fmt.Errorf("quota usage: %w: %v", ErrUnavailable, err)
+		}
+		for _, d := range resp.Dirs {
+			if d.SpaceQuota >= 0 {
+				quotas[d.Path] = d.SpaceQuota - d.SpaceConsumed
+			}
+		}
+	}
+	kept, skipped := applyQuota(files, quotas)
+	return kept, skipped, nil
+}
+
+// bytesInFlightLocked is the bytes of extra replicas other preparing hints still wait for.
+func (m *Manager) bytesInFlightLocked() int64 {
+	var b int64
+	for _, h := range m.hints {
+		if h.state != StatePreparing {
+			continue
+		}
+		for _, f := range h.files {
+			if f.held && !f.ready {
+				b += int64(max(0, f.target-f.placed)) * f.length
+			}
+		}
+	}
+	return b
+}
+
+// nothingPlanned picks the error for a hint of which no file survived planning.
+func nothingPlanned(skipped []Skipped) error {
+	counts := map[string]int{}
+	for _, s := range skipped {
+		counts[s.Code]++
+	}
+	var first []string
+	for i, s := range skipped {
+		if i == 3 {
+			first = append(first, fmt.Sprintf("and %d more", len(skipped)-3))
+			break
+		}
+		if s.Path != "" {
+			first = append(first, s.Path+": "+s.Reason)
+		} else {
+			first = append(first, s.Reason)
+		}
+	}
+	msg := "no file to boost: " + strings.Join(first, "; ")
+	n := len(skipped)
+	switch {
+	case n == 0:
+		return fmt.Errorf("%w: %s", ErrNothingPlanned, "no file matched")
+	case counts[SkipNotFound] == n:
+		return fmt.Errorf("%w: %s", ErrNotFound, msg)
+	case counts[SkipPermission]+counts[SkipOutside] == n:
+		return fmt.Errorf("%w: %s", ErrPermission, msg)
+	case counts[SkipQuota] == n:
+		return fmt.Errorf("%w: %s", ErrQuota, msg)
+	}
+	return fmt.Errorf("%w: %s", ErrNothingPlanned, msg)
+}
+
+func loadOf(rep *nnv1.DatanodeReport) ClusterLoad {
+	var l ClusterLoad
+	var x int64
+	for _, d := range rep.Live {
+		if d.AdminState != "" && d.AdminState != "NORMAL" && d.AdminState != "IN_SERVICE" {
+			continue
+		}
+		l.Live++
+		x += int64(d.Xceivers)
+	}
+	if l.Live > 0 {
+		l.AvgXceivers = float64(x) / float64(l.Live)
+	}
+	l.Pending = rep.PendingReconstruction + rep.UnderReplicated
+	return l
+}

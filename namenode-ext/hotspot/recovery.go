@@ -1,0 +1,221 @@
+package hotspot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"google.golang.org/grpc/codes"
+
+	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// errShortAnswer is a batched host answer with fewer entries than asked for.
+var errShortAnswer = errors.New("host answered fewer entries than asked")
+
+// inspectBatch bounds one InspectFiles call of recovery (the host allows 4096).
+const inspectBatch = 4096
+
+// recover rebuilds the state after a start: it puts back limits a crash left boosted, reads
+// every hint record from StateDir, then every file those records name, by inode id, with its
+// marker. The markers say which hints hold a file, its original factor and the factor this
+// manager set (or, mid-change, the one before): a file whose factor is neither was changed by
+// someone else and is let go; a change left half-done by a crash is finished. An undecodable
+// record or marker is reported (List, metrics, log) and left in place, and holds back nothing
+// else. Due hints are restored by the next tick.
+func (m *Manager) recover(ctx context.Context) error {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	ns, err := m.host.GetNamesystemState(ctx, &nnv1.GetNamesystemStateRequest{})
+	if err != nil {
+		return fmt.Errorf("namesystem state: %w", err)
+	}
+	if !ns.Active || ns.SafeMode {
+		return fmt.Errorf("%w: NameNode active=%v safe_mode=%v", ErrUnavailable, ns.Active, ns.SafeMode)
+	}
+	xa, err := m.host.GetXAttrs(ctx, &nnv1.GetXAttrsRequest{Path: m.cfg.StateDir})
+	if err != nil {
+		return fmt.Errorf("read registry on %s: %w", m.cfg.StateDir, err)
+	}
+	var problems []string
+	if raw, ok := xa.Xattrs[m.cfg.limitsName()]; ok {
+		var ls limitsState
+		if err := json.Unmarshal(raw, &ls); err != nil {
+			m.log.Warn("unreadable limits state; restoring NameNode defaults", "error", err)
+		}
+		m.boosted = map[string]string{}
+		for _, k := range ls.Keys {
+			m.boosted[k] = ls.Old[k]
+		}
+		if err := m.releaseBoost(ctx, ""); err != nil {
+			return fmt.Errorf("restore replication limits: %w", err)
+		}
+	}
+
+	known := map[string]bool{}
+	var recs []*record
+	var names []string
+	for name := range xa.Xattrs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		id := m.cfg.hintIDFromName(name)
+		if id == "" {
+			continue
+		}
+		known[id] = true
+		rec, err := decodeRecord(xa.Xattrs[name])
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("hint record %s on %s: %v; left in place, its files are not restored", name, m.cfg.StateDir, err))
+			continue
+		}
+		rec.ID = id
+		recs = append(recs, rec)
+	}
+
+	// Every file the records name, with its marker.
+	var ids []int64
+	seen := map[int64]bool{}
+	for _, r := range recs {
+		for _, f := range r.Files {
+			if !seen[f.ID] {
+				seen[f.ID] = true
+				ids = append(ids, f.ID)
+			}
+		}
+	}
+	insp := map[int64]*nnv1.FileInspection{}
+	for start := 0; start < len(ids); start += inspectBatch {
+		end := min(start+inspectBatch, len(ids))
+		m.metrics.hostCalls.WithLabelValues("inspect_files").Inc()
+		resp, err := m.host.InspectFiles(ctx, &nnv1.InspectFilesRequest{FileIds: ids[start:end], Xattr: m.cfg.markerName()})
+		if err == nil && len(resp.Files) != end-start {
+			err = errShortAnswer
+		}
+		if err != nil {
+			m.metrics.hostErrors.WithLabelValues("inspect_files").Inc()
+			return fmt.Errorf("inspect hinted files: %w", err)
+		}
+		for _, fi := range resp.Files {
+			insp[fi.FileId] = fi
+		}
+	}
+
+	files := map[int64]*fileState{}
+	result := map[int64]string{}
+	var external []int64
+	var fixes []fileChange // orphans to restore and half-done changes to finish
+	for _, id := range ids {
+		fi := insp[id]
+		if fi == nil || !fi.Exists {
+			result[id] = ResultGone
+			continue
+		}
+		if !fi.HasXattr {
+			continue // never raised, or already let go
+		}
+		mk, err := decodeMarker(fi.Xattr)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("file %d (%s): %v; marker left in place, factor %d not changed",
+				id, fi.Path, err, fi.Replication))
+			result[id] = ResultUnreadable
+			continue
+		}
+		cur := int(fi.Replication)
+		var applied int
+		switch {
+		case cur == mk.A:
+			applied = mk.A
+		case mk.P > 0 && cur == mk.P:
+			applied = mk.P // the change in flight did not happen
+		default:
+			m.log.Info("factor changed by someone else while namenode-ext was away; left as is",
+				"path", fi.Path, "now", cur, "we_set", mk.A)
+			external = append(external, id)
+			result[id] = ResultExternal
+			m.metrics.restores.WithLabelValues(ResultExternal).Inc()
+			continue
+		}
+		fs := &fileState{original: mk.O, applied: applied, hints: map[string]int{}}
+		stale := false
+		for hid, t := range mk.H {
+			if known[hid] {
+				fs.hints[hid] = t
+			} else {
+				stale = true // a hint whose record is gone: it was let go
+			}
+		}
+		if len(fs.hints) == 0 {
+			fixes = append(fixes, fileChange{id: id, original: mk.O, expect: applied, want: mk.O})
+			result[id] = ResultRestored
+			continue
+		}
+		files[id] = fs
+		if want := fs.want(""); want != applied || stale || mk.P > 0 || mk.A != applied {
+			fixes = append(fixes, fileChange{id: id, original: mk.O, expect: applied, want: want, hints: fs.hints})
+		}
+	}
+	m.releaseExternal(ctx, external)
+	for start := 0; start < len(fixes); start += batchSize {
+		end := min(start+batchSize, len(fixes))
+		for i, r := range m.writeChanges(ctx, fixes[start:end]) {
+			c := fixes[start+i]
+			switch {
+			case r.ok():
+				if fs := files[c.id]; fs != nil {
+					fs.applied = c.want
+				}
+			case r.code == codes.Aborted:
+				delete(files, c.id)
+				result[c.id] = ResultExternal
+				m.releaseExternal(ctx, []int64{c.id})
+			case r.code == codes.NotFound:
+				delete(files, c.id)
+				result[c.id] = ResultGone
+			default:
+				return fmt.Errorf("finish the change of file %d: %s", c.id, r.msg)
+			}
+		}
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.superuser = ns.Superuser
+	m.live = int(ns.LiveDatanodes)
+	for _, rec := range recs {
+		h := &hint{rec: *rec, state: StatePreparing}
+		for _, rf := range rec.Files {
+			hf := &hintFile{id: rf.ID, target: rf.Target}
+			if fi := insp[rf.ID]; fi != nil && fi.Exists {
+				hf.path, hf.length, hf.original = fi.Path, fi.Length, int(fi.Replication)
+			}
+			if fs := files[rf.ID]; fs != nil {
+				if t, ok := fs.hints[rec.ID]; ok {
+					hf.held, hf.original, hf.target = true, fs.original, t
+				}
+			}
+			if !hf.held {
+				hf.ready = true
+				hf.result = result[rf.ID]
+				if hf.result == "" {
+					hf.result = ResultNotHeld
+				}
+			}
+			h.files = append(h.files, hf)
+		}
+		m.hints[rec.ID] = h
+	}
+	m.files = files
+	m.reindexLocked()
+	m.problems = problems
+	for _, p := range problems {
+		m.log.Error("hotspot state not usable", "problem", p)
+	}
+	m.metrics.problems.Set(float64(len(problems)))
+	m.recovered = true
+	m.log.Info("hotspot recovered", "hints", len(recs), "files", len(files), "problems", len(problems))
+	return nil
+}
