@@ -1019,10 +1019,13 @@ func (x *LocatedBlocks) GetUnderConstruction() bool {
 }
 
 type CheckAccessRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	User          string                 `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
-	Action        string                 `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"` // FsAction name: "READ", "WRITE", "READ_WRITE", "ALL", "EXECUTE"...
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Path   string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	User   string                 `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	Action string                 `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"` // FsAction name: "READ", "WRITE", "READ_WRITE", "ALL", "EXECUTE"...
+	// Batch form: if set, path is ignored, each of these is checked (at most 4096), and the
+	// answer has one result per path; the call itself fails only for a bad request.
+	Paths         []string `protobuf:"bytes,4,rep,name=paths,proto3" json:"paths,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1078,15 +1081,75 @@ func (x *CheckAccessRequest) GetAction() string {
 	return ""
 }
 
+func (x *CheckAccessRequest) GetPaths() []string {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+type AccessResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"` // gRPC code: 0 allowed, 7 PERMISSION_DENIED, 5 NOT_FOUND...
+	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccessResult) Reset() {
+	*x = AccessResult{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccessResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccessResult) ProtoMessage() {}
+
+func (x *AccessResult) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccessResult.ProtoReflect.Descriptor instead.
+func (*AccessResult) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AccessResult) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *AccessResult) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type CheckAccessResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*AccessResult        `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckAccessResponse) Reset() {
 	*x = CheckAccessResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[15]
+	mi := &file_newtricks_v1_host_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1161,7 @@ func (x *CheckAccessResponse) String() string {
 func (*CheckAccessResponse) ProtoMessage() {}
 
 func (x *CheckAccessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[15]
+	mi := &file_newtricks_v1_host_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1174,14 @@ func (x *CheckAccessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckAccessResponse.ProtoReflect.Descriptor instead.
 func (*CheckAccessResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{15}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CheckAccessResponse) GetResults() []*AccessResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
 }
 
 type GetContentSummaryRequest struct {
@@ -1124,7 +1194,7 @@ type GetContentSummaryRequest struct {
 
 func (x *GetContentSummaryRequest) Reset() {
 	*x = GetContentSummaryRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[16]
+	mi := &file_newtricks_v1_host_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1206,7 @@ func (x *GetContentSummaryRequest) String() string {
 func (*GetContentSummaryRequest) ProtoMessage() {}
 
 func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[16]
+	mi := &file_newtricks_v1_host_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1219,7 @@ func (x *GetContentSummaryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContentSummaryRequest.ProtoReflect.Descriptor instead.
 func (*GetContentSummaryRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{16}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetContentSummaryRequest) GetPath() string {
@@ -1180,7 +1250,7 @@ type ContentSummary struct {
 
 func (x *ContentSummary) Reset() {
 	*x = ContentSummary{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[17]
+	mi := &file_newtricks_v1_host_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1192,7 +1262,7 @@ func (x *ContentSummary) String() string {
 func (*ContentSummary) ProtoMessage() {}
 
 func (x *ContentSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[17]
+	mi := &file_newtricks_v1_host_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1205,7 +1275,7 @@ func (x *ContentSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentSummary.ProtoReflect.Descriptor instead.
 func (*ContentSummary) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{17}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ContentSummary) GetLength() int64 {
@@ -1261,7 +1331,7 @@ type GetXAttrsRequest struct {
 
 func (x *GetXAttrsRequest) Reset() {
 	*x = GetXAttrsRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[18]
+	mi := &file_newtricks_v1_host_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1273,7 +1343,7 @@ func (x *GetXAttrsRequest) String() string {
 func (*GetXAttrsRequest) ProtoMessage() {}
 
 func (x *GetXAttrsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[18]
+	mi := &file_newtricks_v1_host_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1286,7 +1356,7 @@ func (x *GetXAttrsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetXAttrsRequest.ProtoReflect.Descriptor instead.
 func (*GetXAttrsRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{18}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetXAttrsRequest) GetPath() string {
@@ -1319,7 +1389,7 @@ type GetXAttrsResponse struct {
 
 func (x *GetXAttrsResponse) Reset() {
 	*x = GetXAttrsResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[19]
+	mi := &file_newtricks_v1_host_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1331,7 +1401,7 @@ func (x *GetXAttrsResponse) String() string {
 func (*GetXAttrsResponse) ProtoMessage() {}
 
 func (x *GetXAttrsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[19]
+	mi := &file_newtricks_v1_host_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1344,7 +1414,7 @@ func (x *GetXAttrsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetXAttrsResponse.ProtoReflect.Descriptor instead.
 func (*GetXAttrsResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{19}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetXAttrsResponse) GetXattrs() map[string][]byte {
@@ -1366,7 +1436,7 @@ type SetXAttrRequest struct {
 
 func (x *SetXAttrRequest) Reset() {
 	*x = SetXAttrRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[20]
+	mi := &file_newtricks_v1_host_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1448,7 @@ func (x *SetXAttrRequest) String() string {
 func (*SetXAttrRequest) ProtoMessage() {}
 
 func (x *SetXAttrRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[20]
+	mi := &file_newtricks_v1_host_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1461,7 @@ func (x *SetXAttrRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetXAttrRequest.ProtoReflect.Descriptor instead.
 func (*SetXAttrRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{20}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SetXAttrRequest) GetPath() string {
@@ -1430,7 +1500,7 @@ type SetXAttrResponse struct {
 
 func (x *SetXAttrResponse) Reset() {
 	*x = SetXAttrResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[21]
+	mi := &file_newtricks_v1_host_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1442,7 +1512,7 @@ func (x *SetXAttrResponse) String() string {
 func (*SetXAttrResponse) ProtoMessage() {}
 
 func (x *SetXAttrResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[21]
+	mi := &file_newtricks_v1_host_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1455,7 +1525,7 @@ func (x *SetXAttrResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetXAttrResponse.ProtoReflect.Descriptor instead.
 func (*SetXAttrResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{21}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{22}
 }
 
 type RemoveXAttrRequest struct {
@@ -1469,7 +1539,7 @@ type RemoveXAttrRequest struct {
 
 func (x *RemoveXAttrRequest) Reset() {
 	*x = RemoveXAttrRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[22]
+	mi := &file_newtricks_v1_host_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1551,7 @@ func (x *RemoveXAttrRequest) String() string {
 func (*RemoveXAttrRequest) ProtoMessage() {}
 
 func (x *RemoveXAttrRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[22]
+	mi := &file_newtricks_v1_host_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1564,7 @@ func (x *RemoveXAttrRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveXAttrRequest.ProtoReflect.Descriptor instead.
 func (*RemoveXAttrRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{22}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RemoveXAttrRequest) GetPath() string {
@@ -1526,7 +1596,7 @@ type RemoveXAttrResponse struct {
 
 func (x *RemoveXAttrResponse) Reset() {
 	*x = RemoveXAttrResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[23]
+	mi := &file_newtricks_v1_host_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1538,7 +1608,7 @@ func (x *RemoveXAttrResponse) String() string {
 func (*RemoveXAttrResponse) ProtoMessage() {}
 
 func (x *RemoveXAttrResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[23]
+	mi := &file_newtricks_v1_host_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1551,7 +1621,7 @@ func (x *RemoveXAttrResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveXAttrResponse.ProtoReflect.Descriptor instead.
 func (*RemoveXAttrResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{23}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{24}
 }
 
 type ReconfigureRequest struct {
@@ -1564,7 +1634,7 @@ type ReconfigureRequest struct {
 
 func (x *ReconfigureRequest) Reset() {
 	*x = ReconfigureRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[24]
+	mi := &file_newtricks_v1_host_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1576,7 +1646,7 @@ func (x *ReconfigureRequest) String() string {
 func (*ReconfigureRequest) ProtoMessage() {}
 
 func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[24]
+	mi := &file_newtricks_v1_host_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1589,7 +1659,7 @@ func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigureRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{24}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReconfigureRequest) GetKey() string {
@@ -1615,7 +1685,7 @@ type ReconfigureResponse struct {
 
 func (x *ReconfigureResponse) Reset() {
 	*x = ReconfigureResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[25]
+	mi := &file_newtricks_v1_host_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1627,7 +1697,7 @@ func (x *ReconfigureResponse) String() string {
 func (*ReconfigureResponse) ProtoMessage() {}
 
 func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[25]
+	mi := &file_newtricks_v1_host_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1640,7 +1710,7 @@ func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureResponse.ProtoReflect.Descriptor instead.
 func (*ReconfigureResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{25}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReconfigureResponse) GetOldValue() string {
@@ -1658,7 +1728,7 @@ type GetNamesystemStateRequest struct {
 
 func (x *GetNamesystemStateRequest) Reset() {
 	*x = GetNamesystemStateRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[26]
+	mi := &file_newtricks_v1_host_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1670,7 +1740,7 @@ func (x *GetNamesystemStateRequest) String() string {
 func (*GetNamesystemStateRequest) ProtoMessage() {}
 
 func (x *GetNamesystemStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[26]
+	mi := &file_newtricks_v1_host_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1683,7 +1753,7 @@ func (x *GetNamesystemStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNamesystemStateRequest.ProtoReflect.Descriptor instead.
 func (*GetNamesystemStateRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{26}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{27}
 }
 
 type NamesystemState struct {
@@ -1702,7 +1772,7 @@ type NamesystemState struct {
 
 func (x *NamesystemState) Reset() {
 	*x = NamesystemState{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[27]
+	mi := &file_newtricks_v1_host_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1714,7 +1784,7 @@ func (x *NamesystemState) String() string {
 func (*NamesystemState) ProtoMessage() {}
 
 func (x *NamesystemState) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[27]
+	mi := &file_newtricks_v1_host_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1727,7 +1797,7 @@ func (x *NamesystemState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamesystemState.ProtoReflect.Descriptor instead.
 func (*NamesystemState) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{27}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *NamesystemState) GetActive() bool {
@@ -1794,7 +1864,7 @@ type IdentityRequest struct {
 
 func (x *IdentityRequest) Reset() {
 	*x = IdentityRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[28]
+	mi := &file_newtricks_v1_host_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1806,7 +1876,7 @@ func (x *IdentityRequest) String() string {
 func (*IdentityRequest) ProtoMessage() {}
 
 func (x *IdentityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[28]
+	mi := &file_newtricks_v1_host_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1819,7 +1889,7 @@ func (x *IdentityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdentityRequest.ProtoReflect.Descriptor instead.
 func (*IdentityRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{28}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{29}
 }
 
 type DatanodeIdentity struct {
@@ -1838,7 +1908,7 @@ type DatanodeIdentity struct {
 
 func (x *DatanodeIdentity) Reset() {
 	*x = DatanodeIdentity{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[29]
+	mi := &file_newtricks_v1_host_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1850,7 +1920,7 @@ func (x *DatanodeIdentity) String() string {
 func (*DatanodeIdentity) ProtoMessage() {}
 
 func (x *DatanodeIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[29]
+	mi := &file_newtricks_v1_host_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1863,7 +1933,7 @@ func (x *DatanodeIdentity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatanodeIdentity.ProtoReflect.Descriptor instead.
 func (*DatanodeIdentity) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{29}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DatanodeIdentity) GetUuid() string {
@@ -1935,7 +2005,7 @@ type ResolveReplicaRequest struct {
 
 func (x *ResolveReplicaRequest) Reset() {
 	*x = ResolveReplicaRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[30]
+	mi := &file_newtricks_v1_host_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2017,7 @@ func (x *ResolveReplicaRequest) String() string {
 func (*ResolveReplicaRequest) ProtoMessage() {}
 
 func (x *ResolveReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[30]
+	mi := &file_newtricks_v1_host_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2030,7 @@ func (x *ResolveReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolveReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ResolveReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{30}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ResolveReplicaRequest) GetBlockPoolId() string {
@@ -2010,7 +2080,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[31]
+	mi := &file_newtricks_v1_host_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2092,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[31]
+	mi := &file_newtricks_v1_host_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2105,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{31}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Replica) GetBlockPath() string {
@@ -2075,7 +2145,7 @@ type MapPrincipalRequest struct {
 
 func (x *MapPrincipalRequest) Reset() {
 	*x = MapPrincipalRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[32]
+	mi := &file_newtricks_v1_host_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2087,7 +2157,7 @@ func (x *MapPrincipalRequest) String() string {
 func (*MapPrincipalRequest) ProtoMessage() {}
 
 func (x *MapPrincipalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[32]
+	mi := &file_newtricks_v1_host_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2100,7 +2170,7 @@ func (x *MapPrincipalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapPrincipalRequest.ProtoReflect.Descriptor instead.
 func (*MapPrincipalRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{32}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *MapPrincipalRequest) GetPrincipal() string {
@@ -2119,7 +2189,7 @@ type MapPrincipalResponse struct {
 
 func (x *MapPrincipalResponse) Reset() {
 	*x = MapPrincipalResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[33]
+	mi := &file_newtricks_v1_host_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2131,7 +2201,7 @@ func (x *MapPrincipalResponse) String() string {
 func (*MapPrincipalResponse) ProtoMessage() {}
 
 func (x *MapPrincipalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[33]
+	mi := &file_newtricks_v1_host_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2144,7 +2214,7 @@ func (x *MapPrincipalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapPrincipalResponse.ProtoReflect.Descriptor instead.
 func (*MapPrincipalResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{33}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *MapPrincipalResponse) GetUser() string {
@@ -2165,7 +2235,7 @@ type AuthorizeProxyRequest struct {
 
 func (x *AuthorizeProxyRequest) Reset() {
 	*x = AuthorizeProxyRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[34]
+	mi := &file_newtricks_v1_host_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2177,7 +2247,7 @@ func (x *AuthorizeProxyRequest) String() string {
 func (*AuthorizeProxyRequest) ProtoMessage() {}
 
 func (x *AuthorizeProxyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[34]
+	mi := &file_newtricks_v1_host_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2190,7 +2260,7 @@ func (x *AuthorizeProxyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizeProxyRequest.ProtoReflect.Descriptor instead.
 func (*AuthorizeProxyRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{34}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AuthorizeProxyRequest) GetRealUser() string {
@@ -2222,7 +2292,7 @@ type AuthorizeProxyResponse struct {
 
 func (x *AuthorizeProxyResponse) Reset() {
 	*x = AuthorizeProxyResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[35]
+	mi := &file_newtricks_v1_host_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2234,7 +2304,7 @@ func (x *AuthorizeProxyResponse) String() string {
 func (*AuthorizeProxyResponse) ProtoMessage() {}
 
 func (x *AuthorizeProxyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[35]
+	mi := &file_newtricks_v1_host_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2247,7 +2317,7 @@ func (x *AuthorizeProxyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizeProxyResponse.ProtoReflect.Descriptor instead.
 func (*AuthorizeProxyResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{35}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{36}
 }
 
 type IsAdminRequest struct {
@@ -2259,7 +2329,7 @@ type IsAdminRequest struct {
 
 func (x *IsAdminRequest) Reset() {
 	*x = IsAdminRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[36]
+	mi := &file_newtricks_v1_host_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2271,7 +2341,7 @@ func (x *IsAdminRequest) String() string {
 func (*IsAdminRequest) ProtoMessage() {}
 
 func (x *IsAdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[36]
+	mi := &file_newtricks_v1_host_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2284,7 +2354,7 @@ func (x *IsAdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsAdminRequest.ProtoReflect.Descriptor instead.
 func (*IsAdminRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{36}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *IsAdminRequest) GetUser() string {
@@ -2305,7 +2375,7 @@ type IsAdminResponse struct {
 
 func (x *IsAdminResponse) Reset() {
 	*x = IsAdminResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[37]
+	mi := &file_newtricks_v1_host_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2317,7 +2387,7 @@ func (x *IsAdminResponse) String() string {
 func (*IsAdminResponse) ProtoMessage() {}
 
 func (x *IsAdminResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[37]
+	mi := &file_newtricks_v1_host_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2330,7 +2400,7 @@ func (x *IsAdminResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsAdminResponse.ProtoReflect.Descriptor instead.
 func (*IsAdminResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{37}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *IsAdminResponse) GetAdmin() bool {
@@ -2363,7 +2433,7 @@ type VerifyDelegationTokenRequest struct {
 
 func (x *VerifyDelegationTokenRequest) Reset() {
 	*x = VerifyDelegationTokenRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[38]
+	mi := &file_newtricks_v1_host_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2375,7 +2445,7 @@ func (x *VerifyDelegationTokenRequest) String() string {
 func (*VerifyDelegationTokenRequest) ProtoMessage() {}
 
 func (x *VerifyDelegationTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[38]
+	mi := &file_newtricks_v1_host_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2388,7 +2458,7 @@ func (x *VerifyDelegationTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyDelegationTokenRequest.ProtoReflect.Descriptor instead.
 func (*VerifyDelegationTokenRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{38}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *VerifyDelegationTokenRequest) GetToken() *Token {
@@ -2410,7 +2480,7 @@ type VerifyDelegationTokenResponse struct {
 
 func (x *VerifyDelegationTokenResponse) Reset() {
 	*x = VerifyDelegationTokenResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[39]
+	mi := &file_newtricks_v1_host_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2422,7 +2492,7 @@ func (x *VerifyDelegationTokenResponse) String() string {
 func (*VerifyDelegationTokenResponse) ProtoMessage() {}
 
 func (x *VerifyDelegationTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[39]
+	mi := &file_newtricks_v1_host_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2435,7 +2505,7 @@ func (x *VerifyDelegationTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyDelegationTokenResponse.ProtoReflect.Descriptor instead.
 func (*VerifyDelegationTokenResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{39}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *VerifyDelegationTokenResponse) GetUser() string {
@@ -2476,7 +2546,7 @@ type GetQuotaUsageRequest struct {
 
 func (x *GetQuotaUsageRequest) Reset() {
 	*x = GetQuotaUsageRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[40]
+	mi := &file_newtricks_v1_host_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2488,7 +2558,7 @@ func (x *GetQuotaUsageRequest) String() string {
 func (*GetQuotaUsageRequest) ProtoMessage() {}
 
 func (x *GetQuotaUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[40]
+	mi := &file_newtricks_v1_host_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2501,7 +2571,7 @@ func (x *GetQuotaUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuotaUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetQuotaUsageRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{40}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetQuotaUsageRequest) GetPaths() []string {
@@ -2524,7 +2594,7 @@ type QuotaDir struct {
 
 func (x *QuotaDir) Reset() {
 	*x = QuotaDir{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[41]
+	mi := &file_newtricks_v1_host_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2536,7 +2606,7 @@ func (x *QuotaDir) String() string {
 func (*QuotaDir) ProtoMessage() {}
 
 func (x *QuotaDir) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[41]
+	mi := &file_newtricks_v1_host_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2549,7 +2619,7 @@ func (x *QuotaDir) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuotaDir.ProtoReflect.Descriptor instead.
 func (*QuotaDir) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{41}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *QuotaDir) GetPath() string {
@@ -2597,7 +2667,7 @@ type GetQuotaUsageResponse struct {
 
 func (x *GetQuotaUsageResponse) Reset() {
 	*x = GetQuotaUsageResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[42]
+	mi := &file_newtricks_v1_host_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2609,7 +2679,7 @@ func (x *GetQuotaUsageResponse) String() string {
 func (*GetQuotaUsageResponse) ProtoMessage() {}
 
 func (x *GetQuotaUsageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[42]
+	mi := &file_newtricks_v1_host_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2622,7 +2692,7 @@ func (x *GetQuotaUsageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuotaUsageResponse.ProtoReflect.Descriptor instead.
 func (*GetQuotaUsageResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{42}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetQuotaUsageResponse) GetDirs() []*QuotaDir {
@@ -2655,7 +2725,7 @@ type InspectFilesRequest struct {
 
 func (x *InspectFilesRequest) Reset() {
 	*x = InspectFilesRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[43]
+	mi := &file_newtricks_v1_host_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2667,7 +2737,7 @@ func (x *InspectFilesRequest) String() string {
 func (*InspectFilesRequest) ProtoMessage() {}
 
 func (x *InspectFilesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[43]
+	mi := &file_newtricks_v1_host_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2680,7 +2750,7 @@ func (x *InspectFilesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectFilesRequest.ProtoReflect.Descriptor instead.
 func (*InspectFilesRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{43}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *InspectFilesRequest) GetFileIds() []int64 {
@@ -2741,7 +2811,7 @@ type FileInspection struct {
 
 func (x *FileInspection) Reset() {
 	*x = FileInspection{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[44]
+	mi := &file_newtricks_v1_host_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2753,7 +2823,7 @@ func (x *FileInspection) String() string {
 func (*FileInspection) ProtoMessage() {}
 
 func (x *FileInspection) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[44]
+	mi := &file_newtricks_v1_host_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2766,7 +2836,7 @@ func (x *FileInspection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileInspection.ProtoReflect.Descriptor instead.
 func (*FileInspection) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{44}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *FileInspection) GetFileId() int64 {
@@ -2870,7 +2940,7 @@ type InspectFilesResponse struct {
 
 func (x *InspectFilesResponse) Reset() {
 	*x = InspectFilesResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[45]
+	mi := &file_newtricks_v1_host_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +2952,7 @@ func (x *InspectFilesResponse) String() string {
 func (*InspectFilesResponse) ProtoMessage() {}
 
 func (x *InspectFilesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[45]
+	mi := &file_newtricks_v1_host_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +2965,7 @@ func (x *InspectFilesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectFilesResponse.ProtoReflect.Descriptor instead.
 func (*InspectFilesResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{45}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *InspectFilesResponse) GetFiles() []*FileInspection {
@@ -2929,7 +2999,7 @@ type ReplicationChange struct {
 
 func (x *ReplicationChange) Reset() {
 	*x = ReplicationChange{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[46]
+	mi := &file_newtricks_v1_host_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2941,7 +3011,7 @@ func (x *ReplicationChange) String() string {
 func (*ReplicationChange) ProtoMessage() {}
 
 func (x *ReplicationChange) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[46]
+	mi := &file_newtricks_v1_host_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2954,7 +3024,7 @@ func (x *ReplicationChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicationChange.ProtoReflect.Descriptor instead.
 func (*ReplicationChange) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{46}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ReplicationChange) GetPath() string {
@@ -3018,7 +3088,7 @@ type ReplicationResult struct {
 
 func (x *ReplicationResult) Reset() {
 	*x = ReplicationResult{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[47]
+	mi := &file_newtricks_v1_host_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3030,7 +3100,7 @@ func (x *ReplicationResult) String() string {
 func (*ReplicationResult) ProtoMessage() {}
 
 func (x *ReplicationResult) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[47]
+	mi := &file_newtricks_v1_host_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3043,7 +3113,7 @@ func (x *ReplicationResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicationResult.ProtoReflect.Descriptor instead.
 func (*ReplicationResult) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{47}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ReplicationResult) GetCode() int32 {
@@ -3083,7 +3153,7 @@ type SetReplicationsRequest struct {
 
 func (x *SetReplicationsRequest) Reset() {
 	*x = SetReplicationsRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[48]
+	mi := &file_newtricks_v1_host_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3095,7 +3165,7 @@ func (x *SetReplicationsRequest) String() string {
 func (*SetReplicationsRequest) ProtoMessage() {}
 
 func (x *SetReplicationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[48]
+	mi := &file_newtricks_v1_host_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3108,7 +3178,7 @@ func (x *SetReplicationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicationsRequest.ProtoReflect.Descriptor instead.
 func (*SetReplicationsRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{48}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SetReplicationsRequest) GetChanges() []*ReplicationChange {
@@ -3127,7 +3197,7 @@ type SetReplicationsResponse struct {
 
 func (x *SetReplicationsResponse) Reset() {
 	*x = SetReplicationsResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[49]
+	mi := &file_newtricks_v1_host_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3139,7 +3209,7 @@ func (x *SetReplicationsResponse) String() string {
 func (*SetReplicationsResponse) ProtoMessage() {}
 
 func (x *SetReplicationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[49]
+	mi := &file_newtricks_v1_host_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3152,7 +3222,7 @@ func (x *SetReplicationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicationsResponse.ProtoReflect.Descriptor instead.
 func (*SetReplicationsResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{49}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SetReplicationsResponse) GetResults() []*ReplicationResult {
@@ -3171,7 +3241,7 @@ type SetBalancedReadsRequest struct {
 
 func (x *SetBalancedReadsRequest) Reset() {
 	*x = SetBalancedReadsRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[50]
+	mi := &file_newtricks_v1_host_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3183,7 +3253,7 @@ func (x *SetBalancedReadsRequest) String() string {
 func (*SetBalancedReadsRequest) ProtoMessage() {}
 
 func (x *SetBalancedReadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[50]
+	mi := &file_newtricks_v1_host_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3196,7 +3266,7 @@ func (x *SetBalancedReadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetBalancedReadsRequest.ProtoReflect.Descriptor instead.
 func (*SetBalancedReadsRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{50}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SetBalancedReadsRequest) GetPaths() []string {
@@ -3217,7 +3287,7 @@ type SetBalancedReadsResponse struct {
 
 func (x *SetBalancedReadsResponse) Reset() {
 	*x = SetBalancedReadsResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[51]
+	mi := &file_newtricks_v1_host_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3229,7 +3299,7 @@ func (x *SetBalancedReadsResponse) String() string {
 func (*SetBalancedReadsResponse) ProtoMessage() {}
 
 func (x *SetBalancedReadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[51]
+	mi := &file_newtricks_v1_host_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3242,7 +3312,7 @@ func (x *SetBalancedReadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetBalancedReadsResponse.ProtoReflect.Descriptor instead.
 func (*SetBalancedReadsResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{51}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SetBalancedReadsResponse) GetTopologyInstalled() bool {
@@ -3356,12 +3426,17 @@ const file_newtricks_v1_host_proto_rawDesc = "" +
 	"\vfile_length\x18\x01 \x01(\x03R\n" +
 	"fileLength\x122\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x1a.newtricks.v1.LocatedBlockR\x06blocks\x12-\n" +
-	"\x12under_construction\x18\x03 \x01(\bR\x11underConstruction\"T\n" +
+	"\x12under_construction\x18\x03 \x01(\bR\x11underConstruction\"j\n" +
 	"\x12CheckAccessRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x16\n" +
-	"\x06action\x18\x03 \x01(\tR\x06action\"\x15\n" +
-	"\x13CheckAccessResponse\"B\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\x12\x14\n" +
+	"\x05paths\x18\x04 \x03(\tR\x05paths\"<\n" +
+	"\fAccessResult\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"K\n" +
+	"\x13CheckAccessResponse\x124\n" +
+	"\aresults\x18\x01 \x03(\v2\x1a.newtricks.v1.AccessResultR\aresults\"B\n" +
 	"\x18GetContentSummaryRequest\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\"\xce\x01\n" +
@@ -3559,7 +3634,7 @@ func file_newtricks_v1_host_proto_rawDescGZIP() []byte {
 	return file_newtricks_v1_host_proto_rawDescData
 }
 
-var file_newtricks_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_newtricks_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_newtricks_v1_host_proto_goTypes = []any{
 	(*SetReplicationRequest)(nil),         // 0: newtricks.v1.SetReplicationRequest
 	(*SetReplicationResponse)(nil),        // 1: newtricks.v1.SetReplicationResponse
@@ -3576,44 +3651,45 @@ var file_newtricks_v1_host_proto_goTypes = []any{
 	(*LocatedBlock)(nil),                  // 12: newtricks.v1.LocatedBlock
 	(*LocatedBlocks)(nil),                 // 13: newtricks.v1.LocatedBlocks
 	(*CheckAccessRequest)(nil),            // 14: newtricks.v1.CheckAccessRequest
-	(*CheckAccessResponse)(nil),           // 15: newtricks.v1.CheckAccessResponse
-	(*GetContentSummaryRequest)(nil),      // 16: newtricks.v1.GetContentSummaryRequest
-	(*ContentSummary)(nil),                // 17: newtricks.v1.ContentSummary
-	(*GetXAttrsRequest)(nil),              // 18: newtricks.v1.GetXAttrsRequest
-	(*GetXAttrsResponse)(nil),             // 19: newtricks.v1.GetXAttrsResponse
-	(*SetXAttrRequest)(nil),               // 20: newtricks.v1.SetXAttrRequest
-	(*SetXAttrResponse)(nil),              // 21: newtricks.v1.SetXAttrResponse
-	(*RemoveXAttrRequest)(nil),            // 22: newtricks.v1.RemoveXAttrRequest
-	(*RemoveXAttrResponse)(nil),           // 23: newtricks.v1.RemoveXAttrResponse
-	(*ReconfigureRequest)(nil),            // 24: newtricks.v1.ReconfigureRequest
-	(*ReconfigureResponse)(nil),           // 25: newtricks.v1.ReconfigureResponse
-	(*GetNamesystemStateRequest)(nil),     // 26: newtricks.v1.GetNamesystemStateRequest
-	(*NamesystemState)(nil),               // 27: newtricks.v1.NamesystemState
-	(*IdentityRequest)(nil),               // 28: newtricks.v1.IdentityRequest
-	(*DatanodeIdentity)(nil),              // 29: newtricks.v1.DatanodeIdentity
-	(*ResolveReplicaRequest)(nil),         // 30: newtricks.v1.ResolveReplicaRequest
-	(*Replica)(nil),                       // 31: newtricks.v1.Replica
-	(*MapPrincipalRequest)(nil),           // 32: newtricks.v1.MapPrincipalRequest
-	(*MapPrincipalResponse)(nil),          // 33: newtricks.v1.MapPrincipalResponse
-	(*AuthorizeProxyRequest)(nil),         // 34: newtricks.v1.AuthorizeProxyRequest
-	(*AuthorizeProxyResponse)(nil),        // 35: newtricks.v1.AuthorizeProxyResponse
-	(*IsAdminRequest)(nil),                // 36: newtricks.v1.IsAdminRequest
-	(*IsAdminResponse)(nil),               // 37: newtricks.v1.IsAdminResponse
-	(*VerifyDelegationTokenRequest)(nil),  // 38: newtricks.v1.VerifyDelegationTokenRequest
-	(*VerifyDelegationTokenResponse)(nil), // 39: newtricks.v1.VerifyDelegationTokenResponse
-	(*GetQuotaUsageRequest)(nil),          // 40: newtricks.v1.GetQuotaUsageRequest
-	(*QuotaDir)(nil),                      // 41: newtricks.v1.QuotaDir
-	(*GetQuotaUsageResponse)(nil),         // 42: newtricks.v1.GetQuotaUsageResponse
-	(*InspectFilesRequest)(nil),           // 43: newtricks.v1.InspectFilesRequest
-	(*FileInspection)(nil),                // 44: newtricks.v1.FileInspection
-	(*InspectFilesResponse)(nil),          // 45: newtricks.v1.InspectFilesResponse
-	(*ReplicationChange)(nil),             // 46: newtricks.v1.ReplicationChange
-	(*ReplicationResult)(nil),             // 47: newtricks.v1.ReplicationResult
-	(*SetReplicationsRequest)(nil),        // 48: newtricks.v1.SetReplicationsRequest
-	(*SetReplicationsResponse)(nil),       // 49: newtricks.v1.SetReplicationsResponse
-	(*SetBalancedReadsRequest)(nil),       // 50: newtricks.v1.SetBalancedReadsRequest
-	(*SetBalancedReadsResponse)(nil),      // 51: newtricks.v1.SetBalancedReadsResponse
-	nil,                                   // 52: newtricks.v1.GetXAttrsResponse.XattrsEntry
+	(*AccessResult)(nil),                  // 15: newtricks.v1.AccessResult
+	(*CheckAccessResponse)(nil),           // 16: newtricks.v1.CheckAccessResponse
+	(*GetContentSummaryRequest)(nil),      // 17: newtricks.v1.GetContentSummaryRequest
+	(*ContentSummary)(nil),                // 18: newtricks.v1.ContentSummary
+	(*GetXAttrsRequest)(nil),              // 19: newtricks.v1.GetXAttrsRequest
+	(*GetXAttrsResponse)(nil),             // 20: newtricks.v1.GetXAttrsResponse
+	(*SetXAttrRequest)(nil),               // 21: newtricks.v1.SetXAttrRequest
+	(*SetXAttrResponse)(nil),              // 22: newtricks.v1.SetXAttrResponse
+	(*RemoveXAttrRequest)(nil),            // 23: newtricks.v1.RemoveXAttrRequest
+	(*RemoveXAttrResponse)(nil),           // 24: newtricks.v1.RemoveXAttrResponse
+	(*ReconfigureRequest)(nil),            // 25: newtricks.v1.ReconfigureRequest
+	(*ReconfigureResponse)(nil),           // 26: newtricks.v1.ReconfigureResponse
+	(*GetNamesystemStateRequest)(nil),     // 27: newtricks.v1.GetNamesystemStateRequest
+	(*NamesystemState)(nil),               // 28: newtricks.v1.NamesystemState
+	(*IdentityRequest)(nil),               // 29: newtricks.v1.IdentityRequest
+	(*DatanodeIdentity)(nil),              // 30: newtricks.v1.DatanodeIdentity
+	(*ResolveReplicaRequest)(nil),         // 31: newtricks.v1.ResolveReplicaRequest
+	(*Replica)(nil),                       // 32: newtricks.v1.Replica
+	(*MapPrincipalRequest)(nil),           // 33: newtricks.v1.MapPrincipalRequest
+	(*MapPrincipalResponse)(nil),          // 34: newtricks.v1.MapPrincipalResponse
+	(*AuthorizeProxyRequest)(nil),         // 35: newtricks.v1.AuthorizeProxyRequest
+	(*AuthorizeProxyResponse)(nil),        // 36: newtricks.v1.AuthorizeProxyResponse
+	(*IsAdminRequest)(nil),                // 37: newtricks.v1.IsAdminRequest
+	(*IsAdminResponse)(nil),               // 38: newtricks.v1.IsAdminResponse
+	(*VerifyDelegationTokenRequest)(nil),  // 39: newtricks.v1.VerifyDelegationTokenRequest
+	(*VerifyDelegationTokenResponse)(nil), // 40: newtricks.v1.VerifyDelegationTokenResponse
+	(*GetQuotaUsageRequest)(nil),          // 41: newtricks.v1.GetQuotaUsageRequest
+	(*QuotaDir)(nil),                      // 42: newtricks.v1.QuotaDir
+	(*GetQuotaUsageResponse)(nil),         // 43: newtricks.v1.GetQuotaUsageResponse
+	(*InspectFilesRequest)(nil),           // 44: newtricks.v1.InspectFilesRequest
+	(*FileInspection)(nil),                // 45: newtricks.v1.FileInspection
+	(*InspectFilesResponse)(nil),          // 46: newtricks.v1.InspectFilesResponse
+	(*ReplicationChange)(nil),             // 47: newtricks.v1.ReplicationChange
+	(*ReplicationResult)(nil),             // 48: newtricks.v1.ReplicationResult
+	(*SetReplicationsRequest)(nil),        // 49: newtricks.v1.SetReplicationsRequest
+	(*SetReplicationsResponse)(nil),       // 50: newtricks.v1.SetReplicationsResponse
+	(*SetBalancedReadsRequest)(nil),       // 51: newtricks.v1.SetBalancedReadsRequest
+	(*SetBalancedReadsResponse)(nil),      // 52: newtricks.v1.SetBalancedReadsResponse
+	nil,                                   // 53: newtricks.v1.GetXAttrsResponse.XattrsEntry
 }
 var file_newtricks_v1_host_proto_depIdxs = []int32{
 	3,  // 0: newtricks.v1.ListStatusResponse.entries:type_name -> newtricks.v1.FileStatus
@@ -3621,62 +3697,63 @@ var file_newtricks_v1_host_proto_depIdxs = []int32{
 	11, // 2: newtricks.v1.LocatedBlock.locations:type_name -> newtricks.v1.DatanodeRef
 	10, // 3: newtricks.v1.LocatedBlock.token:type_name -> newtricks.v1.Token
 	12, // 4: newtricks.v1.LocatedBlocks.blocks:type_name -> newtricks.v1.LocatedBlock
-	52, // 5: newtricks.v1.GetXAttrsResponse.xattrs:type_name -> newtricks.v1.GetXAttrsResponse.XattrsEntry
-	10, // 6: newtricks.v1.ResolveReplicaRequest.token:type_name -> newtricks.v1.Token
-	10, // 7: newtricks.v1.VerifyDelegationTokenRequest.token:type_name -> newtricks.v1.Token
-	41, // 8: newtricks.v1.GetQuotaUsageResponse.dirs:type_name -> newtricks.v1.QuotaDir
-	44, // 9: newtricks.v1.InspectFilesResponse.files:type_name -> newtricks.v1.FileInspection
-	46, // 10: newtricks.v1.SetReplicationsRequest.changes:type_name -> newtricks.v1.ReplicationChange
-	47, // 11: newtricks.v1.SetReplicationsResponse.results:type_name -> newtricks.v1.ReplicationResult
-	0,  // 12: newtricks.v1.NameNodeHost.SetReplication:input_type -> newtricks.v1.SetReplicationRequest
-	2,  // 13: newtricks.v1.NameNodeHost.GetFileStatus:input_type -> newtricks.v1.GetFileStatusRequest
-	4,  // 14: newtricks.v1.NameNodeHost.ListStatus:input_type -> newtricks.v1.ListStatusRequest
-	6,  // 15: newtricks.v1.NameNodeHost.GetDatanodeReport:input_type -> newtricks.v1.GetDatanodeReportRequest
-	9,  // 16: newtricks.v1.NameNodeHost.GetBlockLocations:input_type -> newtricks.v1.GetBlockLocationsRequest
-	14, // 17: newtricks.v1.NameNodeHost.CheckAccess:input_type -> newtricks.v1.CheckAccessRequest
-	16, // 18: newtricks.v1.NameNodeHost.GetContentSummary:input_type -> newtricks.v1.GetContentSummaryRequest
-	18, // 19: newtricks.v1.NameNodeHost.GetXAttrs:input_type -> newtricks.v1.GetXAttrsRequest
-	20, // 20: newtricks.v1.NameNodeHost.SetXAttr:input_type -> newtricks.v1.SetXAttrRequest
-	22, // 21: newtricks.v1.NameNodeHost.RemoveXAttr:input_type -> newtricks.v1.RemoveXAttrRequest
-	24, // 22: newtricks.v1.NameNodeHost.Reconfigure:input_type -> newtricks.v1.ReconfigureRequest
-	26, // 23: newtricks.v1.NameNodeHost.GetNamesystemState:input_type -> newtricks.v1.GetNamesystemStateRequest
-	40, // 24: newtricks.v1.NameNodeHost.GetQuotaUsage:input_type -> newtricks.v1.GetQuotaUsageRequest
-	43, // 25: newtricks.v1.NameNodeHost.InspectFiles:input_type -> newtricks.v1.InspectFilesRequest
-	48, // 26: newtricks.v1.NameNodeHost.SetReplications:input_type -> newtricks.v1.SetReplicationsRequest
-	50, // 27: newtricks.v1.NameNodeHost.SetBalancedReads:input_type -> newtricks.v1.SetBalancedReadsRequest
-	28, // 28: newtricks.v1.DataNodeHost.Identity:input_type -> newtricks.v1.IdentityRequest
-	30, // 29: newtricks.v1.DataNodeHost.ResolveReplica:input_type -> newtricks.v1.ResolveReplicaRequest
-	32, // 30: newtricks.v1.SecurityHost.MapPrincipal:input_type -> newtricks.v1.MapPrincipalRequest
-	34, // 31: newtricks.v1.SecurityHost.AuthorizeProxy:input_type -> newtricks.v1.AuthorizeProxyRequest
-	36, // 32: newtricks.v1.SecurityHost.IsAdmin:input_type -> newtricks.v1.IsAdminRequest
-	38, // 33: newtricks.v1.SecurityHost.VerifyDelegationToken:input_type -> newtricks.v1.VerifyDelegationTokenRequest
-	1,  // 34: newtricks.v1.NameNodeHost.SetReplication:output_type -> newtricks.v1.SetReplicationResponse
-	3,  // 35: newtricks.v1.NameNodeHost.GetFileStatus:output_type -> newtricks.v1.FileStatus
-	5,  // 36: newtricks.v1.NameNodeHost.ListStatus:output_type -> newtricks.v1.ListStatusResponse
-	8,  // 37: newtricks.v1.NameNodeHost.GetDatanodeReport:output_type -> newtricks.v1.DatanodeReport
-	13, // 38: newtricks.v1.NameNodeHost.GetBlockLocations:output_type -> newtricks.v1.LocatedBlocks
-	15, // 39: newtricks.v1.NameNodeHost.CheckAccess:output_type -> newtricks.v1.CheckAccessResponse
-	17, // 40: newtricks.v1.NameNodeHost.GetContentSummary:output_type -> newtricks.v1.ContentSummary
-	19, // 41: newtricks.v1.NameNodeHost.GetXAttrs:output_type -> newtricks.v1.GetXAttrsResponse
-	21, // 42: newtricks.v1.NameNodeHost.SetXAttr:output_type -> newtricks.v1.SetXAttrResponse
-	23, // 43: newtricks.v1.NameNodeHost.RemoveXAttr:output_type -> newtricks.v1.RemoveXAttrResponse
-	25, // 44: newtricks.v1.NameNodeHost.Reconfigure:output_type -> newtricks.v1.ReconfigureResponse
-	27, // 45: newtricks.v1.NameNodeHost.GetNamesystemState:output_type -> newtricks.v1.NamesystemState
-	42, // 46: newtricks.v1.NameNodeHost.GetQuotaUsage:output_type -> newtricks.v1.GetQuotaUsageResponse
-	45, // 47: newtricks.v1.NameNodeHost.InspectFiles:output_type -> newtricks.v1.InspectFilesResponse
-	49, // 48: newtricks.v1.NameNodeHost.SetReplications:output_type -> newtricks.v1.SetReplicationsResponse
-	51, // 49: newtricks.v1.NameNodeHost.SetBalancedReads:output_type -> newtricks.v1.SetBalancedReadsResponse
-	29, // 50: newtricks.v1.DataNodeHost.Identity:output_type -> newtricks.v1.DatanodeIdentity
-	31, // 51: newtricks.v1.DataNodeHost.ResolveReplica:output_type -> newtricks.v1.Replica
-	33, // 52: newtricks.v1.SecurityHost.MapPrincipal:output_type -> newtricks.v1.MapPrincipalResponse
-	35, // 53: newtricks.v1.SecurityHost.AuthorizeProxy:output_type -> newtricks.v1.AuthorizeProxyResponse
-	37, // 54: newtricks.v1.SecurityHost.IsAdmin:output_type -> newtricks.v1.IsAdminResponse
-	39, // 55: newtricks.v1.SecurityHost.VerifyDelegationToken:output_type -> newtricks.v1.VerifyDelegationTokenResponse
-	34, // [34:56] is the sub-list for method output_type
-	12, // [12:34] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	15, // 5: newtricks.v1.CheckAccessResponse.results:type_name -> newtricks.v1.AccessResult
+	53, // 6: newtricks.v1.GetXAttrsResponse.xattrs:type_name -> newtricks.v1.GetXAttrsResponse.XattrsEntry
+	10, // 7: newtricks.v1.ResolveReplicaRequest.token:type_name -> newtricks.v1.Token
+	10, // 8: newtricks.v1.VerifyDelegationTokenRequest.token:type_name -> newtricks.v1.Token
+	42, // 9: newtricks.v1.GetQuotaUsageResponse.dirs:type_name -> newtricks.v1.QuotaDir
+	45, // 10: newtricks.v1.InspectFilesResponse.files:type_name -> newtricks.v1.FileInspection
+	47, // 11: newtricks.v1.SetReplicationsRequest.changes:type_name -> newtricks.v1.ReplicationChange
+	48, // 12: newtricks.v1.SetReplicationsResponse.results:type_name -> newtricks.v1.ReplicationResult
+	0,  // 13: newtricks.v1.NameNodeHost.SetReplication:input_type -> newtricks.v1.SetReplicationRequest
+	2,  // 14: newtricks.v1.NameNodeHost.GetFileStatus:input_type -> newtricks.v1.GetFileStatusRequest
+	4,  // 15: newtricks.v1.NameNodeHost.ListStatus:input_type -> newtricks.v1.ListStatusRequest
+	6,  // 16: newtricks.v1.NameNodeHost.GetDatanodeReport:input_type -> newtricks.v1.GetDatanodeReportRequest
+	9,  // 17: newtricks.v1.NameNodeHost.GetBlockLocations:input_type -> newtricks.v1.GetBlockLocationsRequest
+	14, // 18: newtricks.v1.NameNodeHost.CheckAccess:input_type -> newtricks.v1.CheckAccessRequest
+	17, // 19: newtricks.v1.NameNodeHost.GetContentSummary:input_type -> newtricks.v1.GetContentSummaryRequest
+	19, // 20: newtricks.v1.NameNodeHost.GetXAttrs:input_type -> newtricks.v1.GetXAttrsRequest
+	21, // 21: newtricks.v1.NameNodeHost.SetXAttr:input_type -> newtricks.v1.SetXAttrRequest
+	23, // 22: newtricks.v1.NameNodeHost.RemoveXAttr:input_type -> newtricks.v1.RemoveXAttrRequest
+	25, // 23: newtricks.v1.NameNodeHost.Reconfigure:input_type -> newtricks.v1.ReconfigureRequest
+	27, // 24: newtricks.v1.NameNodeHost.GetNamesystemState:input_type -> newtricks.v1.GetNamesystemStateRequest
+	41, // 25: newtricks.v1.NameNodeHost.GetQuotaUsage:input_type -> newtricks.v1.GetQuotaUsageRequest
+	44, // 26: newtricks.v1.NameNodeHost.InspectFiles:input_type -> newtricks.v1.InspectFilesRequest
+	49, // 27: newtricks.v1.NameNodeHost.SetReplications:input_type -> newtricks.v1.SetReplicationsRequest
+	51, // 28: newtricks.v1.NameNodeHost.SetBalancedReads:input_type -> newtricks.v1.SetBalancedReadsRequest
+	29, // 29: newtricks.v1.DataNodeHost.Identity:input_type -> newtricks.v1.IdentityRequest
+	31, // 30: newtricks.v1.DataNodeHost.ResolveReplica:input_type -> newtricks.v1.ResolveReplicaRequest
+	33, // 31: newtricks.v1.SecurityHost.MapPrincipal:input_type -> newtricks.v1.MapPrincipalRequest
+	35, // 32: newtricks.v1.SecurityHost.AuthorizeProxy:input_type -> newtricks.v1.AuthorizeProxyRequest
+	37, // 33: newtricks.v1.SecurityHost.IsAdmin:input_type -> newtricks.v1.IsAdminRequest
+	39, // 34: newtricks.v1.SecurityHost.VerifyDelegationToken:input_type -> newtricks.v1.VerifyDelegationTokenRequest
+	1,  // 35: newtricks.v1.NameNodeHost.SetReplication:output_type -> newtricks.v1.SetReplicationResponse
+	3,  // 36: newtricks.v1.NameNodeHost.GetFileStatus:output_type -> newtricks.v1.FileStatus
+	5,  // 37: newtricks.v1.NameNodeHost.ListStatus:output_type -> newtricks.v1.ListStatusResponse
+	8,  // 38: newtricks.v1.NameNodeHost.GetDatanodeReport:output_type -> newtricks.v1.DatanodeReport
+	13, // 39: newtricks.v1.NameNodeHost.GetBlockLocations:output_type -> newtricks.v1.LocatedBlocks
+	16, // 40: newtricks.v1.NameNodeHost.CheckAccess:output_type -> newtricks.v1.CheckAccessResponse
+	18, // 41: newtricks.v1.NameNodeHost.GetContentSummary:output_type -> newtricks.v1.ContentSummary
+	20, // 42: newtricks.v1.NameNodeHost.GetXAttrs:output_type -> newtricks.v1.GetXAttrsResponse
+	22, // 43: newtricks.v1.NameNodeHost.SetXAttr:output_type -> newtricks.v1.SetXAttrResponse
+	24, // 44: newtricks.v1.NameNodeHost.RemoveXAttr:output_type -> newtricks.v1.RemoveXAttrResponse
+	26, // 45: newtricks.v1.NameNodeHost.Reconfigure:output_type -> newtricks.v1.ReconfigureResponse
+	28, // 46: newtricks.v1.NameNodeHost.GetNamesystemState:output_type -> newtricks.v1.NamesystemState
+	43, // 47: newtricks.v1.NameNodeHost.GetQuotaUsage:output_type -> newtricks.v1.GetQuotaUsageResponse
+	46, // 48: newtricks.v1.NameNodeHost.InspectFiles:output_type -> newtricks.v1.InspectFilesResponse
+	50, // 49: newtricks.v1.NameNodeHost.SetReplications:output_type -> newtricks.v1.SetReplicationsResponse
+	52, // 50: newtricks.v1.NameNodeHost.SetBalancedReads:output_type -> newtricks.v1.SetBalancedReadsResponse
+	30, // 51: newtricks.v1.DataNodeHost.Identity:output_type -> newtricks.v1.DatanodeIdentity
+	32, // 52: newtricks.v1.DataNodeHost.ResolveReplica:output_type -> newtricks.v1.Replica
+	34, // 53: newtricks.v1.SecurityHost.MapPrincipal:output_type -> newtricks.v1.MapPrincipalResponse
+	36, // 54: newtricks.v1.SecurityHost.AuthorizeProxy:output_type -> newtricks.v1.AuthorizeProxyResponse
+	38, // 55: newtricks.v1.SecurityHost.IsAdmin:output_type -> newtricks.v1.IsAdminResponse
+	40, // 56: newtricks.v1.SecurityHost.VerifyDelegationToken:output_type -> newtricks.v1.VerifyDelegationTokenResponse
+	35, // [35:57] is the sub-list for method output_type
+	13, // [13:35] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_newtricks_v1_host_proto_init() }
@@ -3690,7 +3767,7 @@ func file_newtricks_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_newtricks_v1_host_proto_rawDesc), len(file_newtricks_v1_host_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   53,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

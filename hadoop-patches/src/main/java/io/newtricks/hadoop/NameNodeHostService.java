@@ -223,6 +223,26 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   public void checkAccess(CheckAccessRequest req, StreamObserver<CheckAccessResponse> out) {
     HostCalls.serve(metrics, out, () -> {
       FsAction action = FsAction.valueOf(req.getAction().trim().toUpperCase(Locale.ROOT));
+      if (req.getPathsCount() > 0) {
+        if (req.getPathsCount() > MAX_BATCH) {
+          throw new IllegalArgumentException(req.getPathsCount() + " paths, at most " + MAX_BATCH);
+        }
+        // Batch: one doAs, one result per path; a denied path does not fail the others.
+        return HostCalls.asUser(req.getUser(), () -> {
+          CheckAccessResponse.Builder b = CheckAccessResponse.newBuilder();
+          for (String p : req.getPathsList()) {
+            io.newtricks.proto.v1.AccessResult.Builder r = io.newtricks.proto.v1.AccessResult.newBuilder();
+            try {
+              rpc().checkAccess(p, action);
+            } catch (Throwable t) {
+              io.grpc.Status st = StatusMapping.toStatus(t).getStatus();
+              r.setCode(st.getCode().value()).setMessage(String.valueOf(st.getDescription()));
+            }
+            b.addResults(r);
+          }
+          return b.build();
+        });
+      }
       HostCalls.asUser(req.getUser(), () -> {
         rpc().checkAccess(req.getPath(), action);
         return null;
