@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
@@ -85,17 +86,15 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 			skipped = append(skipped, Skipped{st.Path, SkipHostError, "the host gave no inode id"})
 			continue
 		}
-		if !implicit {
-			_, err := m.host.CheckAccess(ctx, &nnv1.CheckAccessRequest{Path: st.Path, User: req.User, Action: "WRITE"})
-			if err != nil {
-				if terr := m.transient("access "+st.Path, err); terr != nil {
-					return nil, terr
-				}
-				skipped = append(skipped, *m.skipFor(st.Path, err))
-				continue
-			}
-		}
 		cands = append(cands, st)
+	}
+	if !implicit {
+		var denied []Skipped
+		cands, denied, err = m.checkWrite(ctx, cands, req.User)
+		if err != nil {
+			return nil, err
+		}
+		skipped = append(skipped, denied...)
 	}
 
 	rep, err := m.host.GetDatanodeReport(ctx, &nnv1.GetDatanodeReportRequest{})
@@ -330,6 +329,42 @@ func (m *Manager) raise(ctx context.Context, h *hint, plans []FilePlan) {
 		m.releaseExternal(ctx, external)
 		m.writeMu.Unlock()
 	}
+}
+
+// checkWrite keeps the files user may change (ClientProtocol.checkAccess WRITE as the user,
+// in batches); the others become skipped entries.
+func (m *Manager) checkWrite(ctx context.Context, files []*nnv1.FileStatus, user string) ([]*nnv1.FileStatus, []Skipped, error) {
+	var kept []*nnv1.FileStatus
+	var skipped []Skipped
+	for start := 0; start < len(files); start += batchSize {
+		end := min(start+batchSize, len(files))
+		req := &nnv1.CheckAccessRequest{User: user, Action: "WRITE"}
+		for _, st := range files[start:end] {
+			req.Paths = append(req.Paths, st.Path)
+		}
+		m.metrics.hostCalls.WithLabelValues("check_access").Inc()
+		resp, err := m.host.CheckAccess(ctx, req)
+		if err == nil && len(resp.Results) != end-start {
+			err = fmt.Errorf("access: %w (a NameNode hook without the batch form?)", errShortAnswer)
+		}
+		if err != nil {
+			if terr := m.transient("access", err); terr != nil {
+				return nil, nil, terr
+			}
+			return nil, nil, fmt.Errorf("access: %w: %v", ErrUnavailable, err)
+		}
+		for i, r := range resp.Results {
+			st := files[start+i]
+			if r.Code == 0 {
+				kept = append(kept, st)
+				continue
+			}
+			if s := m.skipFor(st.Path, status.Error(codes.Code(r.Code), r.Message)); s != nil {
+				skipped = append(skipped, *s)
+			}
+		}
+	}
+	return kept, skipped, nil
 }
 
 // fitQuotas reads the space quota of every quota'd ancestor of the files that grow (one

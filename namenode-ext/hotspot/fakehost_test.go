@@ -286,6 +286,21 @@ func (h *FakeHost) CheckAccess(ctx context.Context, in *nnv1.CheckAccessRequest,
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(in.Paths) > 0 {
+		out := &nnv1.CheckAccessResponse{}
+		for _, p := range in.Paths {
+			r := &nnv1.AccessResult{}
+			n, err := h.lookup(p)
+			switch {
+			case err != nil:
+				r.Code, r.Message = int32(codes.NotFound), err.Error()
+			case in.Action == "WRITE" && in.User != "" && in.User != n.owner && !n.writers[in.User]:
+				r.Code, r.Message = int32(codes.PermissionDenied), fmt.Sprintf("Permission denied: user=%s, access=WRITE, inode=%q", in.User, p)
+			}
+			out.Results = append(out.Results, r)
+		}
+		return out, nil
+	}
 	n, err := h.lookup(in.Path)
 	if err != nil {
 		return nil, err
