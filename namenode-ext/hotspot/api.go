@@ -200,8 +200,10 @@ func (m *Manager) writeRecord(ctx context.Context, rec *record) error {
 	if err != nil {
 		return fmt.Errorf("encode hint record: %w", err)
 	}
-	m.metrics.hostCalls.WithLabelValues("set_xattr").Inc()
-	if _, err := m.host.SetXAttr(ctx, &nnv1.SetXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.hintName(rec.ID), Value: enc}); err != nil {
+	callStart := time.Now()
+	_, err = m.host.SetXAttr(ctx, &nnv1.SetXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.hintName(rec.ID), Value: enc})
+	m.called("set_xattr", callStart)
+	if err != nil {
 		m.metrics.hostErrors.WithLabelValues("set_xattr").Inc()
 		return fmt.Errorf("write hint record: %w: %v", ErrUnavailable, err)
 	}

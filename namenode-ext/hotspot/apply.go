@@ -3,6 +3,7 @@ package hotspot
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -71,8 +72,9 @@ func (m *Manager) writeChanges(ctx context.Context, changes []fileChange) []chan
 	for _, c := range changes {
 		req.Changes = append(req.Changes, m.request(c))
 	}
-	m.metrics.hostCalls.WithLabelValues("set_replications").Inc()
+	callStart := time.Now()
 	resp, err := m.host.SetReplications(ctx, req)
+	m.called("set_replications", callStart)
 	if err == nil && len(resp.Results) != len(changes) {
 		err = fmt.Errorf("%d results for %d changes", len(resp.Results), len(changes))
 	}

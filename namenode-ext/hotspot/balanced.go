@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -39,8 +40,9 @@ func (m *Manager) pushBalanced(ctx context.Context) {
 	if same {
 		return
 	}
-	m.metrics.hostCalls.WithLabelValues("set_balanced_reads").Inc()
+	callStart := time.Now()
 	resp, err := m.host.SetBalancedReads(ctx, &nnv1.SetBalancedReadsRequest{Paths: paths})
+	m.called("set_balanced_reads", callStart)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {

@@ -342,8 +342,9 @@ func (m *Manager) checkWrite(ctx context.Context, files []*nnv1.FileStatus, user
 		for _, st := range files[start:end] {
 			req.Paths = append(req.Paths, st.Path)
 		}
-		m.metrics.hostCalls.WithLabelValues("check_access").Inc()
+		callStart := time.Now()
 		resp, err := m.host.CheckAccess(ctx, req)
+		m.called("check_access", callStart)
 		if err == nil && len(resp.Results) != end-start {
 			err = fmt.Errorf("access: %w (a NameNode hook without the batch form?)", errShortAnswer)
 		}
@@ -379,8 +380,9 @@ func (m *Manager) fitQuotas(ctx context.Context, files []FilePlan) ([]FilePlan, 
 	quotas := map[string]int64{}
 	for start := 0; start < len(paths); start += batchSize {
 		end := min(start+batchSize, len(paths))
-		m.metrics.hostCalls.WithLabelValues("get_quota_usage").Inc()
+		callStart := time.Now()
 		resp, err := m.host.GetQuotaUsage(ctx, &nnv1.GetQuotaUsageRequest{Paths: paths[start:end]})
+		m.called("get_quota_usage", callStart)
 		if err != nil {
 			if terr := m.transient("quota usage", err); terr != nil {
 				return nil, nil, terr

@@ -23,46 +23,43 @@
 //
 // so the factor grows with the readers and shrinks with the load, and never exceeds the live
 // DataNodes (a replica per node is the most HDFS places). Then, for every ancestor directory
-// with a space quota (GetContentSummary, as the NameNode identity), files are taken in order
-// and each file's extra bytes length · (t − r) must fit the remaining headroom of all its
-// quota'd ancestors; a file gets the largest t that fits, or is skipped (QUOTA). Only files the
-// user may change are planned: listing and stat run as the user, and CheckAccess(WRITE) as the
-// user on every file; the factor itself is then set as the NameNode identity. Anything left out
-// or lowered is in the plan with its reason (a partial plan). The ready-time estimate is
-// scheduleDelay + max(bytes to copy / (N · copyBandwidth), biggest block / copyBandwidth): the
-// NameNode copies each block as one pipeline to all its new targets.
+// with a space quota (GetQuotaUsage: O(depth) per file, from the NameNode's inode tree), files
+// are taken in order and each file's extra bytes length · (t − r) must fit the remaining
+// headroom of all its quota'd ancestors; a file gets the largest t that fits, or is skipped
+// (QUOTA). Only files the user may change are planned: listing and stat run as the user, and
+// CheckAccess(WRITE) as the user on every file (batched); the factor itself is then set as the
+// NameNode identity. Anything left out or lowered is in the plan with its reason (a partial
+// plan).
 //
 // # Execution
 //
-// While any hint is PREPARING, dfs.namenode.replication.max-streams-hard-limit,
-// dfs.namenode.replication.max-streams and
-// dfs.namenode.replication.work.multiplier.per.iteration are raised with
-// NameNode.reconfigureProperty (all three are in NameNode's reconfigurable properties in Hadoop
-// 3.4, handled by reconfReplicationParameters) and put back, in reverse order, to the values
-// Reconfigure returned. A hint is READY when every block of every file has min(target, live
-// DataNodes) locations.
+// Files are tracked by inode id (/.reserved/.inodes/<id>), so a rename during the window does
+// not lose them. Every write is a conditional, batched SetReplications change (apply.go): it
+// applies only if the factor is the one this manager set (or found when planning), so a factor
+// someone else set is never overwritten; such a file is let go by every hint holding it. The
+// writes are serialised one batch at a time (writeMu), so a 10,000-file hint does not stall
+// the restores and readiness rounds of others. Readiness comes from InspectFiles, which counts
+// live replicas per block from the first block that was short at the last look. The NameNode's
+// re-replication limits (max-streams-hard-limit, max-streams, work.multiplier.per.iteration)
+// are raised through NameNode.reconfigureProperty while some hint has copying to do, and put
+// back when none has, or after BoostMaxDuration with the reason in the hints' notes.
 //
 // # Durability
 //
-// Everything needed to restore is in HDFS xattrs, written as the NameNode identity (the
-// superuser, so the user. namespace is writable whatever the file's permissions):
+// Everything needed to restore is in HDFS xattrs, written as the NameNode identity:
 //
-//   - "<prefix>.hint.<id>" on Config.StateDir (default "/"): the hint record, gzip'd JSON with
-//     the user, deadline, and every file's path, original and target factor. It is written
-//     before the first factor changes and removed only after the last file is restored, and
-//     rewritten by Extend and Done. Its size is bounded by the NameNode's xattr size limit, so
-//     files that do not fit are skipped (STATE_BUDGET) rather than applied untracked; its count
-//     by max-active-hints (HDFS allows 32 xattrs per inode by default).
-//   - "<prefix>" on each raised file: its original factor and the first hint, for admins
-//     (hdfs dfs -getfattr) and as a second copy.
+//   - "<prefix>.hint.<id>" on Config.StateDir: the hint record (state.go): header and the
+//     files' inode ids with this hint's targets, written before the first factor changes and
+//     removed after every file was let go. Its size is bounded by the NameNode's xattr size
+//     limit (files that do not fit are skipped, STATE_BUDGET); its count by max-active-hints.
+//   - "<prefix>" on each held file: its marker, the source of truth for that file: original
+//     factor, factor set, the target of each holding hint, and while a change is in flight the
+//     factor before it. Recovery reads it (recovery.go): factor = set: as left; factor = before:
+//     the change did not happen and is redone; anything else: changed by someone else, let go.
 //   - "<prefix>.limits" on StateDir while limits are boosted: the keys and their old values.
 //
-// On start, Run waits until the NameNode is active and out of safe mode, puts boosted limits
-// back, reads every hint record from StateDir and adopts it: due hints are restored at once,
-// the others are tracked until their deadline. The restore of a file is idempotent: it sets
-// the highest target of the other hints still holding it, or the original factor, and only if
-// the factor is still the one this manager set (a factor changed by someone else meanwhile is
-// left alone). Nothing depends on namenode-ext's local disk, so a crash of namenode-ext, of
-// the whole NameNode host, or a NameNode restart all end the same way. HDFS removes the excess
-// replicas itself after the factor goes down.
+// Nothing depends on namenode-ext's local disk, so a crash of namenode-ext, of the whole
+// NameNode host, or a NameNode restart all end the same way. Undecodable records and markers
+// are reported (List for the superuser, the state_problems metric, the log) and left in place.
+// See docs/hotspot.md.
 package hotspot

@@ -1,6 +1,10 @@
 package hotspot
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // metrics are the manager's Prometheus collectors, all named newtricks_hotspot_*.
 type metrics struct {
@@ -9,6 +13,7 @@ type metrics struct {
 	restores         *prometheus.CounterVec // result: restored|external|gone
 	hostErrors       *prometheus.CounterVec // op
 	hostCalls        *prometheus.CounterVec // op
+	hostSeconds      *prometheus.CounterVec // op
 	fileErrors       *prometheus.CounterVec // code
 	problems         prometheus.Gauge
 	readySeconds     prometheus.Histogram
@@ -33,6 +38,8 @@ func newMetrics(m *Manager) *metrics {
 			Name: "host_errors_total", Help: "Failed calls to the NameNode host service, by operation."}, []string{"op"}),
 		hostCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "host_calls_total", Help: "Batched calls to the NameNode host service by the background work, by operation."}, []string{"op"}),
+		hostSeconds: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "host_call_seconds_total", Help: "Time spent in the calls of host_calls_total, by operation."}, []string{"op"}),
 		fileErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
 			Name: "file_change_errors_total", Help: "Per-file factor changes the NameNode refused, by gRPC code (ABORTED: changed by someone else)."}, []string{"code"}),
 		problems: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
@@ -66,6 +73,12 @@ func newMetrics(m *Manager) *metrics {
 // Collectors returns the manager's Prometheus collectors for the co-process registry.
 func (m *Manager) Collectors() []prometheus.Collector {
 	x := m.metrics
-	return []prometheus.Collector{x.created, x.finished, x.restores, x.hostErrors, x.hostCalls, x.fileErrors, x.problems, x.readySeconds,
+	return []prometheus.Collector{x.created, x.finished, x.restores, x.hostErrors, x.hostCalls, x.hostSeconds, x.fileErrors, x.problems, x.readySeconds,
 		x.bytesPlanned, x.boosted, x.reactiveTriggers, x.reactiveDropped, x.active, x.filesHeld}
+}
+
+// called counts one host call of op that started at start.
+func (m *Manager) called(op string, start time.Time) {
+	m.metrics.hostCalls.WithLabelValues(op).Inc()
+	m.metrics.hostSeconds.WithLabelValues(op).Add(time.Since(start).Seconds())
 }

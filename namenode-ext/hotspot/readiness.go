@@ -55,8 +55,9 @@ func (m *Manager) trackReadiness(ctx context.Context) {
 			req.Want = append(req.Want, int32(p.want))
 			req.FromBlock = append(req.FromBlock, int32(p.f.firstShort))
 		}
-		m.metrics.hostCalls.WithLabelValues("inspect_files").Inc()
+		callStart := time.Now()
 		resp, err := m.host.InspectFiles(ctx, req)
+		m.called("inspect_files", callStart)
 		if err == nil && len(resp.Files) != len(req.FileIds) {
 			err = errShortAnswer
 		}

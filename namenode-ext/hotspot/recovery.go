@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -90,8 +91,9 @@ func (m *Manager) recover(ctx context.Context) error {
 	insp := map[int64]*nnv1.FileInspection{}
 	for start := 0; start < len(ids); start += inspectBatch {
 		end := min(start+inspectBatch, len(ids))
-		m.metrics.hostCalls.WithLabelValues("inspect_files").Inc()
+		callStart := time.Now()
 		resp, err := m.host.InspectFiles(ctx, &nnv1.InspectFilesRequest{FileIds: ids[start:end], Xattr: m.cfg.markerName()})
+		m.called("inspect_files", callStart)
 		if err == nil && len(resp.Files) != end-start {
 			err = errShortAnswer
 		}

@@ -3,6 +3,7 @@ package hotspot
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -95,8 +96,9 @@ func (m *Manager) restore(ctx context.Context, h *hint) error {
 	}
 
 	m.writeMu.Lock()
-	m.metrics.hostCalls.WithLabelValues("remove_xattr").Inc()
+	callStart := time.Now()
 	_, err := m.host.RemoveXAttr(ctx, &nnv1.RemoveXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.hintName(h.rec.ID)})
+	m.called("remove_xattr", callStart)
 	m.writeMu.Unlock()
 	if err != nil && hostRetryable(err) {
 		return fmt.Errorf("remove hint record: %w", err)
