@@ -109,6 +109,26 @@ func setSpaceQuota(t *testing.T, c *cluster.Cluster, a exttest.Artifacts, bytes 
 	}
 }
 
+// setrep sets a factor with Hadoop's own FsShell as the superuser, as an admin would.
+func setrep(t *testing.T, c *cluster.Cluster, a exttest.Artifacts, factor int, name string) {
+	t.Helper()
+	lib := a.HadoopLibDir
+	if lib == "" {
+		lib = cluster.DefaultHadoopLib()
+	}
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("java", "-XX:+IgnoreUnrecognizedVMOptions", "--add-opens=java.base/java.lang=ALL-UNNAMED",
+		"-cp", c.DataNodes()[0].ConfDir+":"+filepath.Join(lib, "*"),
+		"org.apache.hadoop.fs.FsShell", "-setrep", fmt.Sprint(factor), name)
+	cmd.Env = append(os.Environ(), "HADOOP_USER_NAME="+u.Username)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hdfs dfs -setrep: %v\n%s", err, out)
+	}
+}
+
 // nnConf reads one property of the running NameNode's configuration (its /conf servlet shows
 // values changed by reconfiguration).
 func nnConf(c *cluster.Cluster, key string) (string, error) {
@@ -240,8 +260,14 @@ func TestHotspot(t *testing.T) {
 				t.Fatalf("%s factor %d %v", f.Path, r, err)
 			}
 		}
-		if v, err := nnConf(c, "dfs.namenode.replication.max-streams"); err == nil {
-			t.Logf("dfs.namenode.replication.max-streams right after the hint: %s", v)
+		// The limits are raised while there is copying to do (read right after the hint,
+		// before any replica could be scheduled: the redundancy interval is 1 s).
+		for key, want := range map[string]string{"dfs.namenode.replication.max-streams": "32",
+			"dfs.namenode.replication.max-streams-hard-limit":        "64",
+			"dfs.namenode.replication.work.multiplier.per.iteration": "16"} {
+			if v, err := nnConf(c, key); err != nil || v != want {
+				t.Fatalf("%s=%q (%v) right after the hint, want %s", key, v, err, want)
+			}
 		}
 		t.Logf("plan: %d bytes to copy, estimated ready in %v, notes %q", plan.BytesToCopy,
 			plan.EstimatedReady.Sub(start).Round(time.Second), plan.Notes)
@@ -309,6 +335,9 @@ func TestHotspot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if r, err := replication(root, "/hot/meta"); err != nil || r != 6 {
+			t.Fatalf("factor %d (%v) before the kill, want 6", r, err)
+		}
 		pids, err := c.KillChildren(cluster.NameNode, "namenode-ext")
 		if err != nil || len(pids) == 0 {
 			t.Fatalf("kill namenode-ext: %v %v", pids, err)
@@ -331,6 +360,9 @@ func TestHotspot(t *testing.T) {
 		plan, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot/emb-0"}, For: 20 * time.Second, Readers: 32})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if r, err := replication(root, "/hot/emb-0"); err != nil || r != 6 {
+			t.Fatalf("factor %d (%v) before the restart, want 6", r, err)
 		}
 		if err := c.RestartNameNode(ctx); err != nil {
 			t.Fatal(err)
@@ -357,6 +389,138 @@ func TestHotspot(t *testing.T) {
 			}
 			return nil
 		})
+	})
+
+	// root may be stale after the NameNode restart; every case below uses a fresh client.
+	fs, err := c.Client(su.Username)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	factorNow := func(t *testing.T, name string, want int) {
+		t.Helper()
+		if r, err := replication(fs, name); err != nil || r != want {
+			t.Fatalf("%s factor %d (%v), want %d", name, r, err, want)
+		}
+	}
+	waitFactorFS := func(t *testing.T, name string, want int, within time.Duration) {
+		t.Helper()
+		eventually(t, within, fmt.Sprintf("%s at factor %d", name, want), func() error {
+			r, err := replication(fs, name)
+			if err != nil {
+				return err
+			}
+			if r != want {
+				return fmt.Errorf("factor %d", r)
+			}
+			return nil
+		})
+	}
+	aliceNow, err := c.Client("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer aliceNow.Close()
+
+	t.Run("renamed during the window: restored by inode id", func(t *testing.T) {
+		plan, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot/emb-1"}, For: time.Hour, Readers: 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		factorNow(t, "/hot/emb-1", 6)
+		if err := aliceNow.Rename("/hot/emb-1", "/hot/emb-1.moved"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "status follows the rename", func() error {
+			st, err := alice.Status(ctx, plan.HintID)
+			if err != nil {
+				return err
+			}
+			if st.Files[0].Path != "/hot/emb-1.moved" {
+				return fmt.Errorf("path %s", st.Files[0].Path)
+			}
+			return nil
+		})
+		if _, err := alice.Done(ctx, plan.HintID); err != nil {
+			t.Fatal(err)
+		}
+		factorNow(t, "/hot/emb-1.moved", 3)
+		if xa, _ := fs.ListXAttrs("/hot/emb-1.moved"); len(xa) != 0 {
+			t.Fatalf("marker left: %v", xa)
+		}
+		if err := aliceNow.Rename("/hot/emb-1.moved", "/hot/emb-1"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("overlapping hints, a restart between the restores", func(t *testing.T) {
+		small, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot/meta"}, For: time.Hour, Readers: 8}) // 4
+		if err != nil {
+			t.Fatal(err)
+		}
+		big, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot/meta"}, For: time.Hour, Readers: 32}) // 6
+		if err != nil {
+			t.Fatal(err)
+		}
+		factorNow(t, "/hot/meta", 6)
+		if _, err := alice.Done(ctx, big.HintID); err != nil {
+			t.Fatal(err)
+		}
+		factorNow(t, "/hot/meta", 4)
+		if _, err := c.KillChildren(cluster.NameNode, "namenode-ext"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 60*time.Second, "small hint adopted by the restarted namenode-ext", func() error {
+			_, err := alice.Done(ctx, small.HintID)
+			return err
+		})
+		factorNow(t, "/hot/meta", 3)
+	})
+
+	t.Run("a factor set by someone else is never overwritten", func(t *testing.T) {
+		a1, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot/emb-0"}, For: time.Hour, Readers: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a2, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot/emb-0"}, For: time.Hour, Readers: 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		factorNow(t, "/hot/emb-0", 6)
+		setrep(t, c, a, 5, "/hot/emb-0") // the admin, with Hadoop's own FsShell
+		st, err := alice.Done(ctx, a1.HintID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Files[0].Result != hotspot.ResultExternal {
+			t.Fatalf("result %+v", st.Files[0])
+		}
+		if _, err := c.KillChildren(cluster.NameNode, "namenode-ext"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 60*time.Second, "second hint ended by the restarted namenode-ext", func() error {
+			_, err := alice.Done(ctx, a2.HintID)
+			return err
+		})
+		factorNow(t, "/hot/emb-0", 5)
+		if xa, _ := fs.ListXAttrs("/hot/emb-0"); len(xa) != 0 {
+			t.Fatalf("marker left: %v", xa)
+		}
+		setrep(t, c, a, 3, "/hot/emb-0")
+	})
+
+	t.Run("extend keeps the factor past the first deadline", func(t *testing.T) {
+		plan, err := createHint(t, ctx, alice, hintclient.Hint{Paths: []string{"/hot/one"}, For: 8 * time.Second, Readers: 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := alice.Extend(ctx, plan.HintID, 15*time.Second)
+		if err != nil || !st.Deadline.After(plan.Deadline.Add(14*time.Second)) {
+			t.Fatalf("extend: %+v %v", st, err)
+		}
+		time.Sleep(time.Until(plan.Deadline) + 3*time.Second)
+		factorNow(t, "/hot/one", 6)
+		waitFactorFS(t, "/hot/one", 3, time.Until(st.Deadline)+15*time.Second)
 	})
 
 	t.Run("permission, prefixes, bad input", func(t *testing.T) {
