@@ -70,3 +70,22 @@ func TestRequireAdmin(t *testing.T) {
 		t.Fatalf("no impersonator: %v", err)
 	}
 }
+
+func TestRequireAdminView(t *testing.T) {
+	imp := fakeImp{admins: map[string]bool{"hdfs": true}}
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		code codes.Code
+	}{
+		{"no interceptor", context.Background(), codes.Unauthenticated},
+		{"simple: open, names are not proven", NewContext(context.Background(), Identity{Method: MethodSimple}, "", nil), codes.OK},
+		{"kerberos admin", NewContext(context.Background(), Identity{User: "hdfs", Method: MethodKerberos}, "", imp), codes.OK},
+		{"kerberos user", NewContext(context.Background(), Identity{User: "alice", Method: MethodKerberos}, "", imp), codes.PermissionDenied},
+		{"token user", NewContext(context.Background(), Identity{User: "alice", Method: MethodToken}, "", imp), codes.PermissionDenied},
+	} {
+		if err := RequireAdminView(tc.ctx); Code(err) != tc.code {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.code)
+		}
+	}
+}

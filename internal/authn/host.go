@@ -128,11 +128,15 @@ type TokenOwner struct {
 // VerifyToken asks the daemon to verify an HDFS delegation token (password, expiry, not
 // cancelled). A rejected token wraps ErrUnauthenticated.
 func (h *Host) VerifyToken(ctx context.Context, t Token) (TokenOwner, error) {
-	if t.Kind != HDFSDelegationKind {
-		return TokenOwner{}, fmt.Errorf("%w: token kind %q is not %s", ErrUnauthenticated, truncate(t.Kind, 40), HDFSDelegationKind)
+	switch t.Kind {
+	case HDFSDelegationKind, webHDFSDelegationKind, swebHDFSDelegationKind:
+		// WebHDFS hands out the NameNode's own delegation token under its own kind: the same
+		// identifier and password, checked by the same secret manager.
+	default:
+		return TokenOwner{}, fmt.Errorf("%w: token kind %q is not an HDFS delegation token", ErrUnauthenticated, truncate(t.Kind, 40))
 	}
 	r, err := h.rpc.VerifyDelegationToken(ctx, &pb.VerifyDelegationTokenRequest{Token: &pb.Token{
-		Identifier: t.Identifier, Password: t.Password, Kind: t.Kind, Service: t.Service}})
+		Identifier: t.Identifier, Password: t.Password, Kind: HDFSDelegationKind, Service: t.Service}})
 	if err != nil {
 		if denied(err) {
 			return TokenOwner{}, fmt.Errorf("%w: %s", ErrUnauthenticated, status.Convert(err).Message())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jcmturner/gokrb5/v8/client"
@@ -81,19 +82,36 @@ func (v *KerberosVerifier) Verify(token []byte) (string, error) {
 }
 
 // KerberosCredentials are client-side gRPC per-call credentials: a fresh SPNEGO token for
-// the service principal spn ("newtricks/host.example.com") on every call, from a logged-in
-// gokrb5 client.
+// the service principal ("newtricks/host.example.com") on every call, from a logged-in gokrb5
+// client. Build them with NewKerberosCredentials and share one per client: services keep a
+// replay cache keyed on the client and the authenticator's time to the microsecond, so tokens
+// made concurrently in the same microsecond would be refused as replays; one
+// KerberosCredentials never makes two in the same microsecond.
 type KerberosCredentials struct {
-	Client *client.Client
-	SPN    string
+	client *client.Client
+	spn    string
+
+	mu   sync.Mutex
+	last int64 // UnixMicro of the last token
+}
+
+// NewKerberosCredentials returns credentials for calls to the service spn as cl's principal.
+func NewKerberosCredentials(cl *client.Client, spn string) *KerberosCredentials {
+	return &KerberosCredentials{client: cl, spn: spn}
 }
 
 // GetRequestMetadata implements credentials.PerRPCCredentials.
-func (k KerberosCredentials) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	s := spnego.SPNEGOClient(k.Client, k.SPN)
+func (k *KerberosCredentials) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	k.mu.Lock()
+	for time.Now().UnixMicro() <= k.last {
+		time.Sleep(time.Microsecond)
+	}
+	s := spnego.SPNEGOClient(k.client, k.spn)
 	tok, err := s.InitSecContext()
+	k.last = time.Now().UnixMicro()
+	k.mu.Unlock()
 	if err != nil {
-		return nil, fmt.Errorf("kerberos: service ticket for %s: %w", k.SPN, err)
+		return nil, fmt.Errorf("kerberos: service ticket for %s: %w", k.spn, err)
 	}
 	b, err := tok.Marshal()
 	if err != nil {
@@ -103,7 +121,7 @@ func (k KerberosCredentials) GetRequestMetadata(context.Context, ...string) (map
 }
 
 // RequireTransportSecurity implements credentials.PerRPCCredentials: tokens go only over TLS.
-func (KerberosCredentials) RequireTransportSecurity() bool { return true }
+func (*KerberosCredentials) RequireTransportSecurity() bool { return true }
 
 // TokenCredentials are client-side gRPC per-call credentials carrying an HDFS delegation
 // token (Token.Encode form).

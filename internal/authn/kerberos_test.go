@@ -175,9 +175,10 @@ func TestSecureAuthenticator(t *testing.T) {
 	neg := func(user string) string {
 		return "Negotiate " + base64.StdEncoding.EncodeToString(spnegoFor(t, kt, user, "newtricks/host", time.Now()))
 	}
-	tok := func(user, pw string) string {
-		return "HDFS-Token " + Token{Identifier: []byte(user), Password: []byte(pw), Kind: HDFSDelegationKind}.Encode()
+	tokKind := func(user, pw, kind string) string {
+		return "HDFS-Token " + Token{Identifier: []byte(user), Password: []byte(pw), Kind: kind}.Encode()
 	}
+	tok := func(user, pw string) string { return tokKind(user, pw, HDFSDelegationKind) }
 	for _, tc := range []struct {
 		name, auth, requested, want string
 		code                        codes.Code
@@ -191,6 +192,8 @@ func TestSecureAuthenticator(t *testing.T) {
 		{"token alice", tok("alice", "good"), "", "alice", codes.OK},
 		{"token bad password", tok("alice", "forged"), "", "", codes.Unauthenticated},
 		{"token alice claims bob", tok("alice", "good"), "bob", "", codes.PermissionDenied},
+		{"webhdfs kind", tokKind("alice", "good", "WEBHDFS delegation"), "", "alice", codes.OK},
+		{"other kind", tokKind("alice", "good", "kms-dt"), "", "", codes.Unauthenticated},
 		{"malformed", "Negotiate !!!", "", "", codes.Unauthenticated},
 		{"unknown scheme", "Basic YTpi", "", "", codes.Unauthenticated},
 	} {

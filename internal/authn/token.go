@@ -13,6 +13,12 @@ var ErrMalformed = errors.New("malformed credentials")
 // HDFSDelegationKind is the kind of the tokens the NameNode issues (DelegationTokenIdentifier).
 const HDFSDelegationKind = "HDFS_DELEGATION_TOKEN"
 
+// Kinds WebHDFS gives the same tokens (WebHdfsConstants.WEBHDFS_TOKEN_KIND and SWEBHDFS_TOKEN_KIND).
+const (
+	webHDFSDelegationKind  = "WEBHDFS delegation"
+	swebHDFSDelegationKind = "SWEBHDFS delegation"
+)
+
 // maxTokenString bounds an encoded token before it is decoded: real HDFS delegation tokens
 // are about 100 characters; the limit only stops a caller from making us decode megabytes.
 const maxTokenString = 8 << 10

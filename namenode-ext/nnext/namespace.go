@@ -48,7 +48,11 @@ func (a *namespaceAPI) Locate(ctx context.Context, req *pb.LocateRequest) (*pb.L
 }
 
 // RecentEvents returns the newest events the sink retained.
-func (a *namespaceAPI) RecentEvents(_ context.Context, req *pb.RecentEventsRequest) (*pb.RecentEventsResponse, error) {
+func (a *namespaceAPI) RecentEvents(ctx context.Context, req *pb.RecentEventsRequest) (*pb.RecentEventsResponse, error) {
+	// Every user's paths and client addresses: administrators only (authn.RequireAdminView).
+	if err := authn.RequireAdminView(ctx); err != nil {
+		return nil, coproc.ToStatus(err)
+	}
 	if req.GetLimit() < 0 {
 		return nil, coproc.ToStatus(fmt.Errorf("%w: limit %d is negative", coproc.ErrInvalid, req.GetLimit()))
 	}
