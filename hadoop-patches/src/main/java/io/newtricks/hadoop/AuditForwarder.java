@@ -10,11 +10,13 @@ import org.apache.hadoop.security.UserGroupInformation;
 
 /**
  * Audit logger ({@code dfs.namenode.audit.loggers=default,io.newtricks.hadoop.AuditForwarder})
- * that copies every audited call into the bounded {@link EventHub} queue.
+ * that copies the audited calls a healthy co-process subscribed to into the bounded
+ * {@link EventHub} queue.
  *
  * <p>FSNamesystem calls it synchronously on the RPC handler thread before the reply, and an
- * exception would reach the client: so it only offers to a bounded queue, never blocks, and
- * catches everything.
+ * exception would reach the client: so its first line drops every command nobody subscribed to
+ * (one volatile read, no allocation), and the rest only offers to a bounded queue, never
+ * blocks, and catches everything.
  */
 public class AuditForwarder extends HdfsAuditLogger {
   private final EventHub hub = EventHub.get();
@@ -32,6 +34,10 @@ public class AuditForwarder extends HdfsAuditLogger {
   public void logAuditEvent(boolean succeeded, String userName, InetAddress addr, String cmd,
       String src, String dst, FileStatus stat, CallerContext callerContext,
       UserGroupInformation ugi, DelegationTokenSecretManager dtSecretManager) {
+    if (!hub.wants(cmd)) {
+      hub.countFiltered();
+      return;
+    }
     try {
       String user = ugi != null ? ugi.getShortUserName() : shortName(userName);
       String ctx = callerContext != null ? callerContext.getContext() : null;
@@ -46,6 +52,10 @@ public class AuditForwarder extends HdfsAuditLogger {
   public void logAuditEvent(boolean succeeded, String userName, InetAddress addr, String cmd,
       String src, String dst, FileStatus stat, UserGroupInformation ugi,
       DelegationTokenSecretManager dtSecretManager) {
+    if (!hub.wants(cmd)) {
+      hub.countFiltered();
+      return;
+    }
     logAuditEvent(succeeded, userName, addr, cmd, src, dst, stat, null, ugi, dtSecretManager);
   }
 

@@ -61,6 +61,7 @@ final class CoprocessSupervisor {
   private volatile int generation = -1;
   private volatile String apiAddress = "";
   private volatile String metricsAddress = "";
+  private volatile ConfigureResponse configured;
   private Process process;          // guarded by lock
   private Handshake handshake;      // guarded by lock
   private Thread thread;
@@ -149,6 +150,11 @@ final class CoprocessSupervisor {
 
   String metricsAddress() {
     return metricsAddress;
+  }
+
+  /** The current child's answer to Configure (its event subscription); null before the first. */
+  ConfigureResponse configureResponse() {
+    return configured;
   }
 
   File logFile() {
@@ -277,6 +283,7 @@ final class CoprocessSupervisor {
             .build());
     apiAddress = resp.getApiAddress();
     metricsAddress = resp.getMetricsAddress();
+    configured = resp;
   }
 
   /** Health-checks until the child fails; returns why it is considered down. */

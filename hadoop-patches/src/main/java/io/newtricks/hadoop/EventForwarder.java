@@ -5,29 +5,38 @@ import io.newtricks.proto.v1.AuditEvent;
 import io.newtricks.proto.v1.DeliverAck;
 import io.newtricks.proto.v1.Event;
 import io.newtricks.proto.v1.EventBatch;
+import io.newtricks.proto.v1.EventFilter;
 import io.newtricks.proto.v1.EventSinkGrpc;
 import io.newtricks.proto.v1.NamespaceEvent;
+import java.io.File;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One background thread that drives the {@link InotifyTailer}, builds {@link EventBatch}es from
+ * One background thread that drives the {@link NamespaceTailer}, builds {@link EventBatch}es from
  * namespace events and the audit queue (at most newtricks.events.batch.max events, or whatever
  * arrived within newtricks.events.linger.ms), and calls EventSink/Deliver with a deadline.
  *
- * <p>A batch that fails is kept and retried, unchanged, once the co-process is healthy again, so
- * namespace events are delivered at least once and in txid order. Audit events are best effort:
- * the audit queue is bounded and every batch carries the total dropped so far.
+ * <p>While no co-process is healthy it does nothing at all (and the audit logger queues
+ * nothing). A batch that fails is retried once the co-process is healthy again; a new
+ * co-process gets, first, every namespace event after the last txid it acknowledged durable, so
+ * namespace events arrive in txid order, at least once, and the receiver drops repeats by txid.
+ * That durable txid is persisted (newtricks.events.state.file), so a restarted NameNode resumes
+ * after it too. Audit events are best effort: the audit queue is bounded and every batch carries
+ * the total dropped so far.
  */
 final class EventForwarder {
   private static final Logger LOG = LoggerFactory.getLogger(EventForwarder.class);
   private static final long RETRY_MS = 200;
 
   private final EventHub hub;
-  private final InotifyTailer tailer;
+  private final NamespaceTailer tailer;
+  private final File stateFile;
+  private final long persistIntervalMs;
   private final CoprocessSupervisor supervisor;
   private final HookMetrics metrics;
   private final int batchMax;
@@ -41,19 +50,43 @@ final class EventForwarder {
   private EventBatch inflight;
   private int inflightNamespace;
   private int inflightAudit;
-  private long inflightLastTxid = -1;
   private long seq;
   private long lastFailureLog;
+  private boolean healthy;
+  private int generation = -1;
+  private long durableTxid = -1;     // highest txid acknowledged durable (or loaded)
+  private long resumeAfter = -1;     // set on the next batch after a new co-process: > -1
+  private boolean resumePending;
+  private long persistedTxid = Long.MIN_VALUE;
+  private String persistedFilter = "";
+  private long nextPersistAt;
 
-  EventForwarder(EventHub hub, InotifyTailer tailer, CoprocessSupervisor supervisor,
+  EventForwarder(EventHub hub, NamespaceTailer tailer, CoprocessSupervisor supervisor,
       HookMetrics metrics, HookConf hc) {
     this.hub = hub;
     this.tailer = tailer;
+    this.stateFile = hc.stateFile;
+    this.persistIntervalMs = hc.statePersistMs;
     this.supervisor = supervisor;
     this.metrics = metrics;
     this.batchMax = Math.max(1, hc.batchMax);
     this.lingerMs = Math.max(1, hc.batchLingerMs);
     this.deliverTimeoutMs = hc.deliverTimeoutMs;
+  }
+
+  /** Resumes from the persisted state, if any. */
+  void resume(EventState st) {
+    if (st == null) {
+      return;
+    }
+    durableTxid = st.durableTxid;
+    persistedTxid = st.durableTxid;
+    if (tailer != null) {
+      tailer.setFilter(st.types, st.prefixes);
+      tailer.startAfter(st.durableTxid);
+      persistedFilter = filterKey();
+    }
+    LOG.info("newtricks: namespace events resume after txid {} ({})", st.durableTxid, stateFile);
   }
 
   void start() {
@@ -74,6 +107,9 @@ final class EventForwarder {
         Thread.currentThread().interrupt();
       }
     }
+    if (t == null || !t.isAlive()) {
+      persist(true);
+    }
   }
 
   private void loop() {
@@ -81,6 +117,20 @@ final class EventForwarder {
       long cycleStart = System.currentTimeMillis();
       boolean full = false;
       try {
+        boolean h = supervisor.isHealthy();
+        if (h != healthy) {
+          healthy = h;
+          hub.setHealthy(h);
+        }
+        if (!h) {
+          // No co-process: no tailer work, no batches; the audit logger queues nothing.
+          sleep(RETRY_MS);
+          continue;
+        }
+        int gen = supervisor.generation();
+        if (gen != generation) {
+          newCoprocess(gen);
+        }
         if (tailer != null) {
           tailer.maybePoll(cycleStart);
         }
@@ -88,16 +138,13 @@ final class EventForwarder {
           build();
         }
         if (inflight != null) {
-          if (!supervisor.isHealthy()) {
-            sleep(RETRY_MS);
-            continue;
-          }
           full = inflight.getEventsCount() >= batchMax;
           if (!deliver()) {
             sleep(RETRY_MS);
             continue;
           }
         }
+        persist(false);
       } catch (InterruptedException e) {
         break;
       } catch (Throwable t) {
@@ -113,6 +160,62 @@ final class EventForwarder {
     }
   }
 
+  /**
+   * A co-process generation we have not delivered to: apply its subscription and send it,
+   * first, every selected namespace event after the last durable txid.
+   */
+  private void newCoprocess(int gen) {
+    generation = gen;
+    inflight = null; // its namespace events are retained by the tailer and sent again
+    io.newtricks.proto.v1.ConfigureResponse r = supervisor.configureResponse();
+    applyFilter(r == null ? EventFilter.getDefaultInstance() : r.getEvents());
+    if (tailer != null) {
+      tailer.restartAfter(durableTxid);
+      resumePending = true;
+      resumeAfter = durableTxid;
+    }
+  }
+
+  private void applyFilter(EventFilter f) {
+    hub.subscribe(f.getAuditCommandsList());
+    if (tailer != null) {
+      tailer.setFilter(f.getNamespaceTypesList(), f.getNamespacePathPrefixesList());
+    }
+    LOG.info("newtricks: co-process subscribes to audit {} and namespace {} under {}",
+        f.getAuditCommandsList(), f.getNamespaceTypesList(),
+        f.getNamespacePathPrefixesList().isEmpty() ? "/" : f.getNamespacePathPrefixesList());
+  }
+
+  private String filterKey() {
+    return tailer == null ? "" : tailer.types() + "|" + Arrays.toString(tailer.prefixes());
+  }
+
+  /** Saves the resume point if it moved (at most every persistIntervalMs unless forced). */
+  private void persist(boolean force) {
+    if (tailer == null || stateFile == null) {
+      return;
+    }
+    long now = System.currentTimeMillis();
+    if (!force && now < nextPersistAt) {
+      return;
+    }
+    long safe = tailer.safeTxid();
+    String fk = filterKey();
+    if (safe < 0 || (safe == persistedTxid && fk.equals(persistedFilter))) {
+      return;
+    }
+    nextPersistAt = now + persistIntervalMs;
+    try {
+      new EventState(safe, tailer.types(), Arrays.asList(tailer.prefixes())).save(stateFile);
+      persistedTxid = safe;
+      persistedFilter = fk;
+      metrics.persistedTxid.set(safe);
+    } catch (Throwable t) {
+      LOG.warn("newtricks: cannot save the event stream position to {}: {}", stateFile,
+          t.toString());
+    }
+  }
+
   /** Builds the next batch from queued namespace events, then audit records. */
   private void build() {
     List<NamespaceEvent> ns = new ArrayList<>();
@@ -125,18 +228,21 @@ final class EventForwarder {
       return;
     }
     EventBatch.Builder b = EventBatch.newBuilder();
-    long lastTxid = -1;
     for (NamespaceEvent e : ns) {
       b.addEvents(Event.newBuilder().setNamespace(e));
-      lastTxid = Math.max(lastTxid, e.getTxid());
     }
     for (AuditRecord r : audit) {
       b.addEvents(Event.newBuilder().setAudit(toProto(r)));
     }
-    inflight = b.setSeq(++seq).setAuditDroppedTotal(hub.dropped()).build();
+    if (resumePending && !ns.isEmpty()) {
+      long after = resumeAfter >= 0 ? resumeAfter : ns.get(0).getTxid() - 1;
+      b.setResumeTxid(after + 1);
+      resumePending = false;
+    }
+    inflight = b.setSeq(++seq).setAuditDroppedTotal(hub.dropped())
+        .setNamespaceGapsTotal(metrics.namespaceGaps.value()).build();
     inflightNamespace = ns.size();
     inflightAudit = audit.size();
-    inflightLastTxid = lastTxid;
   }
 
   private boolean deliver() {
@@ -157,7 +263,11 @@ final class EventForwarder {
       metrics.auditForwarded.incr(inflightAudit);
       metrics.namespaceForwarded.incr(inflightNamespace);
       if (tailer != null) {
-        tailer.acknowledge(inflightNamespace, Math.max(inflightLastTxid, ack.getLastTxid()));
+        tailer.acknowledge(ack.getLastTxid(), ack.getDurableTxid());
+      }
+      durableTxid = Math.max(durableTxid, ack.getDurableTxid());
+      if (ack.hasFilter()) {
+        applyFilter(ack.getFilter());
       }
       inflight = null;
       return true;

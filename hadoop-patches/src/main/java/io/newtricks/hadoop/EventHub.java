@@ -1,25 +1,38 @@
 package io.newtricks.hadoop;
 
 import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The bounded audit queue shared, per JVM, by the audit logger (created by FSNamesystem) and the
  * NameNodePlugin that drains it. Offering never blocks and never throws: a full queue drops the
  * record and counts it. Lock-free, because every audited call of every RPC handler goes through
- * {@link #offer}.
+ * {@link #wants} and, if wanted, {@link #offer}.
+ *
+ * <p>Nothing is queued unless a healthy co-process subscribed to the command: the audit logger
+ * asks {@link #wants} at its first line, which reads one volatile array (empty while no
+ * co-process is healthy or none subscribed) and allocates nothing.
  */
 final class EventHub {
+  private static final String[] NONE = new String[0];
   private static final EventHub INSTANCE = new EventHub();
 
   private final ConcurrentLinkedQueue<AuditRecord> queue = new ConcurrentLinkedQueue<>();
   private final AtomicInteger size = new AtomicInteger();
   private volatile int capacity = -1; // -1: not configured yet
   private volatile boolean closed;
-  private final AtomicLong accepted = new AtomicLong();
-  private final AtomicLong dropped = new AtomicLong();
+  /** Commands forwarded now: the subscription while a co-process is healthy, else none. */
+  private volatile String[] active = NONE;
+  private String[] subscribed = NONE; // guarded by this
+  private boolean healthy;            // guarded by this
+  // LongAdders: RPC handlers update them concurrently, and they are read only for metrics.
+  private final LongAdder accepted = new LongAdder();
+  private final LongAdder dropped = new LongAdder();
+  private final LongAdder filtered = new LongAdder();
 
   EventHub() {}
 
@@ -34,6 +47,55 @@ final class EventHub {
     }
   }
 
+  /**
+   * The audited commands the co-process subscribed to ("open", ...). Commands are compared with
+   * String.equals; FSNamesystem passes literals, so the comparison is usually one identity check.
+   */
+  synchronized void subscribe(Collection<String> commands) {
+    Set<String> s = new LinkedHashSet<>();
+    for (String c : commands) {
+      if (c != null && !c.isEmpty()) {
+        s.add(c.intern());
+      }
+    }
+    subscribed = s.toArray(NONE);
+    publish();
+  }
+
+  /** Whether a co-process is healthy: while it is not, nothing is queued at all. */
+  synchronized void setHealthy(boolean h) {
+    healthy = h;
+    publish();
+    if (!h) {
+      // Nobody will read these soon; the co-process that comes back gets new ones.
+      drainAway();
+    }
+  }
+
+  private void publish() {
+    active = healthy && !closed ? subscribed : NONE;
+  }
+
+  /** True if the command is forwarded now. Allocation-free; called on every audited call. */
+  boolean wants(String cmd) {
+    String[] a = active;
+    for (int i = 0; i < a.length; i++) {
+      if (a[i] == cmd || a[i].equals(cmd)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Counts an audited call that was not forwarded (sampled by the caller, see AuditForwarder). */
+  void countFiltered() {
+    filtered.increment();
+  }
+
+  String[] activeCommands() {
+    return active.clone();
+  }
+
   /** Adds a record unless the queue is full or closed. Never blocks. */
   boolean offer(AuditRecord r) {
     if (closed) {
@@ -46,11 +108,11 @@ final class EventHub {
     }
     if (size.incrementAndGet() > cap) {
       size.decrementAndGet();
-      dropped.incrementAndGet();
+      dropped.increment();
       return false;
     }
     queue.offer(r);
-    accepted.incrementAndGet();
+    accepted.increment();
     return true;
   }
 
@@ -71,23 +133,33 @@ final class EventHub {
   }
 
   /** Stops accepting and frees the queue: used when no co-process will ever drain it. */
-  void close() {
+  synchronized void close() {
     closed = true;
+    publish();
+    drainAway();
+  }
+
+  private void drainAway() {
     while (queue.poll() != null) {
       size.decrementAndGet();
     }
   }
 
   /** Accepts records again (a plugin with a co-process started). */
-  void open() {
+  synchronized void open() {
     closed = false;
+    publish();
   }
 
   long accepted() {
-    return accepted.get();
+    return accepted.sum();
   }
 
   long dropped() {
-    return dropped.get();
+    return dropped.sum();
+  }
+
+  long filtered() {
+    return filtered.sum();
   }
 }

@@ -53,6 +53,20 @@ final class HookConf {
    */
   static final String INOTIFY_EVENTS_PER_READ = "newtricks.inotify.events.per.read";
 
+  /**
+   * Where the NameNode hook keeps the event stream's resume point (the last txid the co-process
+   * made durable) and subscription. Default ${hadoop.tmp.dir}/newtricks-state/namenode-events.properties.
+   */
+  static final String STATE_FILE = "newtricks.events.state.file";
+  /** How often, at most, the resume point is written (ms). */
+  static final String STATE_PERSIST_MS = "newtricks.events.state.persist.ms";
+  /** Events the {@link EventJournal} holds for the tailer; beyond, it pauses and catches up. */
+  static final String JOURNAL_QUEUE_CAPACITY = "newtricks.events.journal.queue.capacity";
+  /** The event journal rolls the edit log to read a hole at most this often (ms). */
+  static final String ROLL_MIN_INTERVAL_MS = "newtricks.events.roll.min.interval.ms";
+  /** Tests only: the event journal's writes throw, as a failing journal would. */
+  static final String JOURNAL_INJECT_FAILURE = "newtricks.events.journal.inject-failure";
+
   /** HDFS keys forwarded to the co-process in Configure, besides every newtricks.* key. */
   static final String[] FORWARDED_HDFS_KEYS = {
     "fs.defaultFS", "dfs.permissions.enabled", "dfs.permissions.superusergroup",
@@ -82,6 +96,9 @@ final class HookConf {
   final int inotifyMaxPending;
   final int inotifyCostFactor;
   final int inotifyEventsPerRead;
+  final File stateFile;
+  final long statePersistMs;
+  final long rollMinIntervalMs;
 
   HookConf(Configuration conf, String binaryKey) {
     this.binary = conf.getTrimmed(binaryKey, "");
@@ -107,6 +124,15 @@ final class HookConf {
     this.inotifyMaxPending = conf.getInt(INOTIFY_MAX_PENDING, 10_000);
     this.inotifyCostFactor = conf.getInt(INOTIFY_COST_FACTOR, 20);
     this.inotifyEventsPerRead = conf.getInt(INOTIFY_EVENTS_PER_READ, 20_000);
+    this.stateFile = stateFile(conf);
+    this.statePersistMs = conf.getLong(STATE_PERSIST_MS, 200);
+    this.rollMinIntervalMs = conf.getLong(ROLL_MIN_INTERVAL_MS, 5_000);
+  }
+
+  static File stateFile(Configuration conf) {
+    String tmp = conf.get("hadoop.tmp.dir", System.getProperty("java.io.tmpdir"));
+    return new File(conf.getTrimmed(STATE_FILE,
+        tmp + "/newtricks-state/namenode-events.properties"));
   }
 
   /** The conf map pushed to the co-process: every newtricks.* key plus FORWARDED_HDFS_KEYS. */

@@ -43,6 +43,9 @@ final class HookMetrics implements MetricsSource {
   final MutableCounterLong hostCallErrors;
   final MutableRate hostCallLatency;
   final MutableRate deliverLatency;
+  final MutableGaugeLong persistedTxid;
+  final MutableCounterLong journalCatchUpOps;
+  final MutableCounterLong editLogRolls;
 
   HookMetrics(String name) {
     this.name = name;
@@ -63,6 +66,9 @@ final class HookMetrics implements MetricsSource {
     hostCallErrors = registry.newCounter("HostCallErrors", "host gRPC calls that returned an error", 0L);
     hostCallLatency = registry.newRate("HostCall", "host gRPC call latency (ms)", false);
     deliverLatency = registry.newRate("Deliver", "EventSink/Deliver latency (ms)", false);
+    persistedTxid = registry.newGauge("PersistedTxid", "namespace txid the stream resumes after on restart", -1L);
+    journalCatchUpOps = registry.newCounter("JournalCatchUpOps", "edit-log ops read from finalized segments to fill holes in the event journal's capture", 0L);
+    editLogRolls = registry.newCounter("EditLogRolls", "edit-log rolls requested to read a hole from a finalized segment", 0L);
   }
 
   /** Registers this source with the daemon's metrics system; failures are logged, not thrown. */
@@ -98,5 +104,11 @@ final class HookMetrics implements MetricsSource {
     rb.addCounter(Interns.info("AuditQueued", "audit events accepted into the queue"), hub.accepted());
     rb.addCounter(Interns.info("AuditDropped", "audit events dropped because the queue was full"), hub.dropped());
     rb.addGauge(Interns.info("AuditQueueSize", "audit events waiting in the queue"), hub.size());
+    rb.addCounter(Interns.info("AuditFiltered", "audited calls not forwarded (nobody subscribed, or no healthy co-process)"), hub.filtered());
+    EditCapture cap = EditCapture.get();
+    rb.addGauge(Interns.info("JournalInstalled", "1 if the event journal is in dfs.namenode.edits.dir"), cap.installed() ? 1 : 0);
+    rb.addCounter(Interns.info("JournalCaptured", "namespace events captured by the event journal"), cap.captured.sum());
+    rb.addCounter(Interns.info("JournalDroppedChunks", "edit-log flushes the event journal dropped because its queue was full"), cap.droppedChunks.sum());
+    rb.addGauge(Interns.info("JournalQueued", "captured events waiting for the tailer"), cap.queued());
   }
 }

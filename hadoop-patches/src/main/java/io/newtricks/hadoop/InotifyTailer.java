@@ -2,8 +2,6 @@ package io.newtricks.hadoop;
 
 import io.newtricks.proto.v1.NamespaceEvent;
 import java.io.IOException;
-import java.util.ArrayDeque;
-import java.util.Collection;
 import org.apache.hadoop.hdfs.inotify.Event;
 import org.apache.hadoop.hdfs.inotify.EventBatch;
 import org.apache.hadoop.hdfs.inotify.EventBatchList;
@@ -18,12 +16,11 @@ import org.slf4j.LoggerFactory;
  * Reads namespace events from the NameNode's own edit log (ClientProtocol.getEditsFromTxid, the
  * call behind HDFS inotify) and keeps them until the co-process acknowledges them.
  *
- * <p>Not thread-safe: driven only by the {@link EventForwarder} thread. The read cursor never
- * runs more than {@code newtricks.inotify.max.pending} events ahead of the acknowledged one, so a
- * stalled co-process cannot grow NameNode memory; events already read are kept (in this queue or
- * in the forwarder's unacknowledged batch) until acknowledged, so a co-process restart loses none.
+ * <p>The fallback source of namespace events when the {@link EventJournal} is not configured:
+ * every read re-scans the in-progress edit-log segment, so reads are spaced by their cost (see
+ * BUILDING.md). Not thread-safe: driven only by the {@link EventForwarder} thread.
  */
-final class InotifyTailer {
+final class InotifyTailer extends NamespaceTailer {
   private static final Logger LOG = LoggerFactory.getLogger(InotifyTailer.class);
   private static final long MAX_BACKOFF_MS = 5_000;
   /** Consecutive hard failures at one cursor before the tailer assumes the edits are gone. */
@@ -39,20 +36,17 @@ final class InotifyTailer {
   private final Source source;
   private final long pollMs;
   private final int costFactor;
-  private final int maxPending;
-  private final HookMetrics metrics;
-  private final ArrayDeque<NamespaceEvent> queue = new ArrayDeque<>();
 
-  private long lastReadTxid = -1;   // -1: not positioned yet
-  private long ackedTxid = -1;
-  private int outstanding;          // queued + handed to the forwarder, not yet acknowledged
   private long nextPollAt;
   private long backoffMs;
   private int hardFailures;
   private boolean loggedWaiting;
 
+  /** A tailer that keeps every namespace event type (tests). */
   InotifyTailer(Source source, long pollMs, int maxPending, HookMetrics metrics) {
     this(source, pollMs, maxPending, 0, metrics);
+    setFilter(java.util.EnumSet.range(NamespaceEvent.Type.CREATE, NamespaceEvent.Type.TRUNCATE),
+        java.util.Collections.emptyList());
   }
 
   /**
@@ -62,11 +56,10 @@ final class InotifyTailer {
    *     would spend a core scanning. With factor k it spends at most 1/k of one core.
    */
   InotifyTailer(Source source, long pollMs, int maxPending, int costFactor, HookMetrics metrics) {
+    super(maxPending, metrics);
     this.costFactor = costFactor;
     this.source = source;
     this.pollMs = pollMs;
-    this.maxPending = maxPending;
-    this.metrics = metrics;
     this.backoffMs = pollMs;
   }
 
@@ -85,18 +78,24 @@ final class InotifyTailer {
   }
 
   /** Polls the edit log if it is time and there is room. Never throws. */
+  @Override
   void maybePoll(long nowMs) {
-    if (nowMs < nextPollAt || outstanding >= maxPending) {
+    if (nowMs < nextPollAt || !hasRoom()) {
       return;
     }
     try {
-      if (lastReadTxid < 0) {
-        lastReadTxid = source.currentTxid();
-        LOG.info("newtricks: inotify tailer starts after txid {}", lastReadTxid);
+      if (cursor < 0) {
+        cursor = source.currentTxid();
+        startAfter(cursor);
+        LOG.info("newtricks: inotify tailer starts after txid {}", cursor);
+        nextPollAt = nowMs + pollMs;
+      } else if (!wantsAny()) {
+        // Nothing subscribed: nothing to read; move on without scanning the edit log.
+        cursor = Math.max(cursor, source.currentTxid());
         nextPollAt = nowMs + pollMs;
       } else {
         long start = System.nanoTime();
-        EventBatchList el = source.editsFrom(lastReadTxid + 1);
+        EventBatchList el = source.editsFrom(cursor + 1);
         long tookMs = (System.nanoTime() - start) / 1_000_000;
         accept(el);
         nextPollAt = nowMs + Math.max(pollMs, costFactor * tookMs);
@@ -114,12 +113,18 @@ final class InotifyTailer {
     } catch (Throwable t) {
       hardFailures++;
       LOG.warn("newtricks: inotify read from txid {} failed ({} in a row): {}",
-          lastReadTxid + 1, hardFailures, t.toString());
-      if (hardFailures >= SKIP_AFTER_FAILURES && lastReadTxid >= 0) {
+          cursor + 1, hardFailures, t.toString());
+      if (hardFailures >= SKIP_AFTER_FAILURES && cursor >= 0) {
         skipToCurrent();
       }
       backOff(nowMs);
     }
+  }
+
+  @Override
+  protected void reposition(long txid) {
+    super.reposition(txid);
+    nextPollAt = 0;
   }
 
   private void backOff(long nowMs) {
@@ -132,9 +137,9 @@ final class InotifyTailer {
     try {
       long cur = source.currentTxid();
       LOG.warn("newtricks: namespace events {}..{} are lost (edits unreadable); skipping ahead",
-          lastReadTxid + 1, cur);
+          cursor + 1, cur);
       metrics.namespaceGaps.incr();
-      lastReadTxid = cur;
+      cursor = cur;
       hardFailures = 0;
     } catch (Throwable t) {
       LOG.debug("newtricks: getCurrentEditLogTxid", t);
@@ -145,58 +150,17 @@ final class InotifyTailer {
     if (el == null || el.getLastTxid() < 0) {
       return; // nothing new
     }
-    if (el.getFirstTxid() != lastReadTxid + 1) {
+    if (el.getFirstTxid() != cursor + 1) {
       LOG.warn("newtricks: missing namespace events: wanted txid {}, edit log starts at {}",
-          lastReadTxid + 1, el.getFirstTxid());
+          cursor + 1, el.getFirstTxid());
       metrics.namespaceGaps.incr();
     }
     for (EventBatch b : el.getBatches()) {
       for (Event e : b.getEvents()) {
-        NamespaceEvent ne = convert(b.getTxid(), e);
-        if (ne != null) {
-          queue.add(ne);
-          outstanding++;
-        }
+        offer(b.getTxid(), e);
       }
     }
-    lastReadTxid = el.getLastTxid();
-    metrics.pendingNamespaceEvents.set(outstanding);
-  }
-
-  /** Moves up to {@code max} queued events into {@code out}; they stay outstanding until acked. */
-  int drainTo(Collection<NamespaceEvent> out, int max) {
-    int n = 0;
-    while (n < max && !queue.isEmpty()) {
-      out.add(queue.poll());
-      n++;
-    }
-    return n;
-  }
-
-  /** The co-process acknowledged {@code count} drained events, the last with {@code txid}. */
-  void acknowledge(int count, long txid) {
-    outstanding = Math.max(0, outstanding - count);
-    if (txid > ackedTxid) {
-      ackedTxid = txid;
-      metrics.lastAckedTxid.set(txid);
-    }
-    metrics.pendingNamespaceEvents.set(outstanding);
-  }
-
-  boolean hasQueued() {
-    return !queue.isEmpty();
-  }
-
-  long lastReadTxid() {
-    return lastReadTxid;
-  }
-
-  long ackedTxid() {
-    return ackedTxid;
-  }
-
-  int outstanding() {
-    return outstanding;
+    cursor = el.getLastTxid();
   }
 
   /** inotify Event -> NamespaceEvent; null for types the co-process does not need. */

@@ -64,6 +64,7 @@ public class NameNodePlugin implements ServicePlugin {
       }
       if (hc.binary.isEmpty()) {
         hub.close();
+        EditCapture.get().select(EditCapture.Selection.NONE);
         LOG.warn("newtricks: {} is not set; the NameNode extension is disabled",
             HookConf.NAMENODE_BINARY);
         return;
@@ -77,15 +78,30 @@ public class NameNodePlugin implements ServicePlugin {
       String daemonId = nn.getNameNodeAddressHostPortString();
       CoprocessSupervisor s = new CoprocessSupervisor(KIND, daemonId == null ? "" : daemonId,
           h.address(), HookConf.forwarded(conf), hc, m);
-      // getEditsFromTxid reads this key from the NameNode's conf on every call.
-      String perRpc = DFSConfigKeys.DFS_NAMENODE_INOTIFY_MAX_EVENTS_PER_RPC_KEY;
-      if (nn.getConf().getInt(perRpc, DFSConfigKeys.DFS_NAMENODE_INOTIFY_MAX_EVENTS_PER_RPC_DEFAULT)
-          < hc.inotifyEventsPerRead) {
-        nn.getConf().setInt(perRpc, hc.inotifyEventsPerRead);
+      NamespaceTailer tailer;
+      if (EditCapture.get().installed()) {
+        // The NameNode writes its edits through our journal: events stream as they are synced.
+        tailer = new JournalTailer(EditCapture.get(), JournalTailer.of(nn), hc.inotifyPollMs,
+            hc.rollMinIntervalMs, hc.inotifyMaxPending, m);
+        LOG.info("newtricks: namespace events from the event journal");
+      } else {
+        // getEditsFromTxid reads this key from the NameNode's conf on every call.
+        String perRpc = DFSConfigKeys.DFS_NAMENODE_INOTIFY_MAX_EVENTS_PER_RPC_KEY;
+        if (nn.getConf().getInt(perRpc, DFSConfigKeys.DFS_NAMENODE_INOTIFY_MAX_EVENTS_PER_RPC_DEFAULT)
+            < hc.inotifyEventsPerRead) {
+          nn.getConf().setInt(perRpc, hc.inotifyEventsPerRead);
+        }
+        tailer = new InotifyTailer(InotifyTailer.of(nn.getRpcServer()),
+            hc.inotifyPollMs, hc.inotifyMaxPending, hc.inotifyCostFactor, m);
+        LOG.info("newtricks: namespace events polled from the edit log (inotify); add the event "
+            + "journal to dfs.namenode.edits.dir to stream them (BUILDING.md)");
       }
-      InotifyTailer tailer = new InotifyTailer(InotifyTailer.of(nn.getRpcServer()),
-          hc.inotifyPollMs, hc.inotifyMaxPending, hc.inotifyCostFactor, m);
       EventForwarder f = new EventForwarder(hub, tailer, s, m, hc);
+      try {
+        f.resume(EventState.load(hc.stateFile));
+      } catch (Throwable t) {
+        LOG.warn("newtricks: ignoring unreadable event state {}: {}", hc.stateFile, t.toString());
+      }
       synchronized (lock) {
         if (stopped) {
           h.stop();

@@ -42,6 +42,25 @@ public class EventHubTest {
   }
 
   @Test
+  public void forwardsOnlySubscribedCommandsWhileHealthy() {
+    EventHub hub = new EventHub();
+    hub.configure(10);
+    hub.subscribe(java.util.Arrays.asList(new String("open")));
+    assertFalse("nothing forwarded before a co-process is healthy", hub.wants("open"));
+    hub.setHealthy(true);
+    assertTrue(hub.wants("open"));
+    assertFalse(hub.wants("getfileinfo"));
+    assertFalse(hub.wants(null));
+    hub.offer(rec(1));
+    hub.setHealthy(false);
+    assertFalse(hub.wants("open"));
+    assertEquals("an unhealthy co-process's queue is freed", 0, hub.size());
+    hub.setHealthy(true);
+    hub.subscribe(java.util.Collections.emptyList());
+    assertFalse(hub.wants("open"));
+  }
+
+  @Test
   public void auditLoggerNeverThrows() {
     AuditForwarder f = new AuditForwarder();
     // Null everything: must neither throw nor block.

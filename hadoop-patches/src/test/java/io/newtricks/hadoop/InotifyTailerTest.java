@@ -65,6 +65,8 @@ public class InotifyTailerTest {
     FakeLog log = new FakeLog();
     log.last = 1;
     InotifyTailer t = new InotifyTailer(log, 10, 100_000, 20, metrics());
+    t.setFilter(java.util.Collections.singletonList(NamespaceEvent.Type.CLOSE),
+        java.util.Collections.emptyList());
     t.maybePoll(0); // positions the cursor, no read
     log.last = 50;
     log.readMs = 20;
@@ -95,7 +97,7 @@ public class InotifyTailerTest {
     assertEquals("/f6", out.get(0).getPath());
     assertEquals(60, out.get(0).getSize());
     assertEquals(3, t.outstanding());
-    t.acknowledge(3, 8);
+    t.acknowledge(8, 8);
     assertEquals(0, t.outstanding());
     assertEquals(8, t.ackedTxid());
   }
@@ -112,7 +114,7 @@ public class InotifyTailerTest {
     assertEquals(calls, log.calls);
     List<NamespaceEvent> out = new ArrayList<>();
     t.drainTo(out, 1000);
-    t.acknowledge(out.size(), 100);
+    t.acknowledge(100, 100);
     log.last = 101;
     t.maybePoll(3);
     assertEquals(101, t.lastReadTxid());
