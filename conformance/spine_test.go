@@ -25,6 +25,9 @@ import (
 
 const blockSize = 1 << 20 // small blocks so a test file spans several
 
+// spineEvents is what the spine's namenode-ext subscribes to (RecentEvents shows only that).
+const spineEvents = "CREATE,CLOSE,RENAME,UNLINK,audit:open"
+
 // writeFile writes data to name as the client's user with the given permission. Close is
 // retried while the NameNode still waits for the last block's replicas (colinmarc/hdfs
 // reports that as an error instead of retrying like the Java client).
@@ -83,7 +86,8 @@ func dataNodeAPIFor(c *cluster.Cluster, lay exttest.Layout, loc *pb.DatanodeRef)
 // TestSpine runs the spine's conformance cases in order on one real cluster with the hooks.
 func TestSpine(t *testing.T) {
 	a := artifacts(t)
-	c, lay := startCluster(t, a, exttest.Options{Name: "spine", DataNodes: 3})
+	c, lay := startCluster(t, a, exttest.Options{Name: "spine", DataNodes: 3,
+		NameNodeSite: map[string]string{"newtricks.namenode.ext.events.subscribe": spineEvents}})
 	up := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

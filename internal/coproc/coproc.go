@@ -105,7 +105,7 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.configured {
-		return &pb.ConfigureResponse{ApiAddress: c.apiAddr, MetricsAddress: c.metricsAddr}, nil
+		return c.configureResponse(), nil
 	}
 	if req.GetHostAddress() == "" {
 		return nil, status.Error(codes.InvalidArgument, "configure: host_address is empty")
@@ -164,7 +164,7 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 	c.authMethod = string(sec.Method)
 	c.log.Info("configured", "daemon", req.GetDaemonKind(), "daemon_id", req.GetDaemonId(),
 		"generation", req.GetGeneration(), "host", req.GetHostAddress(), "api", apiAddr, "metrics", metricsAddr)
-	return &pb.ConfigureResponse{ApiAddress: apiAddr, MetricsAddress: metricsAddr}, nil
+	return c.configureResponse(), nil
 }
 
 // Status reports health and the component's counters. A co-process is healthy once it runs;

@@ -25,6 +25,7 @@ const (
 	NameNodePluginClass = "io.newtricks.hadoop.NameNodePlugin"
 	DataNodePluginClass = "io.newtricks.hadoop.DataNodePlugin"
 	AuditLoggerClass    = "io.newtricks.hadoop.AuditForwarder"
+	EventJournalClass   = "io.newtricks.hadoop.EventJournal"
 )
 
 // ErrMissing is returned when a built artifact the hooks need is absent.
@@ -70,6 +71,9 @@ type Options struct {
 	NameNodeExt, DataNodeExt string
 	// NoHooks starts a plain cluster (the baseline of overhead tests).
 	NoHooks bool
+	// InotifyEvents leaves the event journal out of dfs.namenode.edits.dir, so the hook polls
+	// the edit log for namespace events (the fallback) instead of streaming them.
+	InotifyEvents bool
 	// HDFSSite, NameNodeSite and DataNodeSite are merged over what Setup sets.
 	HDFSSite     map[string]string
 	NameNodeSite map[string]string
@@ -126,6 +130,11 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 		nnSite["newtricks.namenode.ext.binary"] = nnExt
 		nnSite["newtricks.namenode.ext.api.address"] = lay.NameNodeAPI
 		nnSite["newtricks.namenode.ext.metrics.address"] = lay.NameNodeMetrics
+		if !o.InotifyEvents {
+			for k, v := range EventJournalSite() {
+				nnSite[k] = v
+			}
+		}
 	}
 	for k, v := range o.HDFSSite {
 		hdfs[k] = v
@@ -162,6 +171,15 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 		cfg.ExtraClasspath = []string{a.HooksJar}
 	}
 	return cfg, lay, nil
+}
+
+// EventJournalSite are the NameNode keys that add the event journal (BUILDING.md) next to the
+// NameNode's own edits directory.
+func EventJournalSite() map[string]string {
+	return map[string]string{
+		"dfs.namenode.edits.journal-plugin.newtricks": EventJournalClass,
+		"dfs.namenode.edits.dir":                      "${dfs.namenode.name.dir},newtricks:///events",
+	}
 }
 
 // Dial connects to a co-process API address. Reconnects are retried every 50-250 ms, not

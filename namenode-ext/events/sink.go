@@ -28,6 +28,11 @@ type Sink struct {
 	dropped     int64 // audit events the hook dropped, as it last reported
 	subscribers []subscription
 	nextSub     int
+	interests   map[int]Interest
+	cursors     map[int]*Cursor
+	filterVer   int   // bumped when the union of interests changes
+	sentVer     int   // filterVer the hook last received (Configure or an ack)
+	resumes     int64 // batches that (re)started the hook's namespace stream
 
 	mReceived   *prometheus.CounterVec
 	mAudit      prometheus.Counter // mReceived{kind="audit"}, resolved once: Deliver is hot
@@ -35,6 +40,9 @@ type Sink struct {
 	mDuplicates prometheus.Counter
 	mDropped    prometheus.Gauge
 	mLastTxid   prometheus.Gauge
+	mDurable    prometheus.Gauge
+	mGaps       prometheus.Gauge
+	mLatency    prometheus.Histogram
 }
 
 // NewSink keeps the last retain events for RecentEvents. lastTxid is the highest namespace
@@ -44,8 +52,10 @@ func NewSink(retain int, lastTxid int64) *Sink {
 		retain = 1
 	}
 	s := &Sink{
-		ring:     make([]Event, retain),
-		lastTxid: lastTxid,
+		ring:      make([]Event, retain),
+		lastTxid:  lastTxid,
+		interests: map[int]Interest{},
+		cursors:   map[int]*Cursor{},
 		mReceived: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "newtricks", Subsystem: "events", Name: "received_total",
 			Help: "Events accepted from the NameNode hook, by kind (audit, namespace).",
@@ -62,6 +72,19 @@ func NewSink(retain int, lastTxid int64) *Sink {
 			Namespace: "newtricks", Subsystem: "events", Name: "last_txid",
 			Help: "Highest inotify txid received.",
 		}),
+		mDurable: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "newtricks", Subsystem: "events", Name: "durable_txid",
+			Help: "Namespace txid up to which every event is durable here (acknowledged to the hook).",
+		}),
+		mGaps: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "newtricks", Subsystem: "events", Name: "namespace_gaps",
+			Help: "Times the NameNode hook found edits purged and skipped namespace events (since NameNode start).",
+		}),
+		mLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "newtricks", Subsystem: "events", Name: "namespace_delay_seconds",
+			Help:    "CLOSE events: NameNode close time to arrival here.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .2, .5, 1, 2, 5, 10},
+		}),
 	}
 	s.mAudit = s.mReceived.WithLabelValues("audit")
 	s.mNamespace = s.mReceived.WithLabelValues("namespace")
@@ -70,7 +93,7 @@ func NewSink(retain int, lastTxid int64) *Sink {
 
 // Collectors returns the sink's metrics.
 func (s *Sink) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.mReceived, s.mDuplicates, s.mDropped, s.mLastTxid}
+	return []prometheus.Collector{s.mReceived, s.mDuplicates, s.mDropped, s.mLastTxid, s.mDurable, s.mGaps, s.mLatency}
 }
 
 // Subscribe adds fn to the subscribers; it sees the events accepted from then on until the
@@ -99,13 +122,18 @@ type subscription struct {
 }
 
 // Deliver accepts one batch. Namespace events at or below the last txid are duplicates of an
-// earlier delivery whose acknowledgement was lost and are skipped.
+// earlier delivery (a retry whose acknowledgement was lost, or the hook resuming after the last
+// durable txid) and are skipped, so each subscriber sees each namespace event once per process.
 func (s *Sink) Deliver(_ context.Context, b *pb.EventBatch) (*pb.DeliverAck, error) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dropped = b.GetAuditDroppedTotal()
 	s.mDropped.Set(float64(s.dropped))
+	s.mGaps.Set(float64(b.GetNamespaceGapsTotal()))
+	if b.GetResumeTxid() > 0 {
+		s.resumes++
+	}
 	for _, pe := range b.GetEvents() {
 		ev, ok := fromProto(pe, now)
 		if !ok {
@@ -118,6 +146,9 @@ func (s *Sink) Deliver(_ context.Context, b *pb.EventBatch) (*pb.DeliverAck, err
 			}
 			s.lastTxid = ns.Txid
 			s.mNamespace.Inc()
+			if ns.Type == "CLOSE" && !ns.Time.IsZero() {
+				s.mLatency.Observe(now.Sub(ns.Time).Seconds())
+			}
 		} else {
 			s.mAudit.Inc()
 		}
@@ -130,7 +161,24 @@ func (s *Sink) Deliver(_ context.Context, b *pb.EventBatch) (*pb.DeliverAck, err
 		}
 	}
 	s.mLastTxid.Set(float64(s.lastTxid))
-	return &pb.DeliverAck{LastTxid: s.lastTxid}, nil
+	durable := s.durableLocked()
+	s.mDurable.Set(float64(durable))
+	ack := &pb.DeliverAck{LastTxid: s.lastTxid, DurableTxid: durable}
+	if s.sentVer != s.filterVer {
+		ack.Filter = s.filterLocked()
+		s.sentVer = s.filterVer
+	}
+	return ack, nil
+}
+
+// durableLocked is the txid up to which every namespace event is durable: handled by every
+// subscriber (they run synchronously in Deliver) and marked by every Cursor.
+func (s *Sink) durableLocked() int64 {
+	d := s.lastTxid
+	for _, c := range s.cursors {
+		d = min(d, c.mark)
+	}
+	return d
 }
 
 // SetRetain changes how many recent events are kept, keeping the newest ones.

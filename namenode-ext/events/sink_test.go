@@ -97,3 +97,49 @@ func TestSetRetainKeepsNewest(t *testing.T) {
 		t.Fatalf("after SetRetain(5) + 1 event: %d events", len(got))
 	}
 }
+
+func TestDurableWaitsForEveryCursorAndFilterIsSentOnce(t *testing.T) {
+	s := NewSink(10, -1)
+	s.Want(Interest{Namespace: []string{"CLOSE", "RENAME"}, PathPrefixes: []string{"/ckpt/"}})
+	s.Want(Interest{Audit: []string{"open"}})
+	f := s.Filter()
+	if len(f.GetAuditCommands()) != 1 || len(f.GetNamespaceTypes()) != 2 || len(f.GetNamespacePathPrefixes()) != 1 {
+		t.Fatalf("filter %v", f)
+	}
+	ack, _ := s.Deliver(context.Background(), &pb.EventBatch{Events: []*pb.Event{nsEvent(5, pb.NamespaceEvent_CLOSE, "/ckpt/a")}})
+	if ack.GetDurableTxid() != 5 || ack.GetFilter() != nil {
+		t.Fatalf("ack %v: want durable 5 and no filter (Configure sent it)", ack)
+	}
+	c := s.NewCursor(4)
+	ack, _ = s.Deliver(context.Background(), &pb.EventBatch{Events: []*pb.Event{nsEvent(6, pb.NamespaceEvent_CLOSE, "/ckpt/b")}})
+	if ack.GetLastTxid() != 6 || ack.GetDurableTxid() != 4 {
+		t.Fatalf("ack %v: want last 6, durable 4 (the cursor)", ack)
+	}
+	c.Mark(6)
+	withdraw := s.Want(Interest{Namespace: []string{"UNLINK"}}) // every path
+	ack, _ = s.Deliver(context.Background(), &pb.EventBatch{})
+	if ack.GetDurableTxid() != 6 || ack.GetFilter() == nil || len(ack.GetFilter().GetNamespacePathPrefixes()) != 0 {
+		t.Fatalf("ack %v: want durable 6 and the new filter for every path", ack)
+	}
+	withdraw()
+	c.Close()
+	// The hook resumes after the durable txid: repeats are dropped.
+	ack, _ = s.Deliver(context.Background(), &pb.EventBatch{ResumeTxid: 5, Events: []*pb.Event{
+		nsEvent(5, pb.NamespaceEvent_CLOSE, "/ckpt/a"), nsEvent(6, pb.NamespaceEvent_CLOSE, "/ckpt/b"), nsEvent(7, pb.NamespaceEvent_CLOSE, "/ckpt/c")}})
+	if ack.GetLastTxid() != 7 || ack.GetFilter() == nil {
+		t.Fatalf("ack %v", ack)
+	}
+	if _, received, _ := s.Stats(); received != 3 {
+		t.Fatalf("received %d, want 3 (5, 6, 7 once each)", received)
+	}
+}
+
+func TestParseInterest(t *testing.T) {
+	in, err := ParseInterest(" CLOSE, audit:open ,RENAME")
+	if err != nil || len(in.Namespace) != 2 || len(in.Audit) != 1 || in.Audit[0] != "open" {
+		t.Fatalf("ParseInterest = %+v, %v", in, err)
+	}
+	if _, err := ParseInterest("close"); err == nil {
+		t.Fatal("lower-case type accepted")
+	}
+}

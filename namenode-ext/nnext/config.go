@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/newtricks/newtricks/internal/coproc"
+	"github.com/newtricks/newtricks/namenode-ext/events"
 )
 
 // Prefix of every namenode-ext key in hdfs-site.xml.
@@ -16,6 +17,10 @@ type Config struct {
 	EventsRetain int
 	// LogLevel (newtricks.namenode.ext.log.level, default "info").
 	LogLevel string
+	// Events (newtricks.namenode.ext.events.subscribe, default none) are events to receive
+	// and keep for RecentEvents besides what the subsystems subscribe to: namespace types
+	// ("CLOSE") and "audit:<cmd>", comma-separated. The hook forwards nothing else.
+	Events events.Interest
 }
 
 // ConfigFromConf reads and validates Config.
@@ -24,7 +29,11 @@ func ConfigFromConf(c coproc.Conf) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	cfg := Config{EventsRetain: int(retain), LogLevel: c.String(Prefix+".log.level", "info")}
+	in, err := events.ParseInterest(c.String(Prefix+".events.subscribe", ""))
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %s.events.subscribe: %v", coproc.ErrBadConfig, Prefix, err)
+	}
+	cfg := Config{EventsRetain: int(retain), LogLevel: c.String(Prefix+".log.level", "info"), Events: in}
 	return cfg, cfg.Validate()
 }
 

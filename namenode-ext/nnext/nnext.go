@@ -47,6 +47,7 @@ func (e *Ext) Start(ctx context.Context, env coproc.Env) error {
 		return err
 	}
 	e.sink.SetRetain(cfg.EventsRetain)
+	e.sink.Want(cfg.Events)
 	host := pb.NewNameNodeHostClient(env.Host)
 	env.Registry.MustRegister(e.sink.Collectors()...)
 	pb.RegisterNamespaceServer(env.API, &namespaceAPI{host: host, sink: e.sink})
@@ -56,6 +57,9 @@ func (e *Ext) Start(ctx context.Context, env coproc.Env) error {
 	e.started.Store(true)
 	return nil
 }
+
+// EventFilter implements coproc.EventSubscriber: what the hook forwards.
+func (e *Ext) EventFilter() *pb.EventFilter { return e.sink.Filter() }
 
 // Counters implements coproc.Component.
 func (e *Ext) Counters() coproc.Counters {

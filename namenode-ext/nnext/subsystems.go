@@ -23,6 +23,10 @@ func startSubsystems(ctx context.Context, env coproc.Env, host pb.NameNodeHostCl
 	}
 	hs.RegisterGRPC(env.API)
 	env.Registry.MustRegister(hs.Collectors()...)
+	if hcfg.Reactive {
+		// Reactive hints are the only consumer of audit events today.
+		sink.Want(events.Interest{Audit: []string{"open"}})
+	}
 	unsubscribe := sink.Subscribe(func(e events.Event) {
 		if a := e.Audit; a != nil && a.Allowed {
 			hs.ObserveAudit(a.Cmd, a.Src, a.User, a.ClientIP, a.Time)

@@ -1,0 +1,134 @@
+package events
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// Interest is what a subsystem consumes. The hook forwards only the union of every Interest,
+// so a NameNode pays nothing for the events nobody wants.
+type Interest struct {
+	// Audit are audited commands ("open", "create", ...).
+	Audit []string
+	// Namespace are namespace event types ("CREATE", "CLOSE", "RENAME", "UNLINK", ...).
+	Namespace []string
+	// PathPrefixes limit namespace events to paths (or rename destinations) starting with one
+	// of them. Empty: every path. The union is every path if any Interest with namespace
+	// types leaves it empty.
+	PathPrefixes []string
+}
+
+// ParseInterest reads a comma-separated list: namespace types in capitals ("CLOSE") and audited
+// commands as "audit:<cmd>" ("audit:open").
+func ParseInterest(list string) (Interest, error) {
+	var in Interest
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "":
+		case strings.HasPrefix(f, "audit:"):
+			if cmd := strings.TrimPrefix(f, "audit:"); cmd != "" {
+				in.Audit = append(in.Audit, cmd)
+			}
+		default:
+			if _, ok := pb.NamespaceEvent_Type_value[f]; !ok || f == "TYPE_UNSPECIFIED" {
+				return Interest{}, fmt.Errorf("unknown event %q: want a namespace type (CREATE, CLOSE, APPEND, RENAME, METADATA, UNLINK, TRUNCATE) or audit:<cmd>", f)
+			}
+			in.Namespace = append(in.Namespace, f)
+		}
+	}
+	return in, nil
+}
+
+// Want adds an interest; the hook learns the new union with the next acknowledgement.
+// The returned function withdraws it.
+func (s *Sink) Want(in Interest) (withdraw func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.nextSub
+	s.nextSub++
+	s.interests[id] = in
+	s.filterVer++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if _, ok := s.interests[id]; ok {
+			delete(s.interests, id)
+			s.filterVer++
+		}
+	}
+}
+
+// Filter is the union of every interest, for Configure's answer.
+func (s *Sink) Filter() *pb.EventFilter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sentVer = s.filterVer
+	return s.filterLocked()
+}
+
+func (s *Sink) filterLocked() *pb.EventFilter {
+	f := &pb.EventFilter{}
+	allPaths := false
+	for _, in := range s.interests {
+		f.AuditCommands = append(f.AuditCommands, in.Audit...)
+		for _, t := range in.Namespace {
+			f.NamespaceTypes = append(f.NamespaceTypes, pb.NamespaceEvent_Type(pb.NamespaceEvent_Type_value[t]))
+		}
+		if len(in.Namespace) > 0 {
+			if len(in.PathPrefixes) == 0 {
+				allPaths = true
+			}
+			f.NamespacePathPrefixes = append(f.NamespacePathPrefixes, in.PathPrefixes...)
+		}
+	}
+	slices.Sort(f.AuditCommands)
+	f.AuditCommands = slices.Compact(f.AuditCommands)
+	slices.Sort(f.NamespaceTypes)
+	f.NamespaceTypes = slices.Compact(f.NamespaceTypes)
+	if allPaths {
+		f.NamespacePathPrefixes = nil
+	}
+	slices.Sort(f.NamespacePathPrefixes)
+	f.NamespacePathPrefixes = slices.Compact(f.NamespacePathPrefixes)
+	return f
+}
+
+// Cursor is held by a subscriber that keeps state of its own (the checkpoint mirror): the sink
+// reports a namespace txid durable to the hook, which resumes after it when either process
+// restarts, only once every Cursor has marked it. Such a subscriber persists the txid it
+// handled and, after a restart, ignores events at or below it: together with the hook's
+// resume that makes each namespace event reach it exactly once.
+type Cursor struct {
+	s    *Sink
+	id   int
+	mark int64
+}
+
+// NewCursor registers a durable subscriber whose state already covers every txid up to after
+// (-1: none).
+func (s *Sink) NewCursor(after int64) *Cursor {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := &Cursor{s: s, id: s.nextSub, mark: after}
+	s.nextSub++
+	s.cursors[c.id] = c
+	return c
+}
+
+// Mark records that every namespace event up to txid is durable in the subscriber.
+func (c *Cursor) Mark(txid int64) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	c.mark = max(c.mark, txid)
+}
+
+// Close removes the cursor: durability no longer waits for it.
+func (c *Cursor) Close() {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	delete(c.s.cursors, c.id)
+}
