@@ -97,7 +97,8 @@ func (s *Sink) Collectors() []prometheus.Collector {
 }
 
 // Subscribe adds fn to the subscribers; it sees the events accepted from then on until the
-// returned function removes it.
+// returned function removes it. The hook forwards only what some Interest asked for (see
+// Want): a subscriber must also Want what it consumes.
 func (s *Sink) Subscribe(fn Subscriber) (unsubscribe func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
