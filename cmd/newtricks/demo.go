@@ -52,7 +52,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// Six DataNodes, each read-throttled, so that a hot file at replication 3 is limited by
 	// its three DataNodes' bandwidth, as in a real initialization storm.
 	cfg, lay, err := exttest.Setup(a, filepath.Join(base, "dc-a"), exttest.Options{Name: "dc-a", DataNodes: demoDataNodes,
-		HDFSSite: map[string]string{"dfs.datanode.data.read.bandwidthPerSec": strconv.Itoa(demoReadBandwidth)}})
+		HDFSSite: map[string]string{"dfs.datanode.data.read.bandwidthPerSec": strconv.Itoa(demoReadBandwidth)},
+		// The demo shows the events namenode-ext receives: subscribe to them.
+		NameNodeSite: map[string]string{"newtricks.namenode.ext.events.subscribe": "CREATE,CLOSE,RENAME,UNLINK,audit:open"}})
 	if err != nil {
 		return err
 	}
@@ -143,7 +145,7 @@ func (d *demo) writeAndRead(ctx context.Context) error {
 }
 
 func (d *demo) showEvents(ctx context.Context) error {
-	time.Sleep(time.Second) // inotify is polled every 100 ms; give it a moment
+	time.Sleep(time.Second) // events arrive within ~100 ms; give them a moment
 	resp, err := d.ns.RecentEvents(ctx, &pb.RecentEventsRequest{PathPrefix: "/demo"})
 	if err != nil {
 		return err
