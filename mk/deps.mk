@@ -1,6 +1,6 @@
 # Installs what the build needs on a fresh Debian machine. Idempotent and quick when done.
 APT_PACKAGES := openjdk-17-jdk-headless maven protobuf-compiler pkg-config \
-  libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg imagemagick \
+  libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libjpeg62-turbo-dev ffmpeg imagemagick \
   python3-venv iproute2 procps docker-compose
 
 .PHONY: deps-apt
