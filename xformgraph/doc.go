@@ -61,7 +61,7 @@
 //
 // The spatial ops of this package (crop, center_crop, random_resized_crop, resize, hflip,
 // random_hflip) do not touch pixels: they compose an image.Plan on a lazy value. normalize
-// and to_tensor then evaluate the plan once, straight from the decoder's YCbCr planes for
-// JPEG, and write the tensor in the same pass. Results equal the step-by-step semantics
+// and to_tensor then evaluate the plan once, for JPEG straight from libjpeg-turbo's R, G, B
+// planes of only the region the plan reads, and write the tensor in the same pass. Results equal the step-by-step semantics
 // (torchvision's crop-then-resize with Pillow's antialiased filters) up to float rounding.
 package xformgraph

@@ -7,13 +7,14 @@ import (
 	"sync"
 
 	"github.com/newtricks/newtricks/xformgraph/ffmpeg"
+	"github.com/newtricks/newtricks/xformgraph/jpegturbo"
 )
 
 // OutputVersion numbers what xformgraph's ops produce. It is bumped by any change that
 // alters an output byte for some input (a new decoder, a different rounding), together with
 // the golden digests in xformgraph/golden, so two builds with the same OutputVersion and the
 // same libraries give the same bytes.
-const OutputVersion = 1
+const OutputVersion = 2
 
 // DeterminismDomain says which builds give bit-identical outputs: two processes whose
 // domains are equal produce the same bytes for the same (graph, sample, epoch); across
@@ -28,6 +29,8 @@ type DeterminismDomain struct {
 	// FFmpeg is the FFmpeg release (av_version_info); AVCodec, AVFormat, AVUtil and
 	// SWScale the library versions actually loaded.
 	FFmpeg, AVCodec, AVFormat, AVUtil, SWScale string
+	// LibJPEGTurbo is the libjpeg-turbo release that decodes JPEG.
+	LibJPEGTurbo string
 	// GOARCH is the Go architecture of the build; GOAMD64 its amd64 level (v1..v4), empty
 	// on other architectures. The Makefile pins GOAMD64=v1; the pixel code is also written so
 	// that no level fuses a multiply-add (tested for v1-v4 by xformgraph/golden), but the
@@ -36,15 +39,15 @@ type DeterminismDomain struct {
 }
 
 // domainKeys are the String fields in order.
-var domainKeys = []string{"xformgraph", "ffmpeg", "avcodec", "avformat", "avutil", "swscale", "goarch", "goamd64"}
+var domainKeys = []string{"xformgraph", "ffmpeg", "avcodec", "avformat", "avutil", "swscale", "libjpeg-turbo", "goarch", "goamd64"}
 
 // strings are the string fields in domainKeys order (after xformgraph).
 func (d *DeterminismDomain) strings() []*string {
-	return []*string{&d.FFmpeg, &d.AVCodec, &d.AVFormat, &d.AVUtil, &d.SWScale, &d.GOARCH, &d.GOAMD64}
+	return []*string{&d.FFmpeg, &d.AVCodec, &d.AVFormat, &d.AVUtil, &d.SWScale, &d.LibJPEGTurbo, &d.GOARCH, &d.GOAMD64}
 }
 
-// String is "xformgraph=1 ffmpeg=5.1.9-0+deb12u1 avcodec=59.37.100 ... goarch=amd64
-// goamd64=v1": space-separated key=value pairs in a fixed order (values never contain
+// String is "xformgraph=2 ffmpeg=5.1.9-0+deb12u1 avcodec=59.37.100 ... libjpeg-turbo=2.1.5
+// goarch=amd64 goamd64=v1": space-separated key=value pairs in a fixed order (values never contain
 // spaces; an empty value stays as "key=").
 func (d DeterminismDomain) String() string {
 	var b strings.Builder
@@ -85,7 +88,8 @@ var domain = sync.OnceValue(func() DeterminismDomain {
 	return DeterminismDomain{
 		Xformgraph: OutputVersion,
 		FFmpeg:     v.FFmpeg, AVCodec: v.AVCodec, AVFormat: v.AVFormat, AVUtil: v.AVUtil, SWScale: v.SWScale,
-		GOARCH: runtime.GOARCH, GOAMD64: goamd64,
+		LibJPEGTurbo: jpegturbo.Version(),
+		GOARCH:       runtime.GOARCH, GOAMD64: goamd64,
 	}
 })
 

@@ -2,9 +2,9 @@ package xformgraph
 
 import (
 	"fmt"
-	"math"
 
 	ximage "github.com/newtricks/newtricks/xformgraph/image"
+	"github.com/newtricks/newtricks/xformgraph/jpegturbo"
 )
 
 // lazyValue is a pending spatial transform (and optionally a pending normalization) over a
@@ -63,15 +63,29 @@ func (l *lazyValue) identity() bool {
 }
 
 // deferredJPEG is a JPEG whose decode waits for the plan over it: decode_image only probes
-// the header (size, pixel limit, orientation), so a crop known later can stop the decode
-// below its last row. Copies of a lazy value share it, so the sample is decoded once (twice
-// only if a second consumer needs rows below those decoded first).
+// the header (size, pixel limit, orientation), so that the decode, once the plan is final,
+// covers only the region the plan reads, scaled down in the DCT domain when the plan
+// shrinks by 2x or more. Copies of a lazy value share it, so the sample is decoded once
+// (again only if a second consumer reads outside the first region).
 type deferredJPEG struct {
-	data []byte
-	opt  ximage.DecodeOptions
-	p    *ximage.Planar   // decoded planes, the top p.Height rows
-	img  *Image           // or the decoded image, when the JPEG has no planar form
-	old  []*ximage.Planar // earlier, shorter decodes: still referenced, released at the end
+	data          []byte
+	opt           ximage.DecodeOptions
+	width, height int
+	// eoi: the data ends with an EOI marker. A file that does not (truncated) is decoded
+	// down to its last row whatever the plan, so that the truncation is an error.
+	eoi bool
+	// dctScale allows a DCT-scaled decode (decode_image's dct_scale).
+	dctScale bool
+	p        *ximage.Planar   // the decoded region
+	old      []*ximage.Planar // earlier decodes of other regions: still referenced, released at the end
+}
+
+// endsWithEOI reports whether b ends with the EOI marker (trailing zero padding allowed).
+func endsWithEOI(b []byte) bool {
+	for len(b) > 0 && b[len(b)-1] == 0 {
+		b = b[:len(b)-1]
+	}
+	return len(b) >= 2 && b[len(b)-2] == 0xFF && b[len(b)-1] == 0xD9
 }
 
 // release recycles the decoded planes; the graph runner calls it when the sample is done.
@@ -85,45 +99,55 @@ func (d *deferredJPEG) release() {
 	d.p, d.old = nil, nil
 }
 
-// covers reports whether planes p hold the rows a plan reading rows rows (0: all) needs.
-func covers(p *ximage.Planar, rows int) bool {
-	return p.FullHeight == 0 || (rows > 0 && rows <= p.Height)
+// jpegMargin columns are decoded beyond what the plan reads on each cut side, so that
+// libjpeg-turbo's fancy chroma upsampling, which treats a cut edge as a picture edge,
+// does not change a column the plan reads.
+const jpegMargin = 2
+
+// region is what l's plan needs decoded from d.
+func (l *lazyValue) region(d *deferredJPEG) ximage.JPEGRegion {
+	if l.identity() {
+		return ximage.JPEGRegion{}
+	}
+	p := &l.plan
+	denom := 1
+	if d.dctScale {
+		denom = p.DCTDenom()
+	}
+	sw, sh := jpegturbo.ScaledSize(d.width, d.height, denom)
+	x0, y0, x1, y1 := p.SourceRegion(sw, sh)
+	x0, x1 = max(x0-jpegMargin, 0), min(x1+jpegMargin, sw)
+	if !d.eoi {
+		y1 = sh
+	}
+	return ximage.JPEGRegion{Denom: denom, X0: x0, Y0: y0, X1: x1, Y1: y1}
 }
 
-// load decodes l.src, down to the last row l.plan reads, unless that is done already.
+// load decodes what l.plan reads of l.src, unless that is done already.
 func (l *lazyValue) load() error {
 	d := l.src
 	if d == nil || l.img != nil {
 		return nil
 	}
-	rows := 0 // all
-	if p := &l.plan; !l.identity() {
-		rows = max(int(math.Ceil(p.Y1)), 1)
-	}
-	if l.planar != nil && covers(l.planar, rows) {
+	r := l.region(d)
+	if l.planar != nil && l.planar.Covers(r) {
 		return nil
 	}
-	if d.img == nil && (d.p == nil || !covers(d.p, rows)) {
+	if d.p == nil || !d.p.Covers(r) {
 		if d.p != nil {
-			d.old = append(d.old, d.p) // decoded for a smaller crop: decode again
+			d.old = append(d.old, d.p)
 		}
 		opt := d.opt
-		opt.Rows = rows
-		p, _, ok, err := ximage.DecodePlanar(d.data, opt, 0)
+		opt.Region = r
+		p, _, ok, err := ximage.DecodePlanar(d.data, opt)
 		if err == nil && !ok {
-			d.img, err = ximage.Decode(d.data, opt)
-			if err == nil && d.img.Channels != l.channels {
-				err = fmt.Errorf("%d channels, want %d", d.img.Channels, l.channels)
-			}
+			err = fmt.Errorf("%w: JPEG without planar form", ximage.ErrUnsupported)
 		}
 		if err != nil {
+			d.p = nil
 			return fmt.Errorf("decode_image: %w", imageErr(err))
 		}
 		d.p = p
-	}
-	if d.img != nil {
-		l.planar, l.img = nil, d.img
-		return nil
 	}
 	l.planar = d.p
 	return nil

@@ -9,9 +9,8 @@ import (
 	ximage "github.com/newtricks/newtricks/xformgraph/image"
 )
 
-// jpegPlanar is the fast JPEG plane decoder; set once at init by ops_image_ffmpeg.go
-// when the FFmpeg binding is available, nil means image/jpeg.
-var jpegPlanar ximage.PlanarDecoder
+// jpegDecoder is the JPEG decoder (libjpeg-turbo), set once at init by ops_image_jpeg.go.
+var jpegDecoder ximage.JPEGDecoder
 
 var spatial = []Kind{KindImage, KindFrames}
 
@@ -25,6 +24,7 @@ func init() {
 		Params: []ParamSpec{
 			{Name: "mode", Type: ParamString, Enum: []string{"rgb", "gray", "rgba"}, Default: "rgb", Doc: "channels of the result, as Pillow's convert()"},
 			{Name: "orientation", Type: ParamBool, Default: true, Doc: "apply EXIF orientation"},
+			{Name: "dct_scale", Type: ParamBool, Default: true, Doc: "JPEG: when later ops shrink the picture by 2x or more, decode it at 1/2, 1/4 or 1/8 size in the DCT domain first (false: always decode at full size, as torchvision)"},
 		},
 		Infer: func(p Params, in Static) (Static, error) {
 			return Static{Kind: KindImage, Channels: map[string]int{"rgb": 3, "gray": 1, "rgba": 4}[p.String("mode")]}, nil
@@ -330,8 +330,8 @@ func imageErr(err error) error {
 func runDecodeImage(ctx context.Context, env *Env, in Value) (Value, error) {
 	ch := map[string]int{"rgb": 3, "gray": 1, "rgba": 4}[env.Params.String("mode")]
 	orient := env.Params.Bool("orientation")
-	opt := ximage.DecodeOptions{MaxPixels: env.Limits.MaxPixels, Channels: ch, IgnoreOrientation: !orient, JPEG: jpegPlanar}
-	if ch != 4 && jpegPlanar != nil {
+	opt := ximage.DecodeOptions{MaxPixels: env.Limits.MaxPixels, Channels: ch, IgnoreOrientation: !orient, JPEG: jpegDecoder}
+	if ch != 4 {
 		// A JPEG with a planar form and nothing to rotate is decoded later, once the plan
 		// over it is known (see deferredJPEG); the header is checked now.
 		info, err := ximage.ProbeLimited(in.Bytes, opt.MaxPixels)
@@ -339,18 +339,17 @@ func runDecodeImage(ctx context.Context, env *Env, in Value) (Value, error) {
 			return Value{}, imageErr(err)
 		}
 		if info.Format == ximage.FormatJPEG && info.Components != 4 && info.Precision == 8 && (!orient || info.Orientation <= 1) {
-			d := &deferredJPEG{data: in.Bytes, opt: opt}
+			d := &deferredJPEG{data: in.Bytes, opt: opt, width: info.Width, height: info.Height, eoi: endsWithEOI(in.Bytes),
+				dctScale: env.Params.Bool("dct_scale")}
 			env.OnDone(d.release)
 			return Value{Kind: KindImage, lazy: &lazyValue{src: d, channels: ch, plan: ximage.Identity(info.Width, info.Height)}}, nil
 		}
-	}
-	if ch != 4 {
-		p, info, ok, err := ximage.DecodePlanar(in.Bytes, opt, 0)
+		p, info, ok, err := ximage.DecodePlanar(in.Bytes, opt)
 		if err != nil {
 			return Value{}, imageErr(err)
 		}
 		if ok {
-			rel, canRelease := jpegPlanar.(ximage.PlanarReleaser)
+			rel, canRelease := jpegDecoder.(ximage.PlanarReleaser)
 			canRelease = canRelease && p.Owner != nil
 			if !orient || info.Orientation <= 1 {
 				if canRelease {

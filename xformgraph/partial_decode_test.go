@@ -11,16 +11,17 @@ import (
 	ximage "github.com/newtricks/newtricks/xformgraph/image"
 )
 
-// TestPartialDecodeMatchesFull checks that a plan evaluated on the top rows of a JPEG
-// (decoded down to the plan's last row only) gives the bytes it gives on the whole picture.
-func TestPartialDecodeMatchesFull(t *testing.T) {
+// TestRegionDecodeMatchesFull checks that a plan evaluated on the region of a JPEG that
+// the deferred decode picks (columns and rows the plan reads, plus the margin, at the
+// plan's DCT scale) gives the bytes it gives on the whole picture decoded at that scale.
+func TestRegionDecodeMatchesFull(t *testing.T) {
 	inputs := map[string][]byte{"go-320x240": testJPEG(t, 320, 240, false)}
-	if d := os.Getenv("NEWTRICKS_XFORM_MEDIA"); d != "" {
-		for _, name := range []string{"photo_q90_420.jpg", "baseline_422.jpg", "baseline_444.jpg", "odd_333x251.jpg", "gray.jpg"} {
-			if b, err := os.ReadFile(filepath.Join(d, "images", name)); err == nil {
-				inputs[name] = b
-			}
+	for _, name := range []string{"photo_420.jpg", "small_422.jpg", "small_444.jpg", "small_progressive.jpg", "small_gray.jpg", "ffmpeg_420.jpg", "exif_orient6.jpg"} {
+		b, err := os.ReadFile(filepath.Join("golden", "testdata", "inputs", name))
+		if err != nil {
+			t.Fatal(err)
 		}
+		inputs[name] = b
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for name, data := range inputs {
@@ -28,13 +29,8 @@ func TestPartialDecodeMatchesFull(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opt := ximage.DecodeOptions{JPEG: jpegPlanar}
-		full, _, ok, err := ximage.DecodePlanar(data, opt, 0)
-		if err != nil || !ok {
-			t.Fatalf("%s: %v %v", name, ok, err)
-		}
-		partial := 0
-		for i := range 60 {
+		partial, scaled := 0, 0
+		for i := range 80 {
 			w, h := 1+rng.IntN(info.Width), 1+rng.IntN(info.Height)
 			x, y := rng.IntN(info.Width-w+1), rng.IntN(info.Height-h+1)
 			plan := ximage.Identity(info.Width, info.Height)
@@ -42,29 +38,45 @@ func TestPartialDecodeMatchesFull(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := []ximage.Filter{ximage.FilterBilinear, ximage.FilterBicubic, ximage.FilterBox, ximage.FilterNearest}[i%4]
-			plan.Resize(1+rng.IntN(224), 1+rng.IntN(224), f)
+			side := 224
+			if i%3 == 0 {
+				side = 40 // small outputs: DCT scaling
+			}
+			plan.Resize(1+rng.IntN(side), 1+rng.IntN(side), f)
 			if i%2 == 1 {
 				plan.Flip()
 			}
-			opt.Rows = y + h
-			top, _, ok, err := ximage.DecodePlanar(data, opt, 0)
-			if err != nil || !ok {
-				t.Fatalf("%s: rows %d: %v %v", name, opt.Rows, ok, err)
-			}
-			if top.Height < info.Height {
-				partial++
-			}
+			l := &lazyValue{plan: plan}
+			r := l.region(&deferredJPEG{width: info.Width, height: info.Height, eoi: true, dctScale: true})
 			for _, ch := range []int{1, 3} {
-				a, b := plan.ApplyPlanarPlanes(full, ch), plan.ApplyPlanarPlanes(top, ch)
+				opt := ximage.DecodeOptions{JPEG: jpegDecoder, Channels: ch, Region: ximage.JPEGRegion{Denom: r.Denom}}
+				full, _, ok, err := ximage.DecodePlanar(data, opt)
+				if err != nil || !ok {
+					t.Fatalf("%s: 1/%d: %v %v", name, r.Denom, ok, err)
+				}
+				opt.Region = r
+				part, _, ok, err := ximage.DecodePlanar(data, opt)
+				if err != nil || !ok {
+					t.Fatalf("%s: region %+v: %v %v", name, r, ok, err)
+				}
+				if ch == 3 {
+					if part.Width*part.Height < full.Width*full.Height {
+						partial++
+					}
+					if r.Denom > 1 {
+						scaled++
+					}
+				}
+				a, b := plan.ApplyPlanarPlanes(full, ch), plan.ApplyPlanarPlanes(part, ch)
 				for c := range a {
 					if !bytes.Equal(a[c], b[c]) {
-						t.Fatalf("%s: crop (%d,%d %dx%d) filter %d channels %d: plane %d differs", name, x, y, w, h, f, ch, c)
+						t.Fatalf("%s: crop (%d,%d %dx%d) filter %d channels %d region %+v: plane %d differs", name, x, y, w, h, f, ch, r, c)
 					}
 				}
 			}
 		}
-		if partial == 0 {
-			t.Errorf("%s: no partial decode happened", name)
+		if partial == 0 || scaled == 0 {
+			t.Errorf("%s: %d region decodes, %d scaled", name, partial, scaled)
 		}
 	}
 }

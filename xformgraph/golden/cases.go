@@ -31,6 +31,13 @@ var graphs = map[string]string{
 	  {"id":"h","op":"to_tensor","input":"c","params":{"layout":"HWC","dtype":"float16"}},
 	  {"id":"n","op":"normalize","input":"c","params":{"mean":[0.485,0.456,0.406],"std":[0.229,0.224,0.225]}}],
 	 "outputs":["u8","h","n"]}`,
+	// The same without DCT-domain scaling (JPEG decoded at full size, as torchvision).
+	"eval_fullsize": `{"version":1,"seed":"SEED","nodes":[
+	  {"id":"d","op":"decode_image","input":"input","params":{"dct_scale":false}},
+	  {"id":"r","op":"resize","input":"d","params":{"size":[144],"filter":"bicubic"}},
+	  {"id":"c","op":"center_crop","input":"r","params":{"size":[128]}},
+	  {"id":"u8","op":"to_tensor","input":"c","params":{"layout":"CHW","dtype":"uint8"}}],
+	 "outputs":["u8"]}`,
 	// Gray decode, area filter, non-square crop.
 	"gray": `{"version":1,"seed":"SEED","nodes":[
 	  {"id":"d","op":"decode_image","input":"input","params":{"mode":"gray"}},
@@ -108,6 +115,8 @@ var runs = []struct {
 	{"eval", "small_cmyk.jpg", 0, []uint64{0}},
 	{"eval", "small_rgba.png", 0, []uint64{0}},
 	{"eval", "small_lossy.webp", 0, []uint64{0}},
+	{"eval_fullsize", "photo_420.jpg", 0, []uint64{0}},
+	{"eval_fullsize", "small_progressive.jpg", 0, []uint64{0}},
 	{"gray", "photo_420.jpg", 9, []uint64{0, 1}},
 	{"gray", "small_444.jpg", 9, []uint64{0}},
 	{"gray", "small_palette.png", 9, []uint64{0}},

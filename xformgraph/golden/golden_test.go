@@ -167,13 +167,16 @@ func runChild(t *testing.T, bin string, env ...string) string {
 }
 
 // TestGoldenWithoutSIMD: FFmpeg restricted to plain C (no MMX/SSE/AVX decoders, IDCTs or
-// scalers) gives the same bytes, so no CPU-dispatched FFmpeg path decides a pixel.
+// scalers) and libjpeg-turbo restricted to plain C (JSIMD_FORCENONE), then to SSE2 only
+// (JSIMD_FORCESSE2, where the host would use AVX2), give the same bytes: no CPU-dispatched
+// path of either library decides a pixel.
 func TestGoldenWithoutSIMD(t *testing.T) {
-	line := runChild(t, os.Args[0], cpuFlagsEnv+"=0")
+	line := runChild(t, os.Args[0], cpuFlagsEnv+"=0", "JSIMD_FORCENONE=1")
 	if !strings.HasSuffix(line, "ffmpeg_cpu_flags=0x0") {
 		t.Fatalf("child did not run without SIMD: %s", line)
 	}
-	t.Log(line)
+	t.Log("no SIMD:", line)
+	t.Log("SSE2 only:", runChild(t, os.Args[0], "JSIMD_FORCESSE2=1"))
 }
 
 // TestGoldenGOAMD64 builds this package's tests for every GOAMD64 level this CPU runs and

@@ -140,6 +140,26 @@ func (p *Planar) upsampleRow(y int, cbRow, crRow []byte, tmpCb, tmpCr []int32) {
 // (RGB, alpha 255).
 func (p *Planar) ToImage(channels int) *Image {
 	out := NewImage(p.Width, p.Height, channels)
+	if p.RGB {
+		for y := 0; y < p.Height; y++ {
+			r := p.Y[y*p.YStride : y*p.YStride+p.Width]
+			g := p.Cb[y*p.CStride : y*p.CStride+p.Width]
+			b := p.Cr[y*p.CStride : y*p.CStride+p.Width]
+			dst := out.Row(y)
+			for x := range r {
+				o := x * channels
+				switch channels {
+				case 1: // Pillow's convert("L"): ITU-R 601-2 luma
+					dst[o] = uint8((uint32(r[x])*19595 + uint32(g[x])*38470 + uint32(b[x])*7471 + 0x8000) >> 16)
+				case 3:
+					dst[o], dst[o+1], dst[o+2] = r[x], g[x], b[x]
+				default:
+					dst[o], dst[o+1], dst[o+2], dst[o+3] = r[x], g[x], b[x], 255
+				}
+			}
+		}
+		return out
+	}
 	if channels == 1 || p.Gray() {
 		for y := 0; y < p.Height; y++ {
 			src := p.Y[y*p.YStride : y*p.YStride+p.Width]

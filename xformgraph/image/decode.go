@@ -13,18 +13,28 @@ import (
 	"golang.org/x/image/webp"
 )
 
-// PlanarDecoder decodes a baseline/progressive 8-bit JPEG into YCbCr or gray planes. The
-// FFmpeg-backed implementation is faster than image/jpeg; lowres > 0 asks for a DCT-domain
-// downscale by 2^lowres (a decoder may ignore it and must then report the full size).
-type PlanarDecoder interface {
-	DecodePlanar(data []byte, lowres int, maxPixels int64, dst *Planar) error
+// JPEGRegion selects what a JPEGDecoder decodes: the picture scaled by 1/Denom in the DCT
+// domain (0 or 1: full size; 2, 4, 8) and, when X1 > 0, only the rectangle [X0, X1) x
+// [Y0, Y1) of the scaled picture (a decoder may start left of X0).
+type JPEGRegion struct {
+	Denom          int
+	X0, Y0, X1, Y1 int
 }
 
-// PlanarTopDecoder is a PlanarDecoder that can stop after the top rows of a picture
-// (at least rows rows, bit-identical to the same rows of a full decode); it may decode more,
-// up to the whole picture. dst.Height is the number of rows decoded.
-type PlanarTopDecoder interface {
-	DecodePlanarTop(data []byte, maxPixels int64, rows int, dst *Planar) error
+// Whole reports whether r asks for the whole picture at full size.
+func (r JPEGRegion) Whole() bool { return r.Denom <= 1 && r.X1 == 0 }
+
+// JPEGDecoder decodes 8-bit JPEG. It is the only JPEG decoder DecodePlanar and Decode use
+// (xformgraph sets the libjpeg-turbo one): no other decoder stands in, since it would give
+// other pixels.
+type JPEGDecoder interface {
+	// DecodeJPEG decodes a YCbCr/RGB or gray JPEG to planes: Planar.RGB with R, G, B
+	// planes, or one luma plane when gray is true (or the JPEG is gray), holding region r
+	// (Planar.OffX/OffY/FullWidth/FullHeight say where it lies in the scaled picture).
+	DecodeJPEG(data []byte, gray bool, r JPEGRegion, maxPixels int64) (*Planar, error)
+	// DecodeJPEGCMYK decodes a CMYK or YCCK JPEG to C, M, Y, K samples, 0 meaning no ink
+	// (image/jpeg's image.CMYK convention; Adobe's inverted samples are flipped).
+	DecodeJPEGCMYK(data []byte, maxPixels int64) (*goimage.CMYK, error)
 }
 
 // ErrDecoder is wrapped when a decoder cannot be set up (not the input's fault). No other
@@ -39,12 +49,11 @@ type DecodeOptions struct {
 	Channels int
 	// IgnoreOrientation keeps the stored pixel order instead of applying EXIF orientation.
 	IgnoreOrientation bool
-	// JPEG decodes JPEG planes; nil uses image/jpeg.
-	JPEG PlanarDecoder
-	// Rows > 0 lets DecodePlanar decode only the top Rows rows (or more) when JPEG is a
-	// PlanarTopDecoder: for a caller that reads nothing below them, such as a crop.
-	// Planar.FullHeight then holds the picture's height.
-	Rows int
+	// JPEG decodes JPEG; required for JPEG input (ErrDecoder without it).
+	JPEG JPEGDecoder
+	// Region lets DecodePlanar decode only part of a JPEG, or decode it scaled down: for a
+	// caller that reads nothing else, such as a crop.
+	Region JPEGRegion
 }
 
 // ProbeLimited probes and applies the pixel limit.
@@ -59,48 +68,31 @@ func ProbeLimited(data []byte, maxPixels int64) (Info, error) {
 	return info, nil
 }
 
-// DecodePlanar decodes a color or gray 8-bit JPEG (or lossy WebP) to planes without
+// DecodePlanar decodes a colour or gray 8-bit JPEG to planes (opt.Region of it) without
 // applying orientation (info.Orientation tells the caller). ok is false when the image has
-// no planar form (PNG, CMYK JPEG, lossless WebP): use Decode.
-func DecodePlanar(data []byte, opt DecodeOptions, lowres int) (p *Planar, info Info, ok bool, err error) {
+// no planar form (PNG, WebP, CMYK JPEG): use Decode.
+func DecodePlanar(data []byte, opt DecodeOptions) (p *Planar, info Info, ok bool, err error) {
 	info, err = ProbeLimited(data, opt.MaxPixels)
 	if err != nil {
 		return nil, info, false, err
 	}
-	if info.Format != FormatJPEG || info.Components == 4 || info.Precision != 8 {
+	if info.Format != FormatJPEG || info.Components == 4 {
 		return nil, info, false, nil
 	}
-	p = &Planar{}
-	if opt.JPEG != nil {
-		var err error
-		if top, ok := opt.JPEG.(PlanarTopDecoder); ok && opt.Rows > 0 && opt.Rows < info.Height && lowres == 0 {
-			err = top.DecodePlanarTop(data, opt.MaxPixels, opt.Rows, p)
-		} else {
-			err = opt.JPEG.DecodePlanar(data, lowres, opt.MaxPixels, p)
-		}
-		if err == nil && lowres == 0 && (p.Width != info.Width || p.Height > info.Height || p.Height < min(opt.Rows, info.Height) ||
-			(p.Height < info.Height && opt.Rows <= 0)) {
-			err = fmt.Errorf("%w: header says %dx%d, decoded %dx%d", ErrFormat, info.Width, info.Height, p.Width, p.Height)
-		}
-		if err != nil {
-			return nil, info, false, err
-		}
-		if p.Height < info.Height {
-			p.FullHeight = info.Height
-		}
-		return p, info, true, nil
+	if info.Precision != 8 {
+		return nil, info, false, fmt.Errorf("%w: %d-bit JPEG", ErrUnsupported, info.Precision)
 	}
-	m, err := jpeg.Decode(bytes.NewReader(data))
+	if opt.JPEG == nil {
+		return nil, info, false, fmt.Errorf("%w: no JPEG decoder", ErrDecoder)
+	}
+	p, err = opt.JPEG.DecodeJPEG(data, opt.Channels == 1 || info.Components == 1, opt.Region, opt.MaxPixels)
 	if err != nil {
-		return nil, info, false, mapGoErr(err)
+		return nil, info, false, err
 	}
-	switch m := m.(type) {
-	case *goimage.YCbCr:
-		return planarFromYCbCr(m, true), info, true, nil
-	case *goimage.Gray:
-		return &Planar{Width: m.Rect.Dx(), Height: m.Rect.Dy(), Y: m.Pix, YStride: m.Stride, FullRange: true}, info, true, nil
+	if opt.Region.Whole() && (p.Width != info.Width || p.Height != info.Height) {
+		return nil, info, false, fmt.Errorf("%w: header says %dx%d, decoded %dx%d", ErrFormat, info.Width, info.Height, p.Width, p.Height)
 	}
-	return nil, info, false, nil
+	return p, info, true, nil
 }
 
 func planarFromYCbCr(m *goimage.YCbCr, full bool) *Planar {
@@ -147,7 +139,8 @@ func Decode(data []byte, opt DecodeOptions) (*Image, error) {
 	if ch != 1 && ch != 3 && ch != 4 {
 		return nil, fmt.Errorf("%w: %d channels", ErrUnsupported, ch)
 	}
-	p, info, ok, err := DecodePlanar(data, opt, 0)
+	opt.Region = JPEGRegion{}
+	p, info, ok, err := DecodePlanar(data, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -157,8 +150,14 @@ func Decode(data []byte, opt DecodeOptions) (*Image, error) {
 	} else {
 		var m goimage.Image
 		switch info.Format {
-		case FormatJPEG:
-			m, err = jpeg.Decode(bytes.NewReader(data))
+		case FormatJPEG: // CMYK or YCCK
+			if opt.JPEG == nil {
+				return nil, fmt.Errorf("%w: no JPEG decoder", ErrDecoder)
+			}
+			m, err = opt.JPEG.DecodeJPEGCMYK(data, opt.MaxPixels)
+			if err != nil {
+				return nil, err
+			}
 		case FormatPNG:
 			m, err = png.Decode(bytes.NewReader(data))
 		case FormatWebP:

@@ -38,15 +38,34 @@ type Planar struct {
 	Log2ChromaW, Log2ChromaH int
 	// FullRange: JFIF full-range BT.601 (JPEG). false: limited-range BT.601 (WebP lossy).
 	FullRange bool
-	// FullHeight, when larger than Height, is the height of the whole picture of which only
-	// the top Height rows were decoded (DecodeOptions.Rows); 0 means Height.
-	FullHeight int
+	// RGB: Y, Cb and Cr hold R, G and B at full resolution (Log2Chroma 0, CStride ==
+	// YStride) and need no colour conversion (a libjpeg-turbo decode).
+	RGB bool
+	// OffX, OffY, FullWidth, FullHeight: the planes hold the Width x Height region at
+	// (OffX, OffY) of a FullWidth x FullHeight picture (a region decode); zero FullWidth
+	// or FullHeight means OffX+Width or OffY+Height.
+	OffX, OffY, FullWidth, FullHeight int
+	// Denom: the picture was decoded scaled by 1/Denom (0 or 1: full size); plans, made
+	// for the full-size picture, scale their coordinates by FullWidth / their source width.
+	Denom int
 	// Owner is private to the PlanarDecoder that filled the planes (buffer recycling).
 	Owner any
 }
 
-// fullHeight is the height of the whole picture, which plans are made for.
-func (p *Planar) fullHeight() int { return max(p.Height, p.FullHeight) }
+// fullWidth and fullHeight are the size of the whole picture, which plans are made for.
+func (p *Planar) fullWidth() int  { return max(p.OffX+p.Width, p.FullWidth) }
+func (p *Planar) fullHeight() int { return max(p.OffY+p.Height, p.FullHeight) }
+
+// Covers reports whether p holds region r of the picture at r's scale (see JPEGRegion).
+func (p *Planar) Covers(r JPEGRegion) bool {
+	if max(r.Denom, 1) != max(p.Denom, 1) {
+		return false
+	}
+	if r.X1 == 0 {
+		return p.OffX == 0 && p.OffY == 0 && p.Width == p.fullWidth() && p.Height == p.fullHeight()
+	}
+	return p.OffX <= r.X0 && p.OffY <= r.Y0 && p.OffX+p.Width >= r.X1 && p.OffY+p.Height >= r.Y1
+}
 
 // PlanarReleaser is implemented by a PlanarDecoder that can reuse the buffers of a Planar
 // it produced once the caller is done with it.

@@ -199,6 +199,63 @@ func (p *Plan) axes(scaleX, scaleY float64, inW, inH int) (cx, cy coeffs) {
 	return
 }
 
+// planeAxes are the plan's coefficients over the full-resolution planes of src (luma, or
+// R, G, B), indexed from the region src holds. The plan is made for a SrcW x SrcH picture;
+// src may be that picture scaled (a DCT-scaled or lowres decode) and only a region of it.
+func (p *Plan) planeAxes(src *Planar) (cx, cy coeffs) {
+	fw, fh := src.fullWidth(), src.fullHeight()
+	cx, cy = p.axes(float64(fw)/float64(p.SrcW), float64(fh)/float64(p.SrcH), fw, fh)
+	if src.OffX != 0 || src.OffY != 0 || src.Width != fw || src.Height != fh {
+		cx, cy = cx.shift(src.OffX, src.Width), cy.shift(src.OffY, src.Height)
+	}
+	return
+}
+
+// shift re-indexes c from off, for a region n samples long that must hold every tap.
+func (c coeffs) shift(off, n int) coeffs {
+	out := c
+	out.start = make([]int, len(c.start))
+	for i, s := range c.start {
+		s -= off
+		if s < 0 || s+c.count[i] > n {
+			panic(fmt.Sprintf("image: plan reads samples %d..%d outside the decoded region of %d", s, s+c.count[i], n))
+		}
+		out.start[i] = s
+	}
+	return out
+}
+
+// SourceRegion is the rectangle [x0, x1) x [y0, y1) of a w x h rendering of the plan's
+// source (the source itself, or a scaled decode of it) that the plan reads.
+func (p *Plan) SourceRegion(w, h int) (x0, y0, x1, y1 int) {
+	cx, cy := p.axes(float64(w)/float64(p.SrcW), float64(h)/float64(p.SrcH), w, h)
+	bounds := func(c coeffs) (lo, hi int) {
+		lo, hi = math.MaxInt, 0
+		for i, s := range c.start {
+			lo, hi = min(lo, s), max(hi, s+c.count[i])
+		}
+		return lo, hi
+	}
+	x0, x1 = bounds(cx)
+	y0, y1 = bounds(cy)
+	return
+}
+
+// DCTDenom is the largest DCT-domain downscale (1, 2, 4 or 8) after which the plan still
+// shrinks (or keeps) the picture in both directions: decoding at 1/DCTDenom and then
+// resampling replaces most of an antialiased shrink by the IDCT's own.
+func (p *Plan) DCTDenom() int {
+	if !p.Resized {
+		return 1
+	}
+	bw, bh := p.X1-p.X0, p.Y1-p.Y0
+	d := 1
+	for d < 8 && bw >= float64(2*d*p.ResizeW) && bh >= float64(2*d*p.ResizeH) {
+		d *= 2
+	}
+	return d
+}
+
 func (c coeffs) window(off, n int, flip bool) coeffs {
 	if off == 0 && n == len(c.start) && !flip {
 		return c
@@ -263,13 +320,26 @@ func (p *Plan) ApplyPlanar(src *Planar, channels int) *Image {
 // is where the fused path saves most. Planes suit a CHW tensor without a transpose.
 func (p *Plan) ApplyPlanarPlanes(src *Planar, channels int) [][]byte {
 	ow, oh := p.WinW, p.WinH
-	// Scale between the plan's source coordinates and the planar picture (a lowres decode
+	// Scale between the plan's source coordinates and the planar picture (a scaled decode
 	// is smaller than the source the plan was made for).
-	sx := float64(src.Width) / float64(p.SrcW)
+	sx := float64(src.fullWidth()) / float64(p.SrcW)
 	sy := float64(src.fullHeight()) / float64(p.SrcH)
 	yb := getBytes(ow * oh)
-	cx, cy := p.axes(sx, sy, src.Width, src.Height)
+	cx, cy := p.planeAxes(src)
 	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, nil)
+	if src.RGB {
+		gb, bb := getBytes(ow*oh), getBytes(ow*oh)
+		resamplePlane(src.Cb, src.CStride, 1, cx, cy, gb, ow, nil)
+		resamplePlane(src.Cr, src.CStride, 1, cx, cy, bb, ow, nil)
+		if channels == 1 { // Pillow's convert("L"): ITU-R 601-2 luma
+			for i := range yb {
+				yb[i] = uint8((uint32(yb[i])*19595 + uint32(gb[i])*38470 + uint32(bb[i])*7471 + 0x8000) >> 16)
+			}
+			ReleasePlanes([][]byte{gb, bb})
+			return [][]byte{yb}
+		}
+		return [][]byte{yb, gb, bb}
+	}
 	if channels == 1 {
 		return [][]byte{yb}
 	}
@@ -305,7 +375,7 @@ func (p *Plan) ApplyPlanarPlanes(src *Planar, channels int) [][]byte {
 // a tensor writer can pack it without another pass over whole planes. The rows are
 // reused after emit returns.
 func (p *Plan) ApplyPlanarRows(src *Planar, channels int, emit func(y int, r, g, b []byte)) {
-	if channels == 1 || src.Gray() || !src.FullRange {
+	if channels == 1 || src.Gray() || !src.FullRange || src.RGB {
 		planes := p.ApplyPlanarPlanes(src, channels)
 		ow := p.WinW
 		for y := 0; y < p.WinH; y++ {
@@ -320,10 +390,10 @@ func (p *Plan) ApplyPlanarRows(src *Planar, channels int, emit func(y int, r, g,
 		return
 	}
 	ow, oh := p.WinW, p.WinH
-	sx := float64(src.Width) / float64(p.SrcW)
+	sx := float64(src.fullWidth()) / float64(p.SrcW)
 	sy := float64(src.fullHeight()) / float64(p.SrcH)
 	yb, cbb := getBytes(ow*oh), getBytes(ow*oh)
-	cx, cy := p.axes(sx, sy, src.Width, src.Height)
+	cx, cy := p.planeAxes(src)
 	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, nil)
 	cw, ch := src.ChromaSize()
 	ccx, ccy := p.axes(sx/float64(int(1)<<src.Log2ChromaW), sy/float64(int(1)<<src.Log2ChromaH), cw, ch)
@@ -352,6 +422,10 @@ func (p *Plan) ApplyPlanarLUTRows(src *Planar, lut [][256]float32, dst func(y in
 	if src.Gray() || !src.FullRange || len(lut) != 3 {
 		return false
 	}
+	if src.RGB {
+		p.applyRGBLUTRows(src, lut, dst)
+		return true
+	}
 	// ext[c][i] = lut[c][clamp(i - 256)]: the converted value before clamping lies in
 	// [-256, 511] for any Y, Cb, Cr. 1024 entries so that an index masked with 1023 (a
 	// no-op here) needs no bounds check in the loop below.
@@ -362,10 +436,10 @@ func (p *Plan) ApplyPlanarLUTRows(src *Planar, lut [][256]float32, dst func(y in
 		}
 	}
 	ow, oh := p.WinW, p.WinH
-	sx := float64(src.Width) / float64(p.SrcW)
+	sx := float64(src.fullWidth()) / float64(p.SrcW)
 	sy := float64(src.fullHeight()) / float64(p.SrcH)
 	yb, cbb := getBytes(ow*oh), getBytes(ow*oh)
-	cx, cy := p.axes(sx, sy, src.Width, src.Height)
+	cx, cy := p.planeAxes(src)
 	resamplePlane(src.Y, src.YStride, 1, cx, cy, yb, ow, nil)
 	cw, ch := src.ChromaSize()
 	ccx, ccy := p.axes(sx/float64(int(1)<<src.Log2ChromaW), sy/float64(int(1)<<src.Log2ChromaH), cw, ch)
@@ -388,6 +462,30 @@ func (p *Plan) ApplyPlanarLUTRows(src *Planar, lut [][256]float32, dst func(y in
 	})
 	ReleasePlanes([][]byte{yb, cbb, crRow})
 	return true
+}
+
+// applyRGBLUTRows is ApplyPlanarLUTRows for R, G, B planes: three resamples, then each
+// channel through its table, the last channel row by row while in cache.
+func (p *Plan) applyRGBLUTRows(src *Planar, lut [][256]float32, dst func(y int) (r, g, b []float32)) {
+	ow, oh := p.WinW, p.WinH
+	cx, cy := p.planeAxes(src)
+	rb, gb := getBytes(ow*oh), getBytes(ow*oh)
+	resamplePlane(src.Y, src.YStride, 1, cx, cy, rb, ow, nil)
+	resamplePlane(src.Cb, src.CStride, 1, cx, cy, gb, ow, nil)
+	bRow := getBytes(ow)
+	lr, lg, lb := &lut[0], &lut[1], &lut[2]
+	resamplePlane(src.Cr, src.CStride, 1, cx, cy, bRow, 0, func(y int, brow []byte) {
+		r, g, b := dst(y)
+		rr, gr := rb[y*ow:(y+1)*ow], gb[y*ow:(y+1)*ow]
+		r, g, b, brow = r[:len(rr)], g[:len(rr)], b[:len(rr)], brow[:len(rr)]
+		gr = gr[:len(rr)]
+		for x, v := range rr {
+			r[x] = lr[v]
+			g[x] = lg[gr[x]]
+			b[x] = lb[brow[x]]
+		}
+	})
+	ReleasePlanes([][]byte{rb, gb, bRow})
 }
 
 // fixedTaps rewrites c so that every output reads exactly c.k inputs (zero weights pad the

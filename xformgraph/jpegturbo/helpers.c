@@ -1,0 +1,196 @@
+#include "helpers.h"
+
+#include <setjmp.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jerror.h>
+#include <jpeglib.h>
+
+typedef struct {
+	struct jpeg_error_mgr pub;
+	jmp_buf jump;
+	nt_jpeg_result *res;
+} nt_err;
+
+static void nt_error_exit(j_common_ptr c) {
+	nt_err *e = (nt_err *)c->err;
+	e->res->err = NT_JPEG_EFORMAT;
+	switch (e->pub.msg_code) {
+	case JERR_OUT_OF_MEMORY:
+		e->res->err = NT_JPEG_ENOMEM;
+		break;
+	case JERR_NOT_COMPILED:
+	case JERR_NOTIMPL:
+	case JERR_BAD_PRECISION:
+	case JERR_CCIR601_NOTIMPL:
+		e->res->err = NT_JPEG_EUNSUPPORTED;
+		break;
+	case JERR_INPUT_EMPTY:
+	case JERR_INPUT_EOF:
+		e->res->err = NT_JPEG_ETRUNCATED;
+		break;
+	}
+	(*c->err->format_message)(c, e->res->msg);
+	longjmp(e->jump, 1);
+}
+
+/* Warnings are data errors libjpeg concealed (corrupt entropy data, a truncated file
+ * padded with gray, extraneous bytes): the pixels it returns are not the encoder's, so
+ * they fail the decode. Trace messages (level > 0) are ignored. */
+static void nt_emit_message(j_common_ptr c, int level) {
+	nt_err *e = (nt_err *)c->err;
+	if (level >= 0)
+		return;
+	e->pub.num_warnings++;
+	if (e->res->warnings++ == 0) {
+		e->res->warn_code = e->pub.msg_code;
+		(*c->err->format_message)(c, e->res->msg);
+	}
+}
+
+static void nt_output_message(j_common_ptr c) { (void)c; }
+
+int nt_jpeg_version(void) { return LIBJPEG_TURBO_VERSION_NUMBER; }
+
+void nt_jpeg_decode(const unsigned char *data, unsigned long n, const nt_jpeg_request *rq,
+		    unsigned char *p0, unsigned char *p1, unsigned char *p2, long cap,
+		    nt_jpeg_result *res) {
+	struct jpeg_decompress_struct cinfo;
+	nt_err jerr;
+	/* volatile: read after a longjmp. */
+	volatile int created = 0;
+	JSAMPROW volatile row = NULL;
+
+	memset(res, 0, sizeof(*res));
+	cinfo.err = jpeg_std_error(&jerr.pub);
+	jerr.pub.error_exit = nt_error_exit;
+	jerr.pub.emit_message = nt_emit_message;
+	jerr.pub.output_message = nt_output_message;
+	jerr.res = res;
+	if (setjmp(jerr.jump)) {
+		if (row) free(row);
+		if (created) jpeg_destroy_decompress(&cinfo);
+		return;
+	}
+	jpeg_create_decompress(&cinfo);
+	created = 1;
+	jpeg_mem_src(&cinfo, data, n);
+	jpeg_read_header(&cinfo, TRUE);
+	res->width = cinfo.image_width;
+	res->height = cinfo.image_height;
+	res->components = cinfo.num_components;
+	res->color_space = cinfo.jpeg_color_space;
+	res->adobe = cinfo.saw_Adobe_marker;
+	if (rq->max_pixels > 0 && (long long)cinfo.image_width * cinfo.image_height > rq->max_pixels) {
+		res->err = NT_JPEG_ELIMIT;
+		snprintf(res->msg, sizeof(res->msg), "%ux%u exceeds %lld pixels", cinfo.image_width,
+			 cinfo.image_height, (long long)rq->max_pixels);
+		jpeg_destroy_decompress(&cinfo);
+		return;
+	}
+	int ncomp;
+	switch (rq->out) {
+	case NT_JPEG_OUT_GRAY:
+		if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) goto unsupported;
+		cinfo.out_color_space = JCS_GRAYSCALE;
+		ncomp = 1;
+		break;
+	case NT_JPEG_OUT_RGB:
+		if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) goto unsupported;
+		cinfo.out_color_space = JCS_RGB;
+		ncomp = 3;
+		break;
+	case NT_JPEG_OUT_CMYK:
+		if (cinfo.jpeg_color_space != JCS_CMYK && cinfo.jpeg_color_space != JCS_YCCK) goto unsupported;
+		cinfo.out_color_space = JCS_CMYK;
+		ncomp = 4;
+		break;
+	default:
+		goto unsupported;
+	}
+	cinfo.scale_num = 1;
+	cinfo.scale_denom = rq->denom > 0 ? rq->denom : 1;
+	/* The library's defaults, spelled out: they decide the pixels. */
+	cinfo.dct_method = JDCT_ISLOW;
+	cinfo.do_fancy_upsampling = TRUE;
+	cinfo.do_block_smoothing = TRUE;
+	cinfo.two_pass_quantize = FALSE;
+	cinfo.quantize_colors = FALSE;
+	jpeg_start_decompress(&cinfo);
+	res->scaled_width = cinfo.output_width;
+	res->scaled_height = cinfo.output_height;
+	JDIMENSION x0 = 0, w = cinfo.output_width;
+	JDIMENSION y0 = 0, y1 = cinfo.output_height;
+	if (rq->x1 > 0) {
+		if (rq->x0 < 0 || rq->x1 > (int)cinfo.output_width || rq->x0 >= rq->x1 || rq->y0 < 0 ||
+		    rq->y1 > (int)cinfo.output_height || rq->y0 >= rq->y1) {
+			res->err = NT_JPEG_EARG;
+			snprintf(res->msg, sizeof(res->msg), "region (%d,%d)-(%d,%d) outside %ux%u", rq->x0, rq->y0,
+				 rq->x1, rq->y1, cinfo.output_width, cinfo.output_height);
+			jpeg_destroy_decompress(&cinfo);
+			return;
+		}
+		x0 = rq->x0;
+		w = rq->x1 - rq->x0;
+		y0 = rq->y0;
+		y1 = rq->y1;
+		if (w < cinfo.output_width) jpeg_crop_scanline(&cinfo, &x0, &w);
+	}
+	res->x0 = x0;
+	res->y0 = y0;
+	res->w = w;
+	res->h = y1 - y0;
+	long plane = (ncomp == 4 ? 4L : 1L) * w * res->h;
+	if (plane > cap) {
+		res->err = NT_JPEG_EARG;
+		snprintf(res->msg, sizeof(res->msg), "output of %ld bytes per plane, buffer of %ld", plane, cap);
+		jpeg_destroy_decompress(&cinfo);
+		return;
+	}
+	if (y0 > 0) jpeg_skip_scanlines(&cinfo, y0);
+	row = malloc((size_t)w * ncomp);
+	if (!row) {
+		res->err = NT_JPEG_ENOMEM;
+		jpeg_destroy_decompress(&cinfo);
+		return;
+	}
+	for (long y = 0; y < res->h; y++) {
+		JSAMPROW r = row;
+		if (ncomp != 3) r = p0 + y * (long)w * ncomp;
+		if (jpeg_read_scanlines(&cinfo, &r, 1) != 1) {
+			res->err = NT_JPEG_ETRUNCATED;
+			snprintf(res->msg, sizeof(res->msg), "no scanline %ld", (long)(y0 + y));
+			break;
+		}
+		if (ncomp == 3) {
+			unsigned char *a = p0 + y * (long)w, *b = p1 + y * (long)w, *c = p2 + y * (long)w;
+			const unsigned char *s = row;
+			for (JDIMENSION x = 0; x < w; x++, s += 3) {
+				a[x] = s[0];
+				b[x] = s[1];
+				c[x] = s[2];
+			}
+		}
+		if (res->warnings) break;
+	}
+	free(row);
+	row = NULL;
+	if (!res->err && !res->warnings && y1 == cinfo.output_height) {
+		/* The whole height: read on to EOI, which notices trailing damage (a corrupt
+		 * entropy segment that ended early or late). */
+		jpeg_finish_decompress(&cinfo);
+	} else {
+		/* Stop here: rows below the region are never decoded. */
+		jpeg_abort_decompress(&cinfo);
+	}
+	jpeg_destroy_decompress(&cinfo);
+	return;
+
+unsupported:
+	res->err = NT_JPEG_EUNSUPPORTED;
+	snprintf(res->msg, sizeof(res->msg), "colour space %d with %d components to output %d",
+		 cinfo.jpeg_color_space, cinfo.num_components, rq->out);
+	jpeg_destroy_decompress(&cinfo);
+}
