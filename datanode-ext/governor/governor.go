@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/shirou/gopsutil/v3/cpu"
 	"github.com/shirou/gopsutil/v3/process"
+	"golang.org/x/sys/unix"
 )
 
 // ErrConfig is wrapped by configuration errors.
@@ -58,6 +62,8 @@ type Sample struct {
 	// Busy and Total are summed over all CPUs of the node (Total includes idle); Own is this
 	// process's user+system time.
 	Busy, Total, Own float64
+	// CPUs counted (their number); a change resets the baseline.
+	CPUs int
 }
 
 // Sampler reads cumulative CPU times.
@@ -65,7 +71,9 @@ type Sampler interface {
 	Sample(ctx context.Context) (Sample, error)
 }
 
-// SystemSampler reads /proc through gopsutil: the node's CPU times and this process's.
+// SystemSampler reads /proc through gopsutil: the CPU times of the CPUs this process may run
+// on (its affinity mask, read at every sample: a DataNode pinned to some cores, or moved after
+// start, is measured on those cores only) and this process's own times.
 type SystemSampler struct{ proc *process.Process }
 
 // NewSystemSampler returns a sampler of this node and this process.
@@ -79,18 +87,33 @@ func NewSystemSampler() (*SystemSampler, error) {
 
 // Sample implements Sampler.
 func (s *SystemSampler) Sample(ctx context.Context) (Sample, error) {
-	ts, err := cpu.TimesWithContext(ctx, false)
+	var set unix.CPUSet
+	all := unix.SchedGetaffinity(0, &set) != nil || set.Count() >= runtime.NumCPU()
+	ts, err := cpu.TimesWithContext(ctx, !all)
 	if err != nil || len(ts) == 0 {
 		return Sample{}, fmt.Errorf("governor: cpu times: %v", err)
 	}
-	t := ts[0]
-	total := t.User + t.System + t.Idle + t.Nice + t.Iowait + t.Irq + t.Softirq + t.Steal
-	busy := total - t.Idle - t.Iowait
+	var smp Sample
+	for _, t := range ts {
+		if !all {
+			n, err := strconv.Atoi(strings.TrimPrefix(t.CPU, "cpu"))
+			if err != nil || !set.IsSet(n) {
+				continue
+			}
+		}
+		total := t.User + t.System + t.Idle + t.Nice + t.Iowait + t.Irq + t.Softirq + t.Steal
+		smp.Total += total
+		smp.Busy += total - t.Idle - t.Iowait
+	}
 	own, err := s.proc.TimesWithContext(ctx)
 	if err != nil {
 		return Sample{}, fmt.Errorf("governor: process times: %v", err)
 	}
-	return Sample{Busy: busy, Total: total, Own: own.User + own.System}, nil
+	smp.Own = own.User + own.System
+	if !all {
+		smp.CPUs = set.Count()
+	}
+	return smp, nil
 }
 
 // Status is the governor's state.
@@ -144,7 +167,7 @@ func (g *Governor) Run(ctx context.Context) {
 func (g *Governor) Observe(s Sample) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.haveLast {
+	if !g.haveLast || s.CPUs != g.last.CPUs {
 		g.last, g.haveLast = s, true
 		return
 	}

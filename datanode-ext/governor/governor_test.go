@@ -2,8 +2,11 @@ package governor
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestHysteresis(t *testing.T) {
@@ -71,5 +74,35 @@ func TestSystemSamplerSeesLoad(t *testing.T) {
 	b, _ := s.Sample(context.Background())
 	if b.Own-a.Own < 0.1 || b.Busy <= a.Busy || b.Total <= a.Total {
 		t.Errorf("a busy loop of 300ms shows own %v busy %v total %v seconds", b.Own-a.Own, b.Busy-a.Busy, b.Total-a.Total)
+	}
+}
+
+func TestSystemSamplerFollowsAffinity(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	// Pinned to CPU 0 (this thread: the sampler reads the calling thread's mask), the sampler
+	// counts one CPU's time, about half of what the whole machine accumulates.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var old, one unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SchedSetaffinity(0, &old)
+	s, _ := NewSystemSampler()
+	a, _ := s.Sample(context.Background())
+	time.Sleep(200 * time.Millisecond)
+	b, _ := s.Sample(context.Background())
+	one.Set(0)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.Sample(context.Background())
+	time.Sleep(200 * time.Millisecond)
+	d, _ := s.Sample(context.Background())
+	all, single := b.Total-a.Total, d.Total-c.Total
+	if single <= 0 || single > 0.75*all {
+		t.Errorf("pinned to one CPU the sampler saw %.2f CPU-s in 200ms, all CPUs %.2f", single, all)
 	}
 }

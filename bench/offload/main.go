@@ -1,0 +1,700 @@
+// Command offload measures trick 3 (issue 10, docs/offload.md) on a real cluster: a trainer
+// pinned to CPU 0 runs a synthetic model step (a compute loop of fixed length on one locked
+// thread) and loads its data through the Go reader; the NameNode, the DataNodes and their
+// datanode-ext co-processes are pinned to CPU 1. The dataset mixes H.264 clips (made by the
+// ffmpeg CLI) and JPEGs (the xformgraph test media) in WebDataset tar shards. In one run,
+// interleaved in alternating order, it measures:
+//
+//   - (a) baseline: the trainer reads raw bytes from HDFS and transforms locally with the same
+//     graph (what a DataLoader does today);
+//   - (b) offload: the DataNodes transform, the trainer receives tensors;
+//   - (c) offload while another process keeps the storage CPU busy, so that the DataNodes shed
+//     and answer raw: the trainer transforms locally again and must be no more than 10%
+//     slower than (a).
+//
+// It reports per-step data wait (the time the training loop blocked in Next) P50/P99, the
+// trainer CPU seconds spent on loading (process CPU minus the model thread's CPU), steps/s,
+// the reader's heap with 1 vs 8 sources of the same total size, and DataNode read throughput
+// with and without a full transform load. It writes a PNG of per-step wait and, as its last
+// line, `BENCH offload p99_reduction=<x> stall_reduction=<x> trainer_cpu_reduction=<x>
+// fallback_penalty=<x> mem_8_vs_1=<x>`.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"image/color"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"os/user"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/colinmarc/hdfs/v2"
+
+	"github.com/newtricks/newtricks/dataset"
+	"github.com/newtricks/newtricks/dataset/datasettest"
+	"github.com/newtricks/newtricks/internal/cluster"
+	"github.com/newtricks/newtricks/internal/clustertest"
+	"github.com/newtricks/newtricks/internal/exttest"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	xformv1 "github.com/newtricks/newtricks/proto/gen/xformv1"
+	"github.com/newtricks/newtricks/reader"
+	"github.com/newtricks/newtricks/schedule"
+	"github.com/newtricks/newtricks/xformgraph"
+)
+
+type options struct {
+	steps, rounds, warmup, batch int
+	model                        time.Duration
+	png                          string
+	media                        string
+}
+
+func main() {
+	var o options
+	burn := flag.Bool("burn", false, "internal: busy-loop forever (the storage-core load of run c)")
+	flag.IntVar(&o.steps, "steps", 60, "measured steps per run")
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds of (a, b, c), alternating order")
+	flag.IntVar(&o.warmup, "warmup", 4, "steps per run not measured")
+	flag.IntVar(&o.batch, "batch", 8, "samples per step")
+	flag.DurationVar(&o.model, "model", 60*time.Millisecond, "synthetic model step (CPU time on the trainer core)")
+	flag.StringVar(&o.png, "png", "bench-offload-wait.png", "plot of per-step wait")
+	flag.Parse()
+	if *burn {
+		for x := 0; ; x++ {
+		}
+	}
+	o.media = os.Getenv("NEWTRICKS_XFORM_MEDIA")
+	if err := run(o); err != nil {
+		log.Fatal(err)
+	}
+}
+
+const (
+	trainerCPU = 0
+	storageCPU = 1
+)
+
+func imageGraph() *xformv1.Graph {
+	return &xformv1.Graph{Version: 1, Seed: 3, Nodes: []*xformv1.Node{
+		xformgraph.NewNodeSpec("dec", "decode_image", "input", nil),
+		xformgraph.NewNodeSpec("rrc", "random_resized_crop", "dec", map[string]any{"size": []any{160}}),
+		xformgraph.NewNodeSpec("flip", "random_hflip", "rrc", nil),
+		xformgraph.NewNodeSpec("norm", "normalize", "flip", map[string]any{"mean": []any{0.485, 0.456, 0.406}, "std": []any{0.229, 0.224, 0.225}}),
+		xformgraph.NewNodeSpec("t", "to_tensor", "norm", map[string]any{"layout": "CHW", "dtype": "float16"}),
+	}, Outputs: []string{"t"}}
+}
+
+func videoGraph() *xformv1.Graph {
+	return &xformv1.Graph{Version: 1, Seed: 4, Nodes: []*xformv1.Node{
+		xformgraph.NewNodeSpec("dec", "decode_video", "input", map[string]any{"mode": "random_segment", "num": 8, "stride": 2, "width": 112, "height": 112}),
+		xformgraph.NewNodeSpec("t", "to_tensor", "dec", map[string]any{"layout": "TCHW", "dtype": "uint8"}),
+	}, Outputs: []string{"t"}}
+}
+
+// bench holds the cluster and clients.
+type bench struct {
+	o     options
+	c     *cluster.Cluster
+	lay   exttest.Layout
+	su    string
+	fs    *hdfs.Client
+	ns    pb.NamespaceClient
+	nodes []pb.OffloadClient
+}
+
+func run(o options) error {
+	if runtime.NumCPU() < 2 {
+		return fmt.Errorf("need 2 CPUs (trainer core and storage core), have %d", runtime.NumCPU())
+	}
+	a, err := exttest.ArtifactsFromEnv()
+	if err != nil {
+		return err
+	}
+	u, err := user.Current()
+	if err != nil {
+		return err
+	}
+	m, err := datasettest.LoadMedia(o.media)
+	if err != nil {
+		return err
+	}
+	clips, err := makeClips()
+	if err != nil {
+		return err
+	}
+	m.Videos = clips
+	base, err := os.MkdirTemp("", "bench-offload-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(base)
+
+	// The whole process (and so the cluster it starts, until re-pinned) on the trainer core.
+	if err := pinProcess(os.Getpid(), trainerCPU); err != nil {
+		return err
+	}
+	cfg, lay, err := exttest.Setup(a, filepath.Join(base, "cluster"), exttest.Options{Name: "bench-offload", DataNodes: 2,
+		HDFSSite: map[string]string{"dfs.replication": "2"},
+		DataNodeSite: func(int) map[string]string {
+			return map[string]string{
+				"newtricks.datanode.ext.offload.workers":         "1",
+				"newtricks.datanode.ext.offload.lookahead":       "8",
+				"newtricks.datanode.ext.offload.cpu.interval.ms": "250",
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	sctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	c, err := cluster.Start(sctx, cfg)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("start cluster: %w", err)
+	}
+	defer c.Stop()
+	defer os.RemoveAll(lay.SocketDir)
+	b := &bench{o: o, c: c, lay: lay, su: u.Username}
+	if err := b.pinStorage(); err != nil {
+		return err
+	}
+	if b.fs, err = c.Client(b.su); err != nil {
+		return err
+	}
+	defer b.fs.Close()
+	ns, nsConn, err := exttest.NamespaceClient(lay)
+	if err != nil {
+		return err
+	}
+	defer nsConn.Close()
+	b.ns = ns
+	for _, addr := range lay.DataNodeAPI {
+		cc, err := exttest.Dial(addr)
+		if err != nil {
+			return err
+		}
+		defer cc.Close()
+		b.nodes = append(b.nodes, pb.NewOffloadClient(cc))
+	}
+	for i := range b.nodes {
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := exttest.WaitServing(wctx, func(ctx context.Context) error {
+			_, err := b.nodes[i].NodeStatus(ctx, &pb.OffloadNodeStatusRequest{User: b.su})
+			return err
+		})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("datanode-ext %d: %w", i, err)
+		}
+	}
+	fmt.Printf("cluster: NameNode + %d DataNodes + datanode-ext pinned to CPU %d (1 transform worker each, nice 10); trainer pinned to CPU %d\n",
+		len(lay.DataNodeAPI), storageCPU, trainerCPU)
+	fmt.Println("machine: 2 cores shared with other work (figures are noisy; the three runs alternate so they share it alike)")
+
+	// Datasets: JPEGs and clips (two sources, each with its own graph), and for the memory
+	// comparison the same 160 images as 1 source ("one") or split in 8 sources ("part-N").
+	if err := b.dataset(ctx, base, "jpeg", datasettest.Media{Images: m.Images}, datasettest.Layout{Shards: 3, PerShard: 40}); err != nil {
+		return err
+	}
+	if err := b.dataset(ctx, base, "clip", datasettest.Media{Images: m.Videos}, datasettest.Layout{Shards: 1, PerShard: 40}); err != nil {
+		return err
+	}
+	if err := b.dataset(ctx, base, "one", datasettest.Media{Images: m.Images}, datasettest.Layout{Shards: 8, PerShard: 20}); err != nil {
+		return err
+	}
+	for i := 0; i < 8; i++ {
+		if err := b.dataset(ctx, base, fmt.Sprintf("part-%d", i), datasettest.Media{Images: m.Images}, datasettest.Layout{Shards: 1, PerShard: 20}); err != nil {
+			return err
+		}
+	}
+	spec := &schedule.Spec{Name: "bench", Seed: 7, GlobalBatch: o.batch, WorldSize: 1, Sources: []schedule.Source{
+		{Name: "jpeg", Dataset: "/bench/jpeg", Weight: 3, Graph: imageGraph()},
+		{Name: "clip", Dataset: "/bench/clip", Weight: 1, Graph: videoGraph()},
+	}}
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	fmt.Printf("datasets: /bench/jpeg 120 JPEGs (the xformgraph test photos, 500x500) in 3 tar shards, /bench/clip 40 H.264 clips (320x240, 2 s, ffmpeg CLI) in 1 shard; mixed 3:1\n")
+	fmt.Printf("graphs: JPEG decode -> random_resized_crop 160 -> hflip -> normalize -> float16 CHW; clip random_segment 8 frames (stride 2) at 112x112 -> uint8 TCHW\n")
+	fmt.Printf("trainer: %v model step (CPU), batch %d, reader prefetch 2, 1 local worker; %d measured steps per run after %d warm-up, %d rounds\n\n",
+		o.model, o.batch, o.steps, o.warmup, o.rounds)
+
+	modes := []string{"a", "b", "c"}
+	res := map[string][]runResult{}
+	step := uint64(0)
+	for r := 0; r < o.rounds; r++ {
+		order := modes
+		if r%2 == 1 {
+			order = []string{"c", "b", "a"}
+		}
+		for _, md := range order {
+			rr, err := b.runMode(ctx, spec, md, step)
+			if err != nil {
+				return fmt.Errorf("round %d run %s: %w", r, md, err)
+			}
+			step += uint64(o.steps + o.warmup)
+			res[md] = append(res[md], rr)
+			fmt.Printf("round %d %s: %s\n", r, md, rr)
+		}
+	}
+	fmt.Println()
+	agg := map[string]aggregate{}
+	for _, md := range modes {
+		agg[md] = aggregateOf(res[md])
+	}
+	names := map[string]string{"a": "(a) HDFS raw + local transform", "b": "(b) offload", "c": "(c) offload, storage loaded"}
+	fmt.Printf("%-34s %-28s %-28s %-28s %-28s %s\n", "", "wait P50 ms", "wait P99 ms", "mean wait ms/step", "loading CPU ms/step", "steps/s")
+	for _, md := range modes {
+		g := agg[md]
+		fmt.Printf("%-34s %-28s %-28s %-28s %-28s %s   (samples: %s)\n", names[md], g.p50, g.p99, g.stall, g.cpu, g.rate, g.paths)
+	}
+	pa, pb_, pc := agg["a"], agg["b"], agg["c"]
+	p99Red := 1 - pb_.p99.med/pa.p99.med
+	stallRed := 1 - pb_.stall.med/pa.stall.med
+	cpuRed := 1 - pb_.cpu.med/pa.cpu.med
+	penalty := pa.rate.med/pc.rate.med - 1
+	fmt.Printf("\nratios (medians over rounds): P99 wait b/a %.3f, mean wait b/a %.3f, loading CPU b/a %.3f, steps/s b/a %.2f, c/a %.3f\n",
+		pb_.p99.med/pa.p99.med, pb_.stall.med/pa.stall.med, pb_.cpu.med/pa.cpu.med, pb_.rate.med/pa.rate.med, pc.rate.med/pa.rate.med)
+
+	// Per-step wait plot of the last round.
+	last := o.rounds - 1
+	if err := plotWaits(o.png, "per-step data wait, last round (trainer core 0, storage core 1)",
+		[]string{names["a"], names["b"], names["c"]},
+		[][]time.Duration{res["a"][last].waits, res["b"][last].waits, res["c"][last].waits},
+		[]color.RGBA{{200, 30, 30, 255}, {30, 120, 30, 255}, {30, 30, 200, 255}}); err != nil {
+		return err
+	}
+	fmt.Printf("plot: %s\n", o.png)
+
+	mem1, mem8, err := b.memory(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("reader heap after 20 steps: 1 source %s, 8 sources %s (same 160 samples)\n", human(mem1), human(mem8))
+	if err := b.readThroughput(ctx, base, spec); err != nil {
+		return err
+	}
+	fmt.Printf("BENCH offload p99_reduction=%.3f stall_reduction=%.3f trainer_cpu_reduction=%.3f fallback_penalty=%.3f mem_8_vs_1=%.3f\n",
+		p99Red, stallRed, cpuRed, penalty, float64(mem8)/float64(mem1))
+	return nil
+}
+
+// pinStorage pins the NameNode, the DataNodes and their co-processes to the storage core.
+func (b *bench) pinStorage() error {
+	pids := []int{b.c.NameNodePID()}
+	for _, dn := range b.c.DataNodes() {
+		pids = append(pids, dn.PID)
+	}
+	for _, p := range pids {
+		if err := pinTree(p, storageCPU); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeClips encodes three 2 s 320x240 H.264 clips with the ffmpeg CLI.
+func makeClips() ([]datasettest.Item, error) {
+	dir, err := os.MkdirTemp("", "bench-offload-clips-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var out []datasettest.Item
+	for i, src := range []string{"testsrc2", "mandelbrot", "testsrc"} {
+		p := filepath.Join(dir, fmt.Sprintf("c%d.mp4", i))
+		cmd := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi",
+			"-i", src+"=size=320x240:rate=25", "-t", "2", "-c:v", "libx264", "-preset", "fast", "-g", "25", "-bf", "2", "-pix_fmt", "yuv420p", p)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("ffmpeg: %v: %s", err, b)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, datasettest.Item{Ext: "mp4", Data: data})
+	}
+	return out, nil
+}
+
+// dataset writes a dataset locally, uploads it to /bench/<name> and indexes it.
+func (b *bench) dataset(ctx context.Context, base, name string, m datasettest.Media, l datasettest.Layout) error {
+	local := filepath.Join(base, name)
+	if _, err := datasettest.Write(local, m, l); err != nil {
+		return err
+	}
+	return b.upload(ctx, local, "/bench/"+name)
+}
+
+func (b *bench) upload(ctx context.Context, local, remote string) error {
+	err := filepath.Walk(local, func(p string, st os.FileInfo, err error) error {
+		if err != nil || st.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(local, p)
+		dst := path.Join(remote, filepath.ToSlash(rel))
+		if err := b.fs.MkdirAll(path.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return clustertest.WriteFile(ctx, b.fs, dst, data)
+	})
+	if err != nil {
+		return err
+	}
+	idx, err := dataset.Build(ctx, dataset.HDFSFS{Client: b.fs}, remote, dataset.BuildOptions{})
+	if err != nil {
+		return err
+	}
+	_, err = dataset.Store(ctx, b.fs, idx)
+	return err
+}
+
+type runResult struct {
+	waits   []time.Duration
+	elapsed time.Duration
+	cpu     float64 // trainer CPU seconds spent on loading
+	paths   map[string]int
+	steps   int
+}
+
+func (r runResult) String() string {
+	w := sorted(r.waits)
+	return fmt.Sprintf("wait P50 %v P99 %v mean %v, loading CPU %.1f ms/step, %.2f steps/s, samples %v",
+		pct(w, 50).Round(time.Microsecond*100), pct(w, 99).Round(time.Microsecond*100), mean(r.waits).Round(time.Microsecond*100),
+		1000*r.cpu/float64(r.steps), float64(r.steps)/r.elapsed.Seconds(), r.paths)
+}
+
+// runMode runs one measured training loop.
+func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, start uint64) (runResult, error) {
+	var burner *exec.Cmd
+	if mode == "c" {
+		self, err := os.Executable()
+		if err != nil {
+			return runResult{}, err
+		}
+		burner = exec.Command("taskset", "-c", fmt.Sprint(storageCPU), self, "-burn")
+		if err := burner.Start(); err != nil {
+			return runResult{}, err
+		}
+		defer func() { burner.Process.Kill(); burner.Wait(); b.waitShedding(ctx, false, 30*time.Second) }()
+		if err := b.waitShedding(ctx, true, 30*time.Second); err != nil {
+			return runResult{}, err
+		}
+	}
+	store := &reader.HDFSStore{Client: b.fs}
+	defer store.Close()
+	cfg := reader.Config{User: b.su, Spec: spec, StartStep: start, Locator: reader.NamespaceLocator{Client: b.ns, User: b.su},
+		Store: store, Dial: exttest.Dial, Prefetch: 2, LocalWorkers: 1, MaxWait: 10 * time.Second}
+	if mode != "a" {
+		cfg.Nodes = b.lay.DataNodeAPI
+	}
+	r, err := reader.Open(ctx, cfg)
+	if err != nil {
+		return runResult{}, err
+	}
+	defer r.Close()
+
+	// The model runs on one locked thread, so its CPU time is known exactly.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	res := runResult{paths: map[string]int{}, steps: b.o.steps}
+	var cpu0, model0 float64
+	var t0 time.Time
+	for i := 0; i < b.o.warmup+b.o.steps; i++ {
+		if i == b.o.warmup {
+			cpu0, model0, t0 = processCPU(), threadCPU(), time.Now()
+		}
+		w0 := time.Now()
+		st, err := r.Next(ctx)
+		if err != nil {
+			return res, err
+		}
+		wait := time.Since(w0)
+		for _, s := range st.Samples {
+			if s.Err != nil {
+				return res, s.Err
+			}
+			if i >= b.o.warmup {
+				res.paths[s.Path]++
+			}
+		}
+		if i >= b.o.warmup {
+			res.waits = append(res.waits, wait)
+		}
+		modelStep(b.o.model)
+	}
+	res.elapsed = time.Since(t0)
+	res.cpu = (processCPU() - cpu0) - (threadCPU() - model0)
+	return res, nil
+}
+
+// modelStep burns the calling thread's CPU for d (a fixed amount of work, as a model step is).
+func modelStep(d time.Duration) {
+	end := threadCPU() + d.Seconds()
+	x := 0
+	for threadCPU() < end {
+		for k := 0; k < 10000; k++ {
+			x += k
+		}
+	}
+	_ = x
+}
+
+func (b *bench) waitShedding(ctx context.Context, want bool, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		all := true
+		var last *pb.OffloadNodeStatus
+		for _, n := range b.nodes {
+			st, err := n.NodeStatus(ctx, &pb.OffloadNodeStatusRequest{User: b.su})
+			if err != nil {
+				return err
+			}
+			last = st
+			if st.GetShedding() != want {
+				all = false
+			}
+		}
+		if all {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("DataNodes shedding=%v not reached in %v (cpu_other %.2f)", want, timeout, last.GetCpuOther())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// memory measures the reader's heap with one source and with eight of the same total size.
+func (b *bench) memory(ctx context.Context) (int64, int64, error) {
+	one := &schedule.Spec{Name: "mem1", Seed: 1, GlobalBatch: b.o.batch, WorldSize: 1,
+		Sources: []schedule.Source{{Name: "one", Dataset: "/bench/one", Weight: 1, Graph: imageGraph()}}}
+	eight := &schedule.Spec{Name: "mem8", Seed: 1, GlobalBatch: b.o.batch, WorldSize: 1}
+	for i := 0; i < 8; i++ {
+		eight.Sources = append(eight.Sources, schedule.Source{Name: fmt.Sprint("part", i), Dataset: fmt.Sprintf("/bench/part-%d", i), Weight: 1, Graph: imageGraph()})
+	}
+	measure := func(spec *schedule.Spec) (int64, error) {
+		if err := spec.Validate(); err != nil {
+			return 0, err
+		}
+		store := &reader.HDFSStore{Client: b.fs}
+		defer store.Close()
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		r, err := reader.Open(ctx, reader.Config{User: b.su, Spec: spec, Locator: reader.NamespaceLocator{Client: b.ns, User: b.su},
+			Store: store, Dial: exttest.Dial, Nodes: b.lay.DataNodeAPI, Prefetch: 2})
+		if err != nil {
+			return 0, err
+		}
+		defer r.Close()
+		for i := 0; i < 20; i++ {
+			if _, err := r.Next(ctx); err != nil {
+				return 0, err
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		return int64(m1.HeapAlloc) - int64(m0.HeapAlloc), nil
+	}
+	var a1, a8 []int64
+	for i := 0; i < 3; i++ {
+		x, err := measure(one)
+		if err != nil {
+			return 0, 0, err
+		}
+		y, err := measure(eight)
+		if err != nil {
+			return 0, 0, err
+		}
+		a1, a8 = append(a1, x), append(a8, y)
+	}
+	return medianInt(a1), medianInt(a8), nil
+}
+
+// readThroughput measures plain HDFS reads of a 64 MiB file from the DataNodes, idle and while
+// an offload reader keeps their transform workers busy (item 5: block serving is not starved).
+func (b *bench) readThroughput(ctx context.Context, base string, spec *schedule.Spec) error {
+	data := make([]byte, 64<<20)
+	for i := range data {
+		data[i] = byte(i * 31)
+	}
+	if err := clustertest.WriteFile(ctx, b.fs, "/bench/big", data); err != nil {
+		return err
+	}
+	read := func() (float64, error) {
+		f, err := b.fs.Open("/bench/big")
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		t := time.Now()
+		n, err := io.Copy(io.Discard, f)
+		if err != nil {
+			return 0, err
+		}
+		return float64(n) / (1 << 20) / time.Since(t).Seconds(), nil
+	}
+	var idle, loaded []float64
+	for round := 0; round < 3; round++ {
+		x, err := read()
+		if err != nil {
+			return err
+		}
+		idle = append(idle, x)
+		// Keep the DataNodes' workers busy: a reader asking far ahead and never consuming slowly.
+		store := &reader.HDFSStore{Client: b.fs}
+		r, err := reader.Open(ctx, reader.Config{User: b.su, Spec: spec, StartStep: 100000 + uint64(round)*1000, Locator: reader.NamespaceLocator{Client: b.ns, User: b.su},
+			Store: store, Dial: exttest.Dial, Nodes: b.lay.DataNodeAPI, Prefetch: 4, MaxWait: 10 * time.Second})
+		if err != nil {
+			return err
+		}
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := r.Next(ctx); err != nil {
+					return
+				}
+			}
+		}()
+		time.Sleep(time.Second)
+		y, err := read()
+		close(stop)
+		<-done
+		r.Close()
+		store.Close()
+		if err != nil {
+			return err
+		}
+		loaded = append(loaded, y)
+	}
+	fmt.Printf("HDFS read of a 64 MiB file (client on the trainer core): idle DataNodes %.0f MiB/s (min %.0f, max %.0f), with a full transform load %.0f MiB/s (min %.0f, max %.0f), ratio %.2f\n",
+		medianF(idle), minF(idle), maxF(idle), medianF(loaded), minF(loaded), maxF(loaded), medianF(loaded)/medianF(idle))
+	return nil
+}
+
+type stat struct{ med, min, max float64 }
+
+func (s stat) String() string { return fmt.Sprintf("%.1f (%.1f, %.1f)", s.med, s.min, s.max) }
+
+type aggregate struct {
+	p50, p99, stall, cpu, rate stat
+	paths                      string
+}
+
+func aggregateOf(rs []runResult) aggregate {
+	var p50, p99, st, cpu, rate []float64
+	paths := map[string]int{}
+	for _, r := range rs {
+		w := sorted(r.waits)
+		p50 = append(p50, ms(pct(w, 50)))
+		p99 = append(p99, ms(pct(w, 99)))
+		st = append(st, ms(mean(r.waits)))
+		cpu = append(cpu, 1000*r.cpu/float64(r.steps))
+		rate = append(rate, float64(r.steps)/r.elapsed.Seconds())
+		for k, v := range r.paths {
+			paths[k] += v
+		}
+	}
+	mk := func(x []float64) stat { return stat{medianF(x), minF(x), maxF(x)} }
+	var ps []string
+	for k, v := range paths {
+		ps = append(ps, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(ps)
+	return aggregate{p50: mk(p50), p99: mk(p99), stall: mk(st), cpu: mk(cpu), rate: mk(rate), paths: strings.Join(ps, " ")}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func sorted(w []time.Duration) []time.Duration {
+	s := append([]time.Duration(nil), w...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s
+}
+
+// pct is the nearest-rank percentile of sorted values.
+func pct(s []time.Duration, p float64) time.Duration {
+	if len(s) == 0 {
+		return 0
+	}
+	i := int(p/100*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+func mean(w []time.Duration) time.Duration {
+	if len(w) == 0 {
+		return 0
+	}
+	var t time.Duration
+	for _, x := range w {
+		t += x
+	}
+	return t / time.Duration(len(w))
+}
+
+func medianF(x []float64) float64 {
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func medianInt(x []int64) int64 {
+	f := make([]float64, len(x))
+	for i, v := range x {
+		f[i] = float64(v)
+	}
+	return int64(medianF(f))
+}
+
+func minF(x []float64) float64 {
+	m := x[0]
+	for _, v := range x {
+		m = min(m, v)
+	}
+	return m
+}
+
+func maxF(x []float64) float64 {
+	m := x[0]
+	for _, v := range x {
+		m = max(m, v)
+	}
+	return m
+}
+
+func human(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
