@@ -167,11 +167,12 @@ func runChild(t *testing.T, bin string, env ...string) string {
 }
 
 // TestGoldenWithoutSIMD: FFmpeg restricted to plain C (no MMX/SSE/AVX decoders, IDCTs or
-// scalers) and libjpeg-turbo restricted to plain C (JSIMD_FORCENONE), then to SSE2 only
+// scalers), libjpeg-turbo restricted to plain C (JSIMD_FORCENONE) and jpegturbo's RGB
+// deinterleave to its scalar loop (NT_JPEG_NOSSSE3), then libjpeg-turbo on SSE2 only
 // (JSIMD_FORCESSE2, where the host would use AVX2), give the same bytes: no CPU-dispatched
 // path of either library decides a pixel.
 func TestGoldenWithoutSIMD(t *testing.T) {
-	line := runChild(t, os.Args[0], cpuFlagsEnv+"=0", "JSIMD_FORCENONE=1")
+	line := runChild(t, os.Args[0], cpuFlagsEnv+"=0", "JSIMD_FORCENONE=1", "NT_JPEG_NOSSSE3=1")
 	if !strings.HasSuffix(line, "ffmpeg_cpu_flags=0x0") {
 		t.Fatalf("child did not run without SIMD: %s", line)
 	}

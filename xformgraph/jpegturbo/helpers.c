@@ -52,6 +52,61 @@ static void nt_emit_message(j_common_ptr c, int level) {
 
 static void nt_output_message(j_common_ptr c) { (void)c; }
 
+/* Splits interleaved RGB into three planes. The SSSE3 version (16 pixels per step, byte
+ * shuffles) and the scalar one give the same bytes: a copy, nothing to round. */
+static void deinterleave_scalar(const unsigned char *s, unsigned char *r, unsigned char *g,
+				unsigned char *b, JDIMENSION n) {
+	for (JDIMENSION x = 0; x < n; x++, s += 3) {
+		r[x] = s[0];
+		g[x] = s[1];
+		b[x] = s[2];
+	}
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <tmmintrin.h>
+__attribute__((target("ssse3"))) static void deinterleave_ssse3(const unsigned char *s, unsigned char *r,
+								 unsigned char *g, unsigned char *b,
+								 JDIMENSION n) {
+	/* For 48 bytes a, b, c holding 16 RGB pixels: channel k of pixel i is byte 3i+k. */
+	const __m128i ra = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i rb = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14, -1, -1, -1, -1, -1);
+	const __m128i rc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 4, 7, 10, 13);
+	const __m128i ga = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i gb = _mm_setr_epi8(-1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1);
+	const __m128i gc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14);
+	const __m128i ba = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i bb = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1);
+	const __m128i bc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15);
+	JDIMENSION x = 0;
+	for (; x + 16 <= n; x += 16, s += 48) {
+		__m128i a = _mm_loadu_si128((const __m128i *)s);
+		__m128i m = _mm_loadu_si128((const __m128i *)(s + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+		_mm_storeu_si128((__m128i *)(r + x), _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ra), _mm_shuffle_epi8(m, rb)), _mm_shuffle_epi8(c, rc)));
+		_mm_storeu_si128((__m128i *)(g + x), _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ga), _mm_shuffle_epi8(m, gb)), _mm_shuffle_epi8(c, gc)));
+		_mm_storeu_si128((__m128i *)(b + x), _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ba), _mm_shuffle_epi8(m, bb)), _mm_shuffle_epi8(c, bc)));
+	}
+	deinterleave_scalar(s, r + x, g + x, b + x, n - x);
+}
+#endif
+
+static void (*deinterleave)(const unsigned char *, unsigned char *, unsigned char *, unsigned char *,
+			    JDIMENSION) = NULL;
+
+static void pick_deinterleave(void) {
+	deinterleave = deinterleave_scalar;
+#if defined(__x86_64__) || defined(__i386__)
+	const char *e = getenv("NT_JPEG_NOSSSE3");
+	if (__builtin_cpu_supports("ssse3") && !(e && e[0] == '1')) deinterleave = deinterleave_ssse3;
+#endif
+}
+
+int nt_jpeg_deinterleave_simd(void) {
+	if (!deinterleave) pick_deinterleave();
+	return deinterleave != deinterleave_scalar;
+}
+
 int nt_jpeg_version(void) { return LIBJPEG_TURBO_VERSION_NUMBER; }
 
 void nt_jpeg_decode(const unsigned char *data, unsigned long n, const nt_jpeg_request *rq,
@@ -64,6 +119,7 @@ void nt_jpeg_decode(const unsigned char *data, unsigned long n, const nt_jpeg_re
 	JSAMPROW volatile row = NULL;
 
 	memset(res, 0, sizeof(*res));
+	if (!deinterleave) pick_deinterleave();
 	cinfo.err = jpeg_std_error(&jerr.pub);
 	jerr.pub.error_exit = nt_error_exit;
 	jerr.pub.emit_message = nt_emit_message;
@@ -164,15 +220,7 @@ void nt_jpeg_decode(const unsigned char *data, unsigned long n, const nt_jpeg_re
 			snprintf(res->msg, sizeof(res->msg), "no scanline %ld", (long)(y0 + y));
 			break;
 		}
-		if (ncomp == 3) {
-			unsigned char *a = p0 + y * (long)w, *b = p1 + y * (long)w, *c = p2 + y * (long)w;
-			const unsigned char *s = row;
-			for (JDIMENSION x = 0; x < w; x++, s += 3) {
-				a[x] = s[0];
-				b[x] = s[1];
-				c[x] = s[2];
-			}
-		}
+		if (ncomp == 3) deinterleave(row, p0 + y * (long)w, p1 + y * (long)w, p2 + y * (long)w, w);
 		if (res->warnings) break;
 	}
 	free(row);

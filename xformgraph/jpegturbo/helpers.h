@@ -31,6 +31,7 @@ typedef struct {
 } nt_jpeg_result;
 
 int nt_jpeg_version(void);
+int nt_jpeg_deinterleave_simd(void);
 
 /* Decodes rq's region. RGB goes to three planes p0, p1, p2 (w bytes per row, packed);
  * gray to p0; CMYK interleaved to p0 (4*w bytes per row). cap is the size of each plane. */

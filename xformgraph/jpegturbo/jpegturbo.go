@@ -52,6 +52,10 @@ const (
 	CMYK Out = C.NT_JPEG_OUT_CMYK // one interleaved plane, C M Y K as stored (Adobe files inverted)
 )
 
+func init() {
+	C.nt_jpeg_deinterleave_simd() // pick the RGB deinterleave before any goroutine decodes
+}
+
 // Version is libjpeg-turbo's version, "2.1.5" (LIBJPEG_TURBO_VERSION_NUMBER of the build;
 // Debian ships the library and headers in lockstep).
 func Version() string {
