@@ -27,7 +27,7 @@ func init() {
 const clusterUsage = `usage:
   newtricks cluster up     [--name dc-a] [--datanodes 3] [--dir DIR] [--conf k=v ...] [--core k=v ...]
                            [--jar hooks.jar [--nn-ext BIN] [--dn-ext BIN]] [--java-opt OPT ...] [--full-jit]
-                           [--timeout 90s] [--json]
+                           [--timeout 90s] [--json] [--secure]
   newtricks cluster status [--name dc-a] [--dir DIR] [--json]
   newtricks cluster down   [--name dc-a] [--dir DIR] [--purge]
 
@@ -39,6 +39,10 @@ $NEWTRICKS_CACHE/clusters/NAME ($NEWTRICKS_CACHE defaults to ~/.cache/newtricks)
 datanode-ext next to this executable. 'up' shows its progress on stderr (a bar on a terminal,
 plain lines otherwise); with --json, progress is JSON lines on stderr and the result one JSON
 object on stdout.
+--secure starts a Kerberized cluster: a MiniKdc ('make minikdc') in DIR/kdc with keytabs for
+the daemons and the users alice, bob, svc (may act for alice) and admin (supergroup),
+kerberos authentication, block tokens, SASL data transfer, HTTPS DataNodes, and TLS with
+Kerberos or delegation tokens on the newtricks APIs ('down' stops the KDC too).
 `
 
 func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -133,6 +137,7 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var javaOpts listFlag
 	fs.Var(&javaOpts, "java-opt", "extra JVM `option` for every daemon (repeatable)")
 	asJSON := fs.Bool("json", false, "progress as JSON lines on stderr, the result as JSON on stdout")
+	secure := fs.Bool("secure", false, "Kerberized cluster: a MiniKdc (make minikdc), keytabs, SASL data transfer, HTTPS DataNodes, TLS public APIs")
 	if err := parse(fs, args, &cf); err != nil {
 		return okIfHelp(err)
 	}
@@ -185,6 +190,16 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := cluster.CheckRuntime(cfg); err != nil {
 		return err
 	}
+	var sec *cluster.Secure
+	if *secure {
+		_ = cluster.StopKDC(filepath.Join(cf.dir, "kdc")) // a KDC left by an earlier run
+		s, err := cluster.StartSecure(ctx, cf.dir, cfg.Java, true)
+		if err != nil {
+			return fmt.Errorf("--secure: %w", err)
+		}
+		sec = s
+		sec.Apply(&cfg)
+	}
 
 	rep := progress.New(stderr, progress.Options{JSON: *asJSON})
 	rep.Printf("starting cluster %s in %s", cf.name, cf.dir)
@@ -194,6 +209,9 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		task.Fail(err)
 		rep.Close()
+		if sec != nil {
+			_ = sec.Stop()
+		}
 		return err
 	}
 	task.DoneAt(int64(*n))
@@ -216,8 +234,22 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stdout, "  datanode-ext %d    api %s  metrics http://%s/metrics\n", i, layout.DataNodeAPI[i], layout.DataNodeMetrics[i])
 		}
 	}
+	if sec != nil {
+		fmt.Fprintf(stdout, "  kerberos          realm %s, kdc %s (pid file %s), krb5.conf %s\n", cluster.Realm, sec.KDC.Addr,
+			filepath.Join(sec.KDC.Dir, "kdc.pid"), sec.KDC.Krb5Conf)
+		fmt.Fprintf(stdout, "  keytabs           %s (users %s; %s is the superuser)\n", filepath.Dir(sec.KDC.Keytab("alice")),
+			strings.Join(cluster.SecureUsers, ", "), cluster.PrincipalHDFS)
+		fmt.Fprintf(stdout, "  public APIs       TLS (CA %s), Kerberos service principal %s\n", sec.CACert, sec.KDC.Principal(cluster.PrincipalNewtricks))
+	} else {
+		printSimpleWarning(stdout)
+	}
 	fmt.Fprintf(stdout, "stop it with: newtricks cluster down --name %s%s\n", cf.name, dirFlag(cf))
 	return nil
+}
+
+// printSimpleWarning says, every time, that a simple-auth cluster trusts claimed names.
+func printSimpleWarning(w io.Writer) {
+	fmt.Fprintln(w, "  security          SIMPLE authentication: HDFS and the newtricks APIs trust whatever user name a caller claims; use --secure (Kerberos) for anything shared")
 }
 
 func okIfHelp(err error) error {
@@ -324,6 +356,11 @@ func clusterStatus(ctx context.Context, args []string, stdout, stderr io.Writer)
 	} else {
 		fmt.Fprintf(stdout, "cluster %s (%s)\n", c.Name(), c.BaseDir())
 		printCluster(stdout, c)
+		if auth := c.Authentication(); auth == "simple" {
+			printSimpleWarning(stdout)
+		} else {
+			fmt.Fprintf(stdout, "  security          %s authentication\n", auth)
+		}
 	}
 	healthy := c.Running(cluster.NameNode) && jmxErr == nil
 	running := 0
@@ -372,6 +409,9 @@ func clusterDown(args []string, stdout, stderr io.Writer) error {
 		}
 		removeSocketDir(cf.dir)
 		fmt.Fprintf(stdout, "cluster %s: stopped\n", cf.name)
+	}
+	if err := cluster.StopKDC(filepath.Join(cf.dir, "kdc")); err != nil {
+		return fmt.Errorf("stop the KDC of %s: %w", cf.name, err)
 	}
 	if *purge {
 		if err := os.RemoveAll(cf.dir); err != nil {

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"encoding/xml"
 	"fmt"
 	"math/big"
 	"net"
@@ -320,4 +321,28 @@ func (s *Secure) DelegationToken(ctx context.Context, c *Cluster, principal stri
 func (s *Secure) CancelDelegationToken(ctx context.Context, c *Cluster, principal, token string) error {
 	_, err := s.webHDFS(ctx, c, principal, http.MethodPut, "op=CANCELDELEGATIONTOKEN&token="+url.QueryEscape(token))
 	return err
+}
+
+// Authentication returns the NameNode's hadoop.security.authentication ("simple" when unset)
+// from its generated core-site.xml, for `cluster status`.
+func (c *Cluster) Authentication() string {
+	b, err := os.ReadFile(filepath.Join(c.confDir(NameNode), "core-site.xml"))
+	if err != nil {
+		return "unknown"
+	}
+	var conf struct {
+		Properties []struct {
+			Name  string `xml:"name"`
+			Value string `xml:"value"`
+		} `xml:"property"`
+	}
+	if err := xml.Unmarshal(b, &conf); err != nil {
+		return "unknown"
+	}
+	for _, p := range conf.Properties {
+		if p.Name == "hadoop.security.authentication" && p.Value != "" {
+			return p.Value
+		}
+	}
+	return "simple"
 }
