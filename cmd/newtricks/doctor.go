@@ -28,14 +28,16 @@ PASS, WARN or FAIL, what was found, and in brackets the hdfs-site key to change.
 
   configuration  hook classes in dfs.namenode.plugins / dfs.datanode.plugins, the audit-logger
                  list (keeps 'default'), binary keys, API and metrics addresses, block access
-                 tokens for datanode-ext, the authentication mode
+                 tokens for datanode-ext, the authentication mode, and every newtricks.* value
+                 through the co-processes' own parsers (hotspot, mirror, offload, ...)
   this host      each co-process binary exists, is executable, finds its shared libraries
                  (FFmpeg) and answers the go-plugin handshake; the socket dir is owned by the
                  daemon user with mode 0700; the hooks jar is on the classpath once, and its
                  version matches the binaries'
   the cluster    (unless --offline) the NameNode answers and is out of safe mode, DataNodes
                  are live, every daemon loaded its hook and reports its co-process healthy
-                 (JMX), no audit events were dropped, each co-process's /metrics answers
+                 (JMX), no audit events were dropped, each co-process's /metrics answers,
+                 the mirror's destination NameNode accepts connections
 
 --conf is the directory holding hdfs-site.xml (and core-site.xml) as the daemons read it.
 --user is the daemons' user (default: you; run doctor as that user for the binary checks).

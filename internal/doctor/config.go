@@ -91,6 +91,7 @@ func (d *doctor) checkSide(ctx context.Context, s side, enabled bool) {
 		return
 	}
 	d.r.pass(s.name+".plugin", s.pluginKey, "%s lists %s", s.pluginKey, s.class)
+	d.checkCoprocessConf(s)
 	if !set || strings.TrimSpace(bin) == "" {
 		d.r.fail(check, s.binKey, "%s is not set: the hook is loaded but launches no co-process", s.binKey)
 	} else {

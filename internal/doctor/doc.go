@@ -10,7 +10,9 @@
 //
 //   - configuration: the hook classes in dfs.namenode.plugins / dfs.datanode.plugins, the
 //     audit-logger list (keeps `default`), the co-process binary keys, the API and metrics
-//     addresses, block access tokens when datanode-ext is enabled, the authentication mode;
+//     addresses, block access tokens when datanode-ext is enabled, the authentication mode,
+//     and every newtricks.* value through the co-processes' own parsers (nnext, hotspot,
+//     mirror, dnext, offload), which would otherwise fail their Configure at every restart;
 //   - files on this host: each co-process binary exists, is executable, finds its shared
 //     libraries (FFmpeg for datanode-ext's transforms) and answers the go-plugin handshake
 //     with its version; the socket directory is a real directory owned by the daemon's user
@@ -18,5 +20,6 @@
 //     classpath, once, and its version matches the binaries';
 //   - the running cluster: the NameNode answers, is out of safe mode and has live DataNodes;
 //     each daemon loaded its hook (JMX) and reports its co-process healthy, with restarts,
-//     dropped audit events and namespace gaps; each co-process's /metrics answers.
+//     dropped audit events and namespace gaps; each co-process's /metrics answers; the
+//     mirror's destination accepts connections.
 package doctor

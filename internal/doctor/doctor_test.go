@@ -127,6 +127,17 @@ func TestBrokenConfigs(t *testing.T) {
 			func(f *fixture) { f.hdfs["newtricks.namenode.ext.api.address"] = "9880" }},
 		{"unknown authentication", "security", keyAuth,
 			func(f *fixture) { f.core[keyAuth] = "ldap" }},
+		{"namenode-ext refuses a value", "namenode.ext-config", "newtricks.namenode.ext.events.retain",
+			func(f *fixture) { f.hdfs["newtricks.namenode.ext.events.retain"] = "0" }},
+		{"hotspot refuses a value", "namenode.ext-config", "newtricks.hotspot.max-factor.busy",
+			func(f *fixture) { f.hdfs["newtricks.hotspot.max-factor.busy"] = "many" }},
+		{"mirror rules without a destination", "namenode.ext-config", "newtricks.mirror.dest.namenode",
+			func(f *fixture) {
+				f.hdfs["newtricks.mirror.rules"] = "ckpt"
+				f.hdfs["newtricks.mirror.rule.ckpt.source"] = "/ckpt/{job}/step_{step}"
+			}},
+		{"datanode-ext refuses a value", "datanode.ext-config", "newtricks.datanode.ext.read.max.bytes",
+			func(f *fixture) { f.hdfs["newtricks.datanode.ext.read.max.bytes"] = "0" }},
 		{"hooks jar not on the classpath", "hooks.jar", "", nil},
 		{"binary is not a co-process", "namenode.handshake", keyNNBinary, nil},
 	}
@@ -213,5 +224,18 @@ func TestSocketDirOwner(t *testing.T) {
 	fs := r.Find("socket.dir")
 	if len(fs) != 1 || fs[0].Status != Fail || !strings.Contains(fs[0].Message, "not by hdfs-daemon-user") {
 		t.Fatalf("socket dir owner: %+v", fs)
+	}
+}
+
+func TestGuessKey(t *testing.T) {
+	conf := map[string]string{"newtricks.hotspot.readers-per-replica": "0", "newtricks.hotspot.max-files": "1"}
+	for msg, want := range map[string]string{
+		"bad configuration: newtricks.mirror.dest.namenode: required": "newtricks.mirror.dest.namenode",
+		"hotspot config: bad configuration: readers-per-replica 0 < 1": "newtricks.hotspot.readers-per-replica",
+		"something unrelated": "",
+	} {
+		if got := guessKey(msg, conf); got != want {
+			t.Errorf("guessKey(%q) = %q, want %q", msg, got, want)
+		}
 	}
 }

@@ -144,6 +144,8 @@ func (d *doctor) checkLive(ctx context.Context) {
 		}
 	}
 
+	d.checkMirrorDest(ctx)
+
 	metrics := append([]string(nil), d.o.Metrics...)
 	if d.nnEnabled {
 		if m := d.conf.Get(nnSide.metKey, nnSide.metDef); m != "" && !strings.HasSuffix(m, ":0") && !contains(metrics, m) {
@@ -298,4 +300,29 @@ func Scrape(ctx context.Context, c *http.Client, addr string) (map[string][]floa
 		out[name] = vals
 	}
 	return out, nil
+}
+
+// checkMirrorDest dials the evaluation cluster's NameNode (or the SOCKS proxy in front of it)
+// when checkpoint mirroring is configured: unreachable, the mirror queues and retries.
+func (d *doctor) checkMirrorDest(ctx context.Context) {
+	if !d.nnEnabled || len(d.conf.List("newtricks.mirror.rules")) == 0 {
+		return
+	}
+	key, addr := "newtricks.mirror.dest.namenode", d.conf.Get("newtricks.mirror.dest.namenode", "")
+	if p := d.conf.Get("newtricks.mirror.dest.socks-proxy", ""); p != "" {
+		key, addr = "newtricks.mirror.dest.socks-proxy", p
+	}
+	if addr == "" {
+		return // reported by namenode.ext-config
+	}
+	var dialer net.Dialer
+	dctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
+	defer cancel()
+	conn, err := dialer.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		d.r.warn("mirror.dest", key, "%s=%s does not accept connections from this host: %v (checkpoints queue until it does)", key, addr, err)
+		return
+	}
+	conn.Close()
+	d.r.pass("mirror.dest", key, "%s=%s accepts connections", key, addr)
 }
