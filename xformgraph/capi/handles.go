@@ -7,6 +7,8 @@ import (
 	"io"
 	"sync"
 
+	"github.com/newtricks/newtricks/reader"
+	"github.com/newtricks/newtricks/schedule"
 	"github.com/newtricks/newtricks/xformgraph"
 	"github.com/newtricks/newtricks/xformgraph/frame"
 )
@@ -26,6 +28,7 @@ const (
 	codeBadHandle    = 8 // unknown or freed graph handle
 	codeBadArgument  = 9 // NULL pointer or negative length from the caller
 	codeInternal     = 10
+	// codeEnd (11, reader.go): the schedule has no more steps.
 )
 
 var (
@@ -54,7 +57,7 @@ func codeOf(err error) int {
 		return codeUnsupported
 	case errors.Is(err, errBadHandle):
 		return codeBadHandle
-	case errors.Is(err, errBadArgument):
+	case errors.Is(err, errBadArgument), errors.Is(err, schedule.ErrInvalid), errors.Is(err, reader.ErrConfig):
 		return codeBadArgument
 	}
 	return codeInternal

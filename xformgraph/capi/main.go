@@ -20,6 +20,9 @@
 //	char *ntx_domain(void);               The determinism domain string; free with ntx_free.
 //	int ntx_graph_count(void);            Live handles (for leak tests).
 //
+// and the trainer's reader of the offload protocol (reader.go): ntx_reader_open,
+// ntx_reader_next, ntx_reader_stats, ntx_reader_close.
+//
 // Errors are returned per call (the char **err out-parameter), not kept as a process-wide
 // "last error": calls may come from several threads at once. Every function is safe for
 // concurrent use. The Go runtime inside does not survive fork(): a process must load the
@@ -34,9 +37,12 @@ package main
 import "C"
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"unsafe"
 
+	"github.com/newtricks/newtricks/reader"
 	"github.com/newtricks/newtricks/xformgraph"
 )
 
@@ -116,3 +122,74 @@ func ntx_domain() *C.char { return C.CString(xformgraph.Domain().String()) }
 
 //export ntx_graph_count
 func ntx_graph_count() C.int { return C.int(table.len()) }
+
+//export ntx_reader_open
+func ntx_reader_open(cfg *C.char, n C.size_t, errOut **C.char) C.uint64_t {
+	if cfg == nil {
+		cError(errOut, fmt.Errorf("%w: NULL config", errBadArgument))
+		return 0
+	}
+	h, err := openReaderFromJSON(C.GoBytes(unsafe.Pointer(cfg), C.int(n)))
+	if err != nil {
+		cError(errOut, err)
+		return 0
+	}
+	return C.uint64_t(h)
+}
+
+//export ntx_reader_next
+func ntx_reader_next(h C.uint64_t, out **C.uint8_t, outLen *C.size_t, errOut **C.char) C.int {
+	if out == nil || outLen == nil {
+		err := fmt.Errorf("%w: NULL pointer", errBadArgument)
+		cError(errOut, err)
+		return C.int(codeOf(err))
+	}
+	*out, *outLen = nil, 0
+	o, err := readerTable.get(uint64(h))
+	if err != nil {
+		cError(errOut, err)
+		return C.int(codeOf(err))
+	}
+	st, err := o.r.Next(context.Background())
+	if errors.Is(err, reader.ErrEnd) {
+		return codeEnd
+	}
+	if err != nil {
+		cError(errOut, err)
+		return C.int(codeOf(err))
+	}
+	var p unsafe.Pointer
+	buf, err := encodeStep(st, func(n int) []byte {
+		if p = C.malloc(C.size_t(n)); p == nil {
+			return nil
+		}
+		return unsafe.Slice((*byte)(p), n)
+	})
+	if err != nil {
+		if p != nil {
+			C.free(p)
+		}
+		cError(errOut, fmt.Errorf("step %d: %w", st.Step, err))
+		return codeInternal
+	}
+	*out, *outLen = (*C.uint8_t)(p), C.size_t(len(buf))
+	return codeOK
+}
+
+//export ntx_reader_stats
+func ntx_reader_stats(h C.uint64_t) *C.char {
+	o, err := readerTable.get(uint64(h))
+	if err != nil {
+		return nil
+	}
+	b, err := statsJSON(o.r.Stats())
+	if err != nil {
+		return nil
+	}
+	return C.CString(string(b))
+}
+
+//export ntx_reader_close
+func ntx_reader_close(h C.uint64_t) C.int {
+	return C.int(codeOf(closeReader(uint64(h))))
+}

@@ -6,6 +6,9 @@
 - ``newtricks.transforms.Graph(spec)``: run an xformgraph transform graph on a sample in this
   process, with the same Go code the DataNodes run (libxformgraph through ctypes), so the
   bytes are identical to a DataNode's. Loaded lazily, once per process, never across fork.
+- ``newtricks.Reader(schedule, rank=..., namenode=..., namenode_ext=..., datanodes=...)``: one
+  rank's steps of a training schedule, transformed on the DataNodes that hold the samples
+  (offload), locally when they are busy or unreachable; ``stats()`` says which.
 - ``newtricks.frames``: the frame format of transform outputs, read into numpy arrays
   without copying.
 
@@ -30,5 +33,6 @@ from .errors import (  # noqa: F401
     UnavailableError,
 )
 from .hints import Hint, hint  # noqa: F401
+from .reader import Reader, Sample, Step  # noqa: F401
 
 __version__ = "0.1.0"

@@ -33,7 +33,7 @@ LIB_ENV = "NEWTRICKS_XFORMGRAPH_LIB"
 
 # Status codes of the C API (xformgraph/capi/handles.go).
 _CODES = {1: "INVALID_GRAPH", 2: "UNKNOWN_OP", 3: "TYPE_MISMATCH", 4: "BAD_PARAM", 5: "LIMIT", 6: "DECODE",
-          7: "UNSUPPORTED", 8: "BAD_HANDLE", 9: "BAD_ARGUMENT", 10: "INTERNAL"}
+          7: "UNSUPPORTED", 8: "BAD_HANDLE", 9: "BAD_ARGUMENT", 10: "INTERNAL", 11: "END"}
 
 _lock = threading.Lock()
 _lib: Optional[ctypes.CDLL] = None
@@ -91,6 +91,15 @@ def _load() -> ctypes.CDLL:
         lib.ntx_domain.restype = ctypes.c_void_p
         lib.ntx_graph_count.argtypes = []
         lib.ntx_graph_count.restype = ctypes.c_int
+        lib.ntx_reader_open.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
+        lib.ntx_reader_open.restype = ctypes.c_uint64
+        lib.ntx_reader_next.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
+                                        ctypes.POINTER(ctypes.c_void_p)]
+        lib.ntx_reader_next.restype = ctypes.c_int
+        lib.ntx_reader_stats.argtypes = [ctypes.c_uint64]
+        lib.ntx_reader_stats.restype = ctypes.c_void_p
+        lib.ntx_reader_close.argtypes = [ctypes.c_uint64]
+        lib.ntx_reader_close.restype = ctypes.c_int
         _lib, _lib_pid, _lib_path = lib, pid, path
         return lib
 
@@ -121,6 +130,15 @@ def domain() -> str:
 def live_graphs() -> int:
     """Compiled graphs alive in the library (for leak checks). Loads the library."""
     return _load().ntx_graph_count()
+
+
+def _owned_buffer(ptr: ctypes.c_void_p, size: ctypes.c_size_t) -> memoryview:
+    """A memoryview of size bytes of C memory at ptr that the library malloc'ed for us; freed
+    (with libc's free, never a call into Go, so also harmless in a forked child) when the last
+    view of it is gone."""
+    arr = (ctypes.c_uint8 * size.value).from_address(ptr.value)
+    weakref.finalize(arr, _libc.free, ptr.value)
+    return memoryview(arr).cast("B")
 
 
 def _spec_bytes(spec) -> bytes:
@@ -213,10 +231,7 @@ class Graph:
         if rc != 0:
             code = _CODES.get(rc, "INTERNAL")
             raise SampleError(_take_string(err) or code, code, key)
-        size = out_len.value
-        arr = (ctypes.c_uint8 * size).from_address(out.value)
-        weakref.finalize(arr, _libc.free, out.value)
-        return memoryview(arr).cast("B")
+        return _owned_buffer(out, out_len)
 
     def run(self, data, key: str, epoch: int = 0) -> List:
         """Runs the graph on one sample (bytes or any buffer) and returns its outputs in

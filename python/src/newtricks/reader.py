@@ -1,0 +1,257 @@
+"""newtricks.Reader: one rank's steps of a training schedule, transformed next to the data.
+
+    r = newtricks.Reader(schedule, rank=0, namenode="nn:8020", namenode_ext="nn:8119",
+                         datanodes=["dn1:8129", "dn2:8129"])
+    for step in r:
+        x = step.batch(0)          # the first graph output of every good sample: one array
+        ...
+    print(r.stats())               # offloaded fraction, wait per step, bytes moved
+
+The reader is the Go implementation of the offload session protocol (package reader),
+running inside libxformgraph: it computes this rank's samples of every step from the
+schedule, asks the datanode-ext nodes that own them for transformed tensors, transforms
+locally (the same Go code, so the same bytes) whatever comes back raw, reads plain HDFS bytes
+when a node is unreachable, and prefetches the next steps on its own threads while Python
+trains. A failed sample is reported in its step (``sample.error``); iteration goes on.
+
+Like every use of libxformgraph, a Reader belongs to the process that opened it: open it in
+each DataLoader worker (newtricks.torch.StepDataset does), never before a fork.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import json
+import os
+import struct
+from typing import Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from . import frames, transforms
+from ._user import resolve_user
+from .errors import ConfigError, LibraryError, NewtricksError, SampleError
+
+
+@dataclasses.dataclass
+class Sample:
+    """One sample of a step. ``outputs`` are the graph's outputs (numpy views of the step's
+    buffer; empty when the sample failed, then ``error`` says why)."""
+
+    slot: int
+    source: int
+    key: str
+    epoch: int
+    path: str  # "offload" (tensor from a DataNode), "raw" (raw from a DataNode, transformed here), "local"
+    outputs: List[np.ndarray]
+    error: Optional[SampleError] = None
+    domain: str = ""
+
+
+class Step:
+    """The samples of one step for this rank, in slot order."""
+
+    def __init__(self, step: int, samples: List[Sample], batches: Optional[List[np.ndarray]], buf: memoryview):
+        self.step = step
+        self.samples = samples
+        self._batches = batches
+        self._buf = buf  # keeps the memory alive as long as the step is
+
+    @property
+    def ok(self) -> List[Sample]:
+        """The samples without error, in slot order: the rows of ``batch()``."""
+        return [s for s in self.samples if s.error is None]
+
+    @property
+    def errors(self) -> List[Sample]:
+        return [s for s in self.samples if s.error is not None]
+
+    @property
+    def batched(self) -> bool:
+        """Whether batch() is a view (every good sample has the same output shapes)."""
+        return self._batches is not None
+
+    def batch(self, output: int = 0) -> np.ndarray:
+        """Graph output ``output`` of every good sample stacked on a new first axis. A view of
+        the received buffer when the step is batched (no copy), else an np.stack (a copy; it
+        raises if shapes differ, e.g. videos of different sizes)."""
+        if self._batches is not None:
+            return self._batches[output]
+        ok = self.ok
+        if not ok:
+            raise NewtricksError("step %d: no sample without error" % self.step)
+        return np.stack([s.outputs[output] for s in ok])
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __repr__(self) -> str:
+        return "Step(%d, samples=%d, errors=%d)" % (self.step, len(self.samples), len(self.errors))
+
+
+_STEP_HEAD = struct.Struct("<4sIQQ")
+
+
+def _decode_step(buf: memoryview) -> Step:
+    magic, _, step, hlen = _STEP_HEAD.unpack_from(buf, 0)
+    if magic != b"NTST":
+        raise NewtricksError("reader returned a malformed step")
+    h = json.loads(bytes(buf[24:24 + hlen]))
+    data = buf[24 + ((hlen + 7) & ~7):]
+    batches = None
+    if h.get("batched"):
+        batches = []
+        rows = sum(1 for m in h["samples"] if m["row"] >= 0)
+        for o in h["outputs"]:
+            npd = frames.DTYPES[o["dtype"]][1]
+            batches.append(np.frombuffer(data[o["off"]:o["off"] + o["len"]], dtype=npd).reshape([rows] + o["shape"]))
+    samples = []
+    for m in h["samples"]:
+        err = None
+        outs: List[np.ndarray] = []
+        if m.get("error"):
+            err = SampleError(m["error"], "SAMPLE", m["key"])
+        elif batches is not None:
+            outs = [b[m["row"]] for b in batches]
+        else:
+            fs = frames.parse(data[m["off"]:m["off"] + m["len"]], verify=False)
+            outs = [f.array if f.kind == "tensor" else f.data for f in fs]
+        samples.append(Sample(m["slot"], m["source"], m["key"], m["epoch"], m["path"], outs, err, m.get("domain", "")))
+    return Step(step, samples, batches, buf)
+
+
+def _schedule_json(schedule, graphs, world_size) -> dict:
+    if isinstance(schedule, (str, bytes)):
+        try:
+            s = json.loads(schedule)
+        except ValueError as e:
+            raise ConfigError("schedule is not valid JSON: %s" % e) from None
+    elif isinstance(schedule, dict):
+        s = json.loads(json.dumps(schedule))  # a private deep copy
+    elif hasattr(schedule, "DESCRIPTOR") and schedule.DESCRIPTOR.full_name == "newtricks.v1.ScheduleSpec":
+        from google.protobuf import json_format
+
+        s = json_format.MessageToDict(schedule)
+    else:
+        raise ConfigError("schedule must be a dict, JSON text or a newtricks.v1.ScheduleSpec, got %s" % type(schedule).__name__)
+    if not isinstance(s, dict):
+        raise ConfigError("schedule must be a JSON object")
+    if graphs:
+        if not isinstance(graphs, dict):
+            raise ConfigError("graphs must map source names to graph specs")
+        srcs = {src.get("name"): src for src in s.get("sources", [])}
+        for name, g in graphs.items():
+            if name not in srcs:
+                raise ConfigError("graphs: no source named %r in the schedule (sources: %s)" % (name, sorted(srcs)))
+            spec = g.spec if isinstance(g, transforms.Graph) else g
+            srcs[name]["graph"] = json.loads(spec) if isinstance(spec, (str, bytes)) else spec
+    if world_size is not None:
+        ws = s.get("worldSize", s.get("world_size"))
+        if ws is not None and int(ws) != world_size:
+            raise ConfigError("world_size=%d but the schedule says %s" % (world_size, ws))
+        s.pop("world_size", None)
+        s["worldSize"] = world_size
+    return s
+
+
+class Reader:
+    """Iterates over the steps of one rank (see the module doc). Opening checks everything
+    (schedule, graphs, indexes, permissions) and raises ConfigError or NewtricksError naming
+    the problem; then each ``next()`` returns a Step.
+
+    ``namenode`` is the HDFS NameNode RPC address, ``namenode_ext`` namenode-ext's API
+    (block locations with the user's tokens), ``datanodes`` the datanode-ext API addresses
+    (empty: read plain HDFS bytes and transform everything here). ``graphs`` optionally maps
+    source names to graph specs (overriding the schedule's), ``world_size`` the schedule's
+    world size. ``max_wait`` seconds is how long a node may take before answering raw."""
+
+    def __init__(self, schedule, *, namenode: str, namenode_ext: str, datanodes: Sequence[str] = (),
+                 rank: int = 0, world_size: Optional[int] = None, start_step: int = 0,
+                 graphs: Optional[Dict[str, Union[dict, str, "transforms.Graph"]]] = None, user: Optional[str] = None,
+                 prefetch: int = 2, max_wait: float = 2.0, local_workers: int = 1, raw_only: bool = False,
+                 open_timeout: float = 60.0):
+        for name, v in (("namenode", namenode), ("namenode_ext", namenode_ext)):
+            if not isinstance(v, str) or ":" not in v:
+                raise ConfigError("%s must be host:port, got %r" % (name, v))
+        if isinstance(datanodes, str):
+            raise ConfigError("datanodes must be a list of host:port, not one string")
+        for d in datanodes:
+            if not isinstance(d, str) or ":" not in d:
+                raise ConfigError("datanodes: each must be host:port, got %r" % (d,))
+        for name, v, lo in (("rank", rank, 0), ("start_step", start_step, 0), ("prefetch", prefetch, 1),
+                            ("local_workers", local_workers, 1)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise ConfigError("%s must be an int >= %d, got %r" % (name, lo, v))
+        if world_size is not None and (isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1):
+            raise ConfigError("world_size must be a positive int, got %r" % (world_size,))
+        if world_size is not None and rank >= world_size:
+            raise ConfigError("rank %d outside world_size %d" % (rank, world_size))
+        if not isinstance(max_wait, (int, float)) or max_wait <= 0:
+            raise ConfigError("max_wait must be > 0 seconds, got %r" % (max_wait,))
+        cfg = {
+            "user": resolve_user(user), "namenode": namenode, "namenode_ext": namenode_ext,
+            "datanodes": list(datanodes), "schedule": _schedule_json(schedule, graphs, world_size),
+            "rank": rank, "start_step": start_step, "prefetch": prefetch, "max_wait_ms": int(max_wait * 1000),
+            "local_workers": local_workers, "raw_only": bool(raw_only), "open_timeout_ms": int(open_timeout * 1000),
+        }
+        self.user, self.rank = cfg["user"], rank
+        self._pid = os.getpid()
+        self._h = 0
+        self._lib = transforms._load()
+        b = json.dumps(cfg).encode("utf-8")
+        err = ctypes.c_void_p()
+        h = self._lib.ntx_reader_open(b, len(b), ctypes.byref(err))
+        if h == 0:
+            msg = transforms._take_string(err)
+            if "bad argument" in msg or "invalid spec" in msg or "bad configuration" in msg:
+                raise ConfigError("reader: " + msg)
+            raise NewtricksError("reader: " + msg, "OPEN")
+        self._h = h
+
+    def _handle(self) -> int:
+        if os.getpid() != self._pid:
+            raise LibraryError("this Reader was opened by process %d; open one in each worker process" % self._pid)
+        if not self._h:
+            raise NewtricksError("reader is closed", "CLOSED")
+        return self._h
+
+    def __iter__(self) -> "Reader":
+        return self
+
+    def __next__(self) -> Step:
+        h = self._handle()
+        out, n, err = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p()
+        rc = self._lib.ntx_reader_next(h, ctypes.byref(out), ctypes.byref(n), ctypes.byref(err))
+        if rc == 11:
+            raise StopIteration
+        if rc != 0:
+            raise NewtricksError("reader: " + transforms._take_string(err), transforms._CODES.get(rc, "INTERNAL"))
+        return _decode_step(transforms._owned_buffer(out, n))
+
+    def stats(self) -> dict:
+        """Totals since open: steps; samples offloaded / raw / local / errors and
+        offloaded_fraction; bytes_from_nodes and bytes_from_hdfs; wait_s (time next() blocked,
+        summed), wait_p50_s, wait_p99_s, wait_max_s per step; local_transform_s; reconnects."""
+        p = self._lib.ntx_reader_stats(self._handle())
+        if not p:
+            raise NewtricksError("reader: no stats (closed?)")
+        return json.loads(transforms._take_string(ctypes.c_void_p(p)))
+
+    def close(self) -> None:
+        """Stops prefetching and closes the sessions. Idempotent."""
+        if self._h and os.getpid() == self._pid:
+            self._lib.ntx_reader_close(self._h)
+        self._h = 0
+
+    def __enter__(self) -> "Reader":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

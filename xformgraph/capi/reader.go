@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/colinmarc/hdfs/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/reader"
+	"github.com/newtricks/newtricks/schedule"
+	"github.com/newtricks/newtricks/xformgraph/frame"
+)
+
+// The reader part of the C API wraps package reader (the Go implementation of the offload
+// session protocol), so a Python trainer runs exactly the schedule, ownership and fallback
+// logic of the Go reader instead of a second implementation of it.
+//
+//	uint64_t ntx_reader_open(const char *config_json, size_t len, char **err);
+//	int ntx_reader_next(uint64_t reader, uint8_t **out, size_t *out_len, char **err);
+//	    0 with one encoded step (see encodeStep), codeEnd after the last step, or an error.
+//	char *ntx_reader_stats(uint64_t reader);   JSON; free with ntx_free. NULL for a bad handle.
+//	int ntx_reader_close(uint64_t reader);
+
+// codeEnd: the schedule has no more steps.
+const codeEnd = 11
+
+// readerConfig is the JSON the caller passes to ntx_reader_open.
+type readerConfig struct {
+	// User is the HDFS user every call names.
+	User string `json:"user"`
+	// NameNode is the HDFS NameNode RPC address (host:port) for index and fallback reads.
+	NameNode string `json:"namenode"`
+	// NameNodeExt is namenode-ext's public API (host:port), for block locations with tokens.
+	NameNodeExt string `json:"namenode_ext"`
+	// DataNodes are the datanode-ext API addresses; empty reads everything from HDFS.
+	DataNodes []string `json:"datanodes"`
+	// Schedule is the JSON form of newtricks.v1.ScheduleSpec.
+	Schedule     json.RawMessage `json:"schedule"`
+	Rank         int             `json:"rank"`
+	StartStep    uint64          `json:"start_step"`
+	Prefetch     int             `json:"prefetch"`
+	Lookahead    uint32          `json:"lookahead"`
+	MaxWaitMs    int64           `json:"max_wait_ms"`
+	LocalWorkers int             `json:"local_workers"`
+	RetryMs      int64           `json:"retry_ms"`
+	RawOnly      bool            `json:"raw_only"`
+	// OpenTimeoutMs bounds Open (index loads, locations, sessions); default 60 s.
+	OpenTimeoutMs int64 `json:"open_timeout_ms"`
+}
+
+type openReader struct {
+	r     *reader.Reader
+	hdfs  *hdfs.Client
+	store *reader.HDFSStore
+	ns    *grpc.ClientConn
+}
+
+func (o *openReader) close() {
+	o.r.Close()
+	o.store.Close()
+	o.hdfs.Close()
+	o.ns.Close()
+}
+
+type readers struct {
+	mu   sync.Mutex
+	next uint64
+	m    map[uint64]*openReader
+}
+
+var readerTable = &readers{m: map[uint64]*openReader{}}
+
+func (t *readers) get(h uint64) (*openReader, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r, ok := t.m[h]
+	if !ok {
+		return nil, fmt.Errorf("reader %d: %w", h, errBadHandle)
+	}
+	return r, nil
+}
+
+func openReaderFromJSON(b []byte) (uint64, error) {
+	var c readerConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return 0, fmt.Errorf("%w: reader config: %v", errBadArgument, err)
+	}
+	switch {
+	case c.User == "":
+		return 0, fmt.Errorf("%w: reader config: user is required", errBadArgument)
+	case c.NameNode == "":
+		return 0, fmt.Errorf("%w: reader config: namenode (HDFS RPC host:port) is required", errBadArgument)
+	case c.NameNodeExt == "":
+		return 0, fmt.Errorf("%w: reader config: namenode_ext (namenode-ext API host:port) is required", errBadArgument)
+	case len(c.Schedule) == 0:
+		return 0, fmt.Errorf("%w: reader config: schedule is required", errBadArgument)
+	}
+	spec, err := schedule.ParseJSON(c.Schedule)
+	if err != nil {
+		return 0, err
+	}
+	if c.Rank < 0 || c.Rank >= spec.WorldSize {
+		return 0, fmt.Errorf("%w: rank %d outside world size %d", errBadArgument, c.Rank, spec.WorldSize)
+	}
+	cl, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{c.NameNode}, User: c.User})
+	if err != nil {
+		return 0, fmt.Errorf("connect to NameNode %s: %w", c.NameNode, err)
+	}
+	ns, err := grpc.NewClient(c.NameNodeExt, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		cl.Close()
+		return 0, fmt.Errorf("namenode-ext %s: %w", c.NameNodeExt, err)
+	}
+	store := &reader.HDFSStore{Client: cl}
+	cfg := reader.Config{
+		User: c.User, Spec: spec, Rank: c.Rank, StartStep: c.StartStep, Nodes: c.DataNodes,
+		Locator: reader.NamespaceLocator{Client: pb.NewNamespaceClient(ns), User: c.User}, Store: store,
+		Prefetch: c.Prefetch, Lookahead: c.Lookahead, MaxWait: time.Duration(c.MaxWaitMs) * time.Millisecond,
+		LocalWorkers: c.LocalWorkers, Retry: time.Duration(c.RetryMs) * time.Millisecond, ForceRawOnly: c.RawOnly,
+	}
+	to := time.Duration(c.OpenTimeoutMs) * time.Millisecond
+	if to <= 0 {
+		to = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), to)
+	defer cancel()
+	r, err := reader.Open(ctx, cfg)
+	if err != nil {
+		store.Close()
+		cl.Close()
+		ns.Close()
+		return 0, err
+	}
+	readerTable.mu.Lock()
+	defer readerTable.mu.Unlock()
+	readerTable.next++
+	readerTable.m[readerTable.next] = &openReader{r: r, hdfs: cl, store: store, ns: ns}
+	return readerTable.next, nil
+}
+
+func closeReader(h uint64) error {
+	readerTable.mu.Lock()
+	o, ok := readerTable.m[h]
+	delete(readerTable.m, h)
+	readerTable.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("reader %d: %w", h, errBadHandle)
+	}
+	o.close()
+	return nil
+}
+
+// stepMeta describes one sample of an encoded step.
+type stepMeta struct {
+	Slot   int    `json:"slot"`
+	Source int    `json:"source"`
+	Key    string `json:"key"`
+	Epoch  uint64 `json:"epoch"`
+	Path   string `json:"path"`
+	Error  string `json:"error,omitempty"`
+	Domain string `json:"domain,omitempty"`
+	// Row is the sample's row in every batched output (-1 for a failed sample); Off and Len
+	// locate its frames when the step is not batched.
+	Row int `json:"row"`
+	Off int `json:"off"`
+	Len int `json:"len"`
+}
+
+// batchMeta describes one graph output stacked over the step's good samples.
+type batchMeta struct {
+	DType  uint8 `json:"dtype"`
+	Layout uint8 `json:"layout"`
+	Shape  []int `json:"shape"` // of one sample
+	Off    int   `json:"off"`
+	Len    int   `json:"len"` // rows x one sample's payload
+}
+
+type stepHeader struct {
+	Step    uint64      `json:"step"`
+	Batched bool        `json:"batched"`
+	Outputs []batchMeta `json:"outputs,omitempty"`
+	Samples []stepMeta  `json:"samples"`
+}
+
+// encodeStep lays out a step for the caller: "NTST", uint32 reserved, uint64 step, uint64
+// length H of a JSON header (stepHeader), the header, zero padding to a multiple of 8, then
+// the data area. When every good sample has the same tensor outputs (count, dtype, layout,
+// shape) the step is batched: output i of all good samples is one contiguous block
+// ([rows, shape...], row order = slot order), so the caller gets a whole batch as one array
+// without copying. Otherwise each sample's frames are stored as received (Off, Len). Every
+// block starts at a multiple of 8. alloc returns the output buffer (C memory).
+func encodeStep(st *reader.Step, alloc func(n int) []byte) ([]byte, error) {
+	h := stepHeader{Step: st.Step, Samples: make([]stepMeta, len(st.Samples))}
+	parsed := make([][]*frame.Frame, len(st.Samples))
+	rows := 0
+	uniform := true
+	var first []*frame.Frame
+	for i, s := range st.Samples {
+		m := stepMeta{Slot: s.Slot, Source: s.Source, Key: s.Key, Epoch: s.Epoch, Path: s.Path, Row: -1}
+		if s.Err == nil {
+			for b := s.Frames; len(b) > 0; {
+				f, rest, err := frame.Parse(b)
+				if err != nil {
+					s.Err = fmt.Errorf("sample %q: output frames: %w", s.Key, err)
+					parsed[i] = nil
+					break
+				}
+				parsed[i] = append(parsed[i], f)
+				b = rest
+			}
+		}
+		if s.Err != nil {
+			m.Error = s.Err.Error()
+		} else {
+			if len(parsed[i]) > 0 {
+				m.Domain = parsed[i][0].Domain
+			}
+			if first == nil {
+				first = parsed[i]
+			} else if !sameOutputs(first, parsed[i]) {
+				uniform = false
+			}
+			for _, f := range parsed[i] {
+				if f.Kind != frame.KindTensor {
+					uniform = false
+				}
+			}
+			m.Row = rows
+			rows++
+		}
+		h.Samples[i] = m
+	}
+	off := 0
+	if uniform && rows > 0 && len(first) > 0 {
+		h.Batched = true
+		for _, f := range first {
+			n := rows * len(f.Payload)
+			h.Outputs = append(h.Outputs, batchMeta{DType: f.DType, Layout: f.Layout, Shape: f.Shape, Off: off, Len: n})
+			off += (n + 7) &^ 7
+		}
+	} else {
+		for i, s := range st.Samples {
+			if h.Samples[i].Error != "" {
+				continue
+			}
+			h.Samples[i].Off, h.Samples[i].Len = off, len(s.Frames)
+			off += (len(s.Frames) + 7) &^ 7
+		}
+	}
+	hdr, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	start := 24 + (len(hdr)+7)&^7
+	buf := alloc(start + off)
+	if buf == nil {
+		return nil, errors.New("cannot allocate the step buffer")
+	}
+	clear(buf)
+	copy(buf, "NTST")
+	binary.LittleEndian.PutUint64(buf[8:], st.Step)
+	binary.LittleEndian.PutUint64(buf[16:], uint64(len(hdr)))
+	copy(buf[24:], hdr)
+	data := buf[start:]
+	if h.Batched {
+		for i, fs := range parsed {
+			r := h.Samples[i].Row
+			if r < 0 {
+				continue
+			}
+			for o, f := range fs {
+				n := len(f.Payload)
+				copy(data[h.Outputs[o].Off+r*n:], f.Payload)
+			}
+		}
+	} else {
+		for i, s := range st.Samples {
+			if m := h.Samples[i]; m.Error == "" {
+				copy(data[m.Off:], s.Frames)
+			}
+		}
+	}
+	return buf, nil
+}
+
+// sameOutputs reports whether two samples' outputs can be stacked.
+func sameOutputs(a, b []*frame.Frame) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Kind != b[i].Kind || a[i].DType != b[i].DType || a[i].Layout != b[i].Layout || len(a[i].Shape) != len(b[i].Shape) {
+			return false
+		}
+		for j := range a[i].Shape {
+			if a[i].Shape[j] != b[i].Shape[j] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// statsJSON is the reader's totals for the caller.
+func statsJSON(s reader.Stats) ([]byte, error) {
+	w := append([]time.Duration(nil), s.Waits...)
+	sort.Slice(w, func(i, j int) bool { return w[i] < w[j] })
+	q := func(p float64) float64 {
+		if len(w) == 0 {
+			return 0
+		}
+		return w[int(p*float64(len(w)-1))].Seconds()
+	}
+	return json.Marshal(map[string]any{
+		"steps": s.Steps, "offloaded": s.Offloaded, "raw": s.Raw, "local": s.Local, "errors": s.Errors,
+		"offloaded_fraction": s.OffloadedFraction(), "bytes_from_nodes": s.BytesFromNodes,
+		"bytes_from_hdfs": s.BytesFromHDFS, "wait_s": s.Wait.Seconds(), "wait_p50_s": q(0.5), "wait_p99_s": q(0.99),
+		"wait_max_s": q(1), "local_transform_s": s.LocalTransform.Seconds(), "reconnects": s.Reconnects,
+	})
+}
