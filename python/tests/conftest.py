@@ -59,6 +59,10 @@ class WebHDFS:
         s, _, b = self._req("PUT", path, "SETOWNER", user, owner=owner, group=owner)
         self._ok("setowner " + path, s, b)
 
+    def chmod(self, path, user, mode):
+        s, _, b = self._req("PUT", path, "SETPERMISSION", user, permission=mode)
+        self._ok("setpermission " + path, s, b)
+
     def create(self, path, user, data: bytes, replication=1):
         s, loc, b = self._req("PUT", path, "CREATE", user, overwrite="true", replication=replication,
                               blocksize=1 << 20)
@@ -84,15 +88,18 @@ class Cluster:
     def __init__(self, name, base, state, ext):
         self.name, self.base = name, base
         self.namenode_ext = ext["NameNodeAPI"]
+        self.datanode_ext = list(ext["DataNodeAPI"])
         self.http_port = state["namenode"]["namenode_ports"]["http"]
+        self.namenode = "127.0.0.1:%d" % state["namenode"]["namenode_ports"]["rpc"]
         self.webhdfs = WebHDFS("127.0.0.1", self.http_port)
         self.superuser = os.environ.get("USER") or __import__("getpass").getuser()
 
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory):
-    """One NameNode and 3 DataNodes with the newtricks hooks, default replication 1, hints
-    allowed under /hot. Stopped and removed at the end of the session."""
+    """One NameNode and 3 DataNodes with the newtricks hooks, default replication 1, 1 MiB
+    blocks (samples span blocks), hints allowed under /hot, offload never shedding. Stopped
+    and removed at the end of the session."""
     bin_dir = need_env("NEWTRICKS_BIN")
     cli = need_file(os.path.join(bin_dir, "newtricks"))
     jar = need_file(need_env("NEWTRICKS_HOOKS_JAR"))
@@ -103,6 +110,9 @@ def cluster(tmp_path_factory):
           "--conf", "dfs.replication=1",
           "--conf", "newtricks.hotspot.allowed-prefixes=/hot",
           "--conf", "newtricks.hotspot.poll-interval=300ms",
+          "--conf", "dfs.blocksize=1048576",
+          "--conf", "newtricks.datanode.ext.offload.cpu.high=1",
+          "--conf", "newtricks.datanode.ext.offload.cpu.low=1",
           "--timeout", "180s"]
     t0 = time.monotonic()
     r = subprocess.run(up, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -114,6 +124,7 @@ def cluster(tmp_path_factory):
         with open(os.path.join(base, "ext.json")) as f:
             ext = json.load(f)
         c = Cluster(name, base, state, ext)
+        c.cli = cli
         print("cluster %s up in %.1fs, namenode-ext %s" % (name, time.monotonic() - t0, c.namenode_ext))
         yield c
     finally:

@@ -146,12 +146,14 @@ def _schedule_json(schedule, graphs, world_size) -> dict:
                 raise ConfigError("graphs: no source named %r in the schedule (sources: %s)" % (name, sorted(srcs)))
             spec = g.spec if isinstance(g, transforms.Graph) else g
             srcs[name]["graph"] = json.loads(spec) if isinstance(spec, (str, bytes)) else spec
+    ws = s.get("worldSize", s.get("world_size"))
     if world_size is not None:
-        ws = s.get("worldSize", s.get("world_size"))
         if ws is not None and int(ws) != world_size:
             raise ConfigError("world_size=%d but the schedule says %s" % (world_size, ws))
         s.pop("world_size", None)
         s["worldSize"] = world_size
+    elif ws is None:
+        raise ConfigError("no world size: pass world_size=... or set worldSize in the schedule")
     return s
 
 

@@ -1,0 +1,166 @@
+"""newtricks.Reader against a real cluster: datanode-ext transforms (offload), the local path
+gives the same bytes, resume, per-sample errors, bad schedules and permission denial."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tarfile
+
+import numpy as np
+import pytest
+
+import newtricks
+from newtricks import errors
+
+import xformcases
+
+IMAGES = ["photo_q90_420.jpg", "baseline_444.jpg", "progressive.jpg", "gray.jpg", "odd_333x251.jpg",
+          "large_1024.jpg", "rgb8.png", "lossy.webp"]
+
+
+def schedule(dataset="/data/img", steps=6, world=2, batch=4, graph="imagenet"):
+    return {"version": 1, "name": "pytest", "seed": "11", "globalBatch": batch, "worldSize": world,
+            "maxSteps": str(steps),
+            "sources": [{"name": "img", "dataset": dataset, "weight": 1, "graph": xformcases.GRAPHS[graph]}]}
+
+
+@pytest.fixture(scope="module")
+def data(cluster, media):
+    """/data/img: a WebDataset tar shard of 5 images, 3 single files and one truncated JPEG
+    whose header still parses (it fails only when decoded); /data/secret readable by alice only.
+    Both indexed by the real `newtricks dataset index`."""
+    fs, su = cluster.webhdfs, cluster.superuser
+    fs.mkdirs("/data", su)
+    blobs = {n: open(os.path.join(media, "images", n), "rb").read() for n in IMAGES}
+    tb = io.BytesIO()
+    with tarfile.open(fileobj=tb, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        for i, n in enumerate(IMAGES[:5]):
+            ti = tarfile.TarInfo("s%03d.%s" % (i, n.rsplit(".", 1)[1]))
+            ti.size = len(blobs[n])
+            tf.addfile(ti, io.BytesIO(blobs[n]))
+    fs.mkdirs("/data/img", su)
+    fs.create("/data/img/shard-000.tar", su, tb.getvalue())
+    for n in IMAGES[5:]:
+        fs.create("/data/img/" + n, su, blobs[n])
+    big = blobs["large_1024.jpg"]
+    fs.create("/data/img/broken.jpg", su, big[: len(big) // 3])
+    fs.mkdirs("/data/secret", su)
+    fs.create("/data/secret/a.jpg", su, blobs["gray.jpg"])
+    fs.create("/data/secret/b.jpg", su, blobs["progressive.jpg"])
+    for d in ("/data/img", "/data/secret"):
+        r = subprocess.run([cluster.cli, "dataset", "index", "--namenode", cluster.namenode, "--user", su, d],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+        assert r.returncode == 0, "newtricks dataset index %s:\n%s" % (d, r.stdout)
+    fs.chown("/data/secret", su, "alice")
+    fs.chmod("/data/secret", su, "700")
+    return cluster
+
+
+def read_all(reader):
+    out = []
+    with reader:
+        for st in reader:
+            out.append(st)
+        stats = reader.stats()
+    return out, stats
+
+
+def open_reader(c, datanodes=True, **kw):
+    spec = kw.pop("spec", None) or schedule()
+    kw.setdefault("user", c.superuser)
+    return newtricks.Reader(spec, namenode=c.namenode, namenode_ext=c.namenode_ext,
+                            datanodes=c.datanode_ext if datanodes else [], max_wait=30, **kw)
+
+
+def as_bytes(st):
+    return [(s.key, s.epoch, None if s.error else [bytes(np.ascontiguousarray(o).view(np.uint8)) for o in s.outputs])
+            for s in st.samples]
+
+
+def test_offload_equals_local_byte_for_byte(data):
+    off, off_stats = read_all(open_reader(data, rank=1))
+    loc, loc_stats = read_all(open_reader(data, datanodes=False, rank=1))
+    assert [s.step for s in off] == list(range(6))  # iteration ends with the schedule
+    assert [as_bytes(s) for s in off] == [as_bytes(s) for s in loc]
+    paths = {}
+    for st in off:
+        assert len(st) == 2  # global batch 4 over 2 ranks
+        for s in st.ok:
+            paths[s.path] = paths.get(s.path, 0) + 1
+    assert paths.get("offload", 0) >= 6, paths  # DataNodes did the work
+    assert off_stats["offloaded"] == paths.get("offload", 0) and off_stats["offloaded_fraction"] > 0.5, off_stats
+    # steps counts Next calls that waited, including the one that met the schedule's end.
+    assert off_stats["bytes_from_nodes"] > 0 and off_stats["steps"] >= 6
+    assert off_stats["errors"] == sum(len(st.errors) for st in off)
+    loc_errors = sum(len(st.errors) for st in loc)
+    assert loc_stats["offloaded"] == 0 and loc_stats["errors"] == loc_errors and loc_stats["bytes_from_hdfs"] > 0
+    assert loc_stats["local"] >= 12 - loc_errors and loc_stats["offloaded_fraction"] == 0
+    for k in ("wait_p50_s", "wait_p99_s", "local_transform_s"):
+        assert k in off_stats
+
+
+def test_batches_are_views_and_errors_name_the_sample(data):
+    seen_error = False
+    with open_reader(data, spec=schedule(steps=10), rank=0) as r:
+        for st in r:
+            for s in st.errors:
+                seen_error = True
+                assert s.key == "broken" and isinstance(s.error, errors.SampleError)
+                assert '"broken"' in str(s.error) and s.outputs == []
+            if st.ok:
+                b = st.batch(0)
+                assert b.shape == (len(st.ok), 3, 224, 224) and b.dtype == np.float32
+                assert st.batched and not b.flags.owndata
+                assert np.array_equal(b[0], st.ok[0].outputs[0])
+    assert seen_error, "10 steps x 2 samples over 9 samples should meet broken.jpg"
+
+
+def test_resume_from_a_step(data):
+    full, _ = read_all(open_reader(data, rank=0))
+    resumed, _ = read_all(open_reader(data, rank=0, start_step=4))
+    assert [s.step for s in resumed] == [4, 5]
+    assert [as_bytes(s) for s in resumed] == [as_bytes(s) for s in full[4:]]
+
+
+def test_graphs_and_world_size_arguments(data):
+    spec = schedule()
+    del spec["worldSize"]  # the job's world size comes from the launcher
+    spec["sources"][0]["graph"] = xformcases.GRAPHS["video"]  # wrong for images, replaced below
+    r = open_reader(data, spec=spec, rank=3, world_size=4, graphs={"img": xformcases.GRAPHS["dtypes"]})
+    with r:
+        st = next(r)
+        assert len(st) == 1
+        if st.ok:
+            assert [o.dtype for o in st.ok[0].outputs] == [np.float16, np.uint16, np.uint8]
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(spec=dict(schedule(), version=2)), "version"),
+    (dict(spec=dict(schedule(), sources=[])), "source"),
+    (dict(spec=schedule(graph="imagenet"), graphs={"img": {"version": 1, "nodes": [{"id": "x", "op": "nope", "input": "input"}], "outputs": ["x"]}}), "unknown op"),
+    (dict(spec=schedule(), graphs={"other": xformcases.GRAPHS["imagenet"]}), "no source named"),
+    (dict(rank=2), "rank 2"),
+    (dict(world_size=3), "world_size=3"),
+    (dict(spec={k: v for k, v in schedule().items() if k != "worldSize"}), "world"),
+    (dict(spec="{not json"), "not valid JSON"),
+])
+def test_bad_schedule_is_a_clear_error(data, kw, msg):
+    with pytest.raises(errors.ConfigError, match=msg):
+        open_reader(data, **kw)
+
+
+def test_bad_addresses_are_config_errors(data):
+    with pytest.raises(errors.ConfigError, match="namenode must be host:port"):
+        newtricks.Reader(schedule(), namenode="nn", namenode_ext=data.namenode_ext)
+    with pytest.raises(errors.ConfigError, match="datanodes"):
+        newtricks.Reader(schedule(), namenode=data.namenode, namenode_ext=data.namenode_ext, datanodes="dn:1")
+
+
+def test_permission_denied(data):
+    # alice reads her own dataset; bob is refused by HDFS when the index is read.
+    with open_reader(data, spec=schedule("/data/secret", steps=1, world=1, batch=2), user="alice") as r:
+        assert len(next(r).ok) == 2
+    with pytest.raises(errors.NewtricksError, match="(?i)permission"):
+        open_reader(data, spec=schedule("/data/secret", steps=1, world=1, batch=2), user="bob")
