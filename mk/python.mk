@@ -65,6 +65,8 @@ PY_TEST_ENV = NEWTRICKS_BIN=$(BIN) NEWTRICKS_HOOKS_JAR=$(HOOKS_JAR) NEWTRICKS_HA
 python-test: hadoop jar build xform-media python-install $(XFORM_REFRUN) ## pytest: hints on a real cluster, libxformgraph bit-identity, fork/spawn, PyAV
 	cd python && $(PY_TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider tests
 
-# Wiring into the project's entry points.
+# Wiring into the project's entry points: `make proto` regenerates the Python stubs too, so a
+# proto change never leaves them stale; `make verify` checks them.
+proto: python-proto
 verify: python-proto-check
 test: python-test

@@ -185,18 +185,30 @@ class LocatedBlocks(_message.Message):
     def __init__(self, file_length: _Optional[int] = ..., blocks: _Optional[_Iterable[_Union[LocatedBlock, _Mapping]]] = ..., under_construction: _Optional[bool] = ...) -> None: ...
 
 class CheckAccessRequest(_message.Message):
-    __slots__ = ("path", "user", "action")
+    __slots__ = ("path", "user", "action", "paths")
     PATH_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    PATHS_FIELD_NUMBER: _ClassVar[int]
     path: str
     user: str
     action: str
-    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ..., action: _Optional[str] = ...) -> None: ...
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ..., action: _Optional[str] = ..., paths: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AccessResult(_message.Message):
+    __slots__ = ("code", "message")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
 class CheckAccessResponse(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[AccessResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[AccessResult, _Mapping]]] = ...) -> None: ...
 
 class GetContentSummaryRequest(_message.Message):
     __slots__ = ("path", "user")
