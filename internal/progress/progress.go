@@ -116,10 +116,16 @@ func New(w io.Writer, o Options) *Reporter {
 	return r
 }
 
-// IsTerminal reports whether w is a terminal.
+// IsTerminal reports whether w is a terminal that bars can be drawn on: one with a width
+// (a pseudo-terminal nobody sized, as some CI runners allocate, reports 0 columns, and mpb
+// draws nothing there).
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return false
+	}
+	cols, _, err := term.GetSize(int(f.Fd()))
+	return err == nil && cols > 0
 }
 
 // Mode is the form this Reporter shows progress in (never Auto).
