@@ -3,12 +3,16 @@ package xformgraph
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	ximage "github.com/newtricks/newtricks/xformgraph/image"
+	"github.com/newtricks/newtricks/xformgraph/internal/testreq"
 )
 
 // Reference tests against Pillow. make test sets NEWTRICKS_XFORM_MEDIA (the media root
@@ -19,11 +23,11 @@ func mediaDir(t testing.TB) string {
 	t.Helper()
 	d := os.Getenv("NEWTRICKS_XFORM_MEDIA")
 	if d == "" {
-		t.Skip("NEWTRICKS_XFORM_MEDIA not set: run `make xform-media` and export NEWTRICKS_XFORM_MEDIA=xformgraph/testdata/media")
+		testreq.Missing(t, "NEWTRICKS_XFORM_MEDIA not set: run `make xform-media` and export NEWTRICKS_XFORM_MEDIA=xformgraph/testdata/media")
 	}
 	d = filepath.Join(d, "images")
 	if _, err := os.Stat(filepath.Join(d, "photo_q90_420.jpg")); err != nil {
-		t.Skipf("image media missing in %s: run `make xform-media`", d)
+		testreq.Missing(t, "image media missing in %s: run `make xform-media`", d)
 	}
 	return d
 }
@@ -32,7 +36,7 @@ func pythonBin(t testing.TB) string {
 	t.Helper()
 	p := os.Getenv("NEWTRICKS_PYTHON")
 	if p == "" {
-		t.Skip("NEWTRICKS_PYTHON not set: run `make xform-pyenv` and export NEWTRICKS_PYTHON=$HOME/.cache/newtricks/venv-test/bin/python")
+		testreq.Missing(t, "NEWTRICKS_PYTHON not set: run `make xform-pyenv` and export NEWTRICKS_PYTHON=$HOME/.cache/newtricks/venv-test/bin/python")
 	}
 	return p
 }
@@ -184,4 +188,97 @@ func runCropResize(t *testing.T, p string, x, y, w, h, ow, oh int, filter string
 		nodes += `,{"id":"out","op":"hflip","input":"r"}`
 	}
 	return runImage(t, p, nodes)
+}
+
+// TestFusedPipelineMatchesTorchvision checks the fused training path (decode ->
+// random_resized_crop 224 -> random_hflip -> normalize -> CHW float32, one pass from the
+// decoder's planes) against torchvision's semantics computed by Pillow + numpy: the crop
+// box and flip this graph drew, img.crop(box).resize((224, 224), BILINEAR), FLIP_LEFT_RIGHT,
+// ToTensor, Normalize(ImageNet mean, std). Differences are measured in 8-bit levels
+// (normalized difference * std * 255).
+func TestFusedPipelineMatchesTorchvision(t *testing.T) {
+	dir := mediaDir(t)
+	py := pythonBin(t)
+	const js = `{"version":1,"seed":"77","nodes":[
+	  {"id":"dec","op":"decode_image","input":"input"},
+	  {"id":"rrc","op":"random_resized_crop","input":"dec","params":{"size":[224]}},
+	  {"id":"flip","op":"random_hflip","input":"rrc"},
+	  {"id":"norm","op":"normalize","input":"flip","params":{"mean":[0.485,0.456,0.406],"std":[0.229,0.224,0.225]}},
+	  {"id":"t","op":"to_tensor","input":"norm","params":{"layout":"CHW","dtype":"float32"}}],
+	 "outputs":["t"]}`
+	g := mustCompile(t, js)
+	params := map[string]Params{}
+	for _, n := range g.Nodes {
+		params[n.ID] = n.Params
+	}
+	std := []float64{0.229, 0.224, 0.225}
+	flips, scaled := 0, 0
+	for _, file := range []string{"photo_q90_420.jpg", "baseline_444.jpg", "baseline_422.jpg", "progressive.jpg", "odd_333x251.jpg", "ffmpeg_420.jpg", "large_1024.jpg", "rgb8.png", "lossy.webp"} {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := ximage.Probe(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for epoch := uint64(0); epoch < 3; epoch++ {
+			key := file
+			out, err := g.Run(context.Background(), Sample{Key: key, Epoch: epoch, Data: data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt := out.Values[0].Tensor
+			got := make([]float32, tt.Elems())
+			for i := range got {
+				got[i] = tt.Float32At(i)
+			}
+			// The box and flip the graph drew, recomputed from the same streams.
+			top, left, h, w := rrcParams(NewEnv(g.Seed, key, epoch, "rrc", params["rrc"], g.Limits), info.Width, info.Height)
+			flip := Uniform(NewEnv(g.Seed, key, epoch, "flip", params["flip"], g.Limits).Rand, 0, 1) < 0.5
+			if flip {
+				flips++
+			}
+			if w >= 2*224 && h >= 2*224 {
+				scaled++ // a DCT-scaled decode (large_1024.jpg)
+			}
+			f := "0"
+			if flip {
+				f = "1"
+			}
+			cmd := exec.Command(py, "testdata/pillow_ref.py", "tensor", filepath.Join(dir, file), "224", "224", "bilinear",
+				fmt.Sprint(left), fmt.Sprint(top), fmt.Sprint(left+w), fmt.Sprint(top+h), f)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			ref, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("pillow_ref tensor: %v\n%s", err, stderr.String())
+			}
+			nl := bytes.IndexByte(ref, '\n')
+			if string(ref[:nl]) != "224 224 3 f32" || len(ref)-nl-1 != 4*len(got) {
+				t.Fatalf("reference header %q, %d bytes", ref[:nl], len(ref)-nl-1)
+			}
+			ref = ref[nl+1:]
+			var sum, maxd float64
+			for i, v := range got {
+				r := math.Float32frombits(binary.LittleEndian.Uint32(ref[4*i:]))
+				d := math.Abs(float64(v-r)) * std[i/(224*224)] * 255
+				sum += d
+				maxd = math.Max(maxd, d)
+			}
+			mad := sum / float64(len(got))
+			t.Logf("%s epoch %d: box (%d,%d %dx%d) flip %v: mean |diff| %.3f levels, max %.2f", file, epoch, left, top, w, h, flip, mad, maxd)
+			limit, maxLimit := 0.5, 8.0
+			if w >= 2*224 && h >= 2*224 {
+				limit, maxLimit = 2.0, 40.0 // decoded at 1/2 scale in the DCT domain (dct_scale)
+			}
+			if mad > limit || maxd > maxLimit {
+				t.Errorf("%s epoch %d: mean |diff| %.3f levels (limit %.1f), max %.2f (limit %.0f) vs torchvision semantics", file, epoch, mad, limit, maxd, maxLimit)
+			}
+		}
+	}
+	if flips == 0 {
+		t.Error("no flipped sample: the flip path went untested")
+	}
+	t.Logf("%d flipped, %d DCT-scaled", flips, scaled)
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/newtricks/newtricks/xformgraph/internal/testreq"
 )
 
 // videoClip reads a clip made by testdata/gen-video.sh, or skips.
@@ -19,7 +21,7 @@ func videoClip(t testing.TB, name string) []byte {
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "video", name))
 	if err != nil {
-		t.Skipf("test clip missing (%v): run xformgraph/testdata/gen-video.sh (or make test)", err)
+		testreq.Missing(t, "test clip missing (%v): run xformgraph/testdata/gen-video.sh (or make test)", err)
 	}
 	return b
 }

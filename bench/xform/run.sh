@@ -4,10 +4,13 @@
 # on one core (taskset -c $CORE) with one thread (GOMAXPROCS=1, OMP/OpenBLAS/OpenCV 1).
 # Throughput is images per CPU-second of the process (user+sys) — robust to other load on
 # a shared machine — with wall-clock figures printed alongside. Each contender runs REPS
-# repetitions of N images; the median repetition is reported.
+# repetitions of N images after a 20-image warm-up (imports and decoder set-up outside the
+# timed region on every side); every figure is the median with (min, max) beside it.
 # Env: XFORM_MEDIA (media root), BENCH_VENV, SIMD_VENV, N (300), REPS (5), CORE (1),
 # PARTS ("image video"; a part left out prints n/a).
-# Last line: BENCH xform image_vs_pillowsimd=<x> video_vs_decord=<x> decode_vs_ffmpeg=<x>
+# Last line: BENCH xform image_vs_pillowsimd=<x> video_vs_decord=<x> video_vs_floor=<x> decode_vs_ffmpeg=<x>
+# (medians of per-repetition ratios; video_vs_floor is newtricks' CPU time per clip over the
+# reference-frames-only decode's, see video.sh).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -26,6 +29,10 @@ pin() { taskset -c "$CORE" "$@"; }
 # median of the cpu_ips (or wall_ips) field of REP lines on stdin
 median() {
   grep '^REP' | sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | sort -g | awk '{a[NR]=$1} END {if (NR==0) print "n/a"; else if (NR%2) print a[(NR+1)/2]; else printf "%.1f\n", (a[NR/2]+a[NR/2+1])/2}'
+}
+# "median (min, max)" of the same field
+mmm() {
+  grep '^REP' | sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | sort -g | awk '{a[NR]=$1} END {if (NR==0) {print "n/a"; exit} m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.2f (%.2f, %.2f)\n", m, a[1], a[NR]}'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a=="n/a" || b=="n/a" || b==0) print "n/a"; else printf "%.2f\n", a/b }'; }
 
@@ -66,10 +73,11 @@ elif [ -f "$img" ]; then
     cpu[$name]=$(echo "${reps_out[$name]:-}" | median cpu_ips)
     wall[$name]=$(echo "${reps_out[$name]:-}" | median wall_ips)
   done
-  echo "image median images/s per CPU-second: newtricks=${cpu[newtricks]} pillow-simd=${cpu[pillowsimd]} simplejpeg+opencv=${cpu[opencv]}"
-  echo "image median images/s wall-clock:      newtricks=${wall[newtricks]} pillow-simd=${wall[pillowsimd]} simplejpeg+opencv=${wall[opencv]}"
+  for name in newtricks pillowsimd opencv; do
+    echo "image $name images per CPU-second: $(echo "${reps_out[$name]:-}" | mmm cpu_ips); wall images/s: $(echo "${reps_out[$name]:-}" | mmm wall_ips)"
+  done
   image_ratio=$(printf '%s\n' "${ratios[@]}" | grep -v n/a | sed 's/^/REP x=/' | median x)
-  echo "image per-repetition ratios newtricks/pillow-simd (CPU-time): ${ratios[*]} -> median $image_ratio"
+  echo "image per-repetition ratios newtricks/pillow-simd (CPU-time): ${ratios[*]} -> median (min, max) $(printf '%s\n' "${ratios[@]}" | grep -v n/a | sed 's/^/REP x=/' | mmm x)"
   echo "image ratios of medians (CPU-time): vs pillow-simd=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[pillowsimd]}") vs simplejpeg+opencv=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[opencv]}")"
   grep -h INFO /tmp/bench-xform-*.err 2>/dev/null | sort -u | sed "s/^/  /"
 else
@@ -77,6 +85,7 @@ else
 fi
 
 video_vs_decord=n/a
+video_vs_floor=n/a
 decode_vs_ffmpeg=n/a
 if [[ " $PARTS " != *" video "* ]]; then
   echo "== video: skipped (PARTS=$PARTS)"
@@ -87,9 +96,17 @@ elif [ -f "$here/video.sh" ]; then
   res=$(echo "$vout" | grep '^RESULT' | tail -1)
   v=$(echo "$res" | sed -n 's/.*video_vs_decord=\([^ ]*\).*/\1/p')
   d=$(echo "$res" | sed -n 's/.*decode_vs_ffmpeg=\([^ ]*\).*/\1/p')
+  f=$(echo "$res" | sed -n 's/.*video_vs_floor=\([^ ]*\).*/\1/p')
   [ -n "$v" ] && video_vs_decord=$v
+  [ -n "$f" ] && video_vs_floor=$f
   [ -n "$d" ] && decode_vs_ffmpeg=$d
 else
   echo "== video: bench/xform/video.sh absent"
 fi
-echo "BENCH xform image_vs_pillowsimd=$image_ratio video_vs_decord=$video_vs_decord decode_vs_ffmpeg=$decode_vs_ffmpeg"
+echo "BENCH xform image_vs_pillowsimd=$image_ratio video_vs_decord=$video_vs_decord video_vs_floor=$video_vs_floor decode_vs_ffmpeg=$decode_vs_ffmpeg"
+# A contender or reference that did not run is a failed benchmark, not a quiet n/a.
+for v in $([[ " $PARTS " == *" image "* ]] && echo "$image_ratio") \
+  $([[ " $PARTS " == *" video "* ]] && echo "$video_vs_decord $video_vs_floor $decode_vs_ffmpeg"); do
+  [ "$v" = n/a ] && { echo "bench-xform: a contender or reference is missing (n/a above)" >&2; exit 1; }
+done
+exit 0

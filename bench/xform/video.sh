@@ -2,13 +2,18 @@
 # Video transform benchmark, one thread each, same input, one run:
 #  (a) 720p H.264 (GOP 250, B-frames, 10 s) -> 8 uniform frames -> 224x224 -> TCHW uint8:
 #      clips/s for newtricks (decode_video -> to_tensor graph) vs decord and PyAV;
-#  (b) sequential 720p decode fps: newtricks vs `ffmpeg -threads 1 -i clip -f null -`.
+#  (b) sequential 720p decode fps: newtricks vs `ffmpeg -threads 1 -i clip -f null -`;
+#  (c) the floor of (a): `ffmpeg -threads 1 -skip_frame noref -i clip -f null -`, the
+#      reference frames alone (no exact sampler decodes less), CPU time per clip.
+# Imports and one warm-up clip stay outside every timed region (Python and Go alike).
 # Every tool runs pinned to one core (taskset), GOMAXPROCS=1, decoder threads 1; the runs
 # are interleaved so that load from other processes hits all tools alike, and medians are
 # compared. As in run.sh, the headline rates are per CPU-second of the process (user+sys,
 # all threads: robust to other load on a shared machine); wall-clock rates and ratios are
-# printed too. Prints the detail, then `RESULT video_vs_decord=<x> decode_vs_ffmpeg=<x>`
-# (ratios, > 1 means newtricks is faster).
+# printed too; every figure is the median with (min, max) of the runs. Prints the detail,
+# then `RESULT video_vs_decord=<x> video_vs_floor=<x> decode_vs_ffmpeg=<x>` (vs decord and
+# ffmpeg: > 1 means newtricks is faster; vs floor: newtricks' CPU time per clip over the
+# reference-frames-only decode's, >= 1 by construction, target <= 1.15).
 # Env: XFORM_MEDIA or NEWTRICKS_XFORM_MEDIA (clip dir parent), BENCH_VENV, RUNS (default 7),
 # CLIPS per run (default 2), CORE or BENCH_CPU (default 1).
 set -euo pipefail
@@ -55,6 +60,8 @@ for r in $(seq "$runs"); do
 	$pin "$tmp/videobench" -clip "$clip" -mode decode -runs 1 >>"$tmp/nt_decode"
 	$pin ffmpeg -hide_banner -nostdin -benchmark -threads 1 -i "$clip" -f null - 2>&1 |
 		sed -n 's/.*utime=\([0-9.]*\)s stime=\([0-9.]*\)s rtime=\([0-9.]*\)s.*/\3 \1 \2/p' >>"$tmp/ffmpeg_rtime"
+	$pin ffmpeg -hide_banner -nostdin -benchmark -threads 1 -skip_frame noref -i "$clip" -f null - 2>&1 |
+		sed -n 's/.*utime=\([0-9.]*\)s stime=\([0-9.]*\)s rtime=\([0-9.]*\)s.*/\3 \1 \2/p' >>"$tmp/ffmpeg_noref"
 done
 
 "$py" - "$tmp" "$frames" <<'PY'
@@ -63,27 +70,36 @@ d, frames = sys.argv[1], int(sys.argv[2])
 def rates(name, key):
     return [json.loads(l)[key] for l in open(os.path.join(d, name)) if l.strip()]
 def med(v): return statistics.median(v)
+def mm(v): return "%.3f (%.3f, %.3f)" % (med(v), min(v), max(v))
 nt = rates("nt_clips", "clips_per_s")
 dec = rates("decord", "clips_per_s")
 pyav = rates("pyav", "clips_per_s")
 sep = rates("nt_sep", "clips_per_s")
 ntd = rates("nt_decode", "fps")
-ffl = [[float(x) for x in l.split()] for l in open(os.path.join(d, "ffmpeg_rtime")) if l.strip()]
+times = lambda name: [[float(x) for x in l.split()] for l in open(os.path.join(d, name)) if l.strip()]
+ffl, flo = times("ffmpeg_rtime"), times("ffmpeg_noref")
 ff = [frames / v[0] for v in ffl]
 ffcpu = [frames / (v[1] + v[2]) for v in ffl]
+floor_cpu = [v[1] + v[2] for v in flo]  # CPU seconds to decode the reference frames
 cpu = lambda name: [json.loads(l)["cpu_rate"] for l in open(os.path.join(d, name)) if l.strip()]
-fmt = lambda v: " ".join("%.3f" % x for x in v)
 c_nt, c_dec, c_pyav, c_sep, c_ntd = cpu("nt_clips"), cpu("decord"), cpu("pyav"), cpu("nt_sep"), cpu("nt_decode")
-print("(a) 8 uniform frames -> 224x224 -> TCHW uint8: clips per CPU-second (median | runs), wall clips/s median")
-print("  newtricks decode_video(uniform 8, 224x224, swscale) -> to_tensor: %.3f | %s; wall %.3f" % (med(c_nt), fmt(c_nt), med(nt)))
-print("  newtricks decode_video(uniform 8) -> resize [224,224] (Go) -> to_tensor: %.3f | %s; wall %.3f" % (med(c_sep), fmt(c_sep), med(sep)))
-print("  decord VideoReader(width=224, height=224, num_threads=1).get_batch: %.3f | %s; wall %.3f" % (med(c_dec), fmt(c_dec), med(dec)))
-print("  PyAV decode to the last wanted frame, to_ndarray(224x224): %.3f | %s; wall %.3f" % (med(c_pyav), fmt(c_pyav), med(pyav)))
-print("  newtricks/decord %.2fx (wall %.2fx), newtricks/PyAV %.2fx (wall %.2fx)" % (
-    med(c_nt) / med(c_dec), med(nt) / med(dec), med(c_nt) / med(c_pyav), med(nt) / med(pyav)))
-print("(b) sequential decode of %d frames: frames per CPU-second (median | runs), wall fps median" % frames)
-print("  newtricks open+index+DecodeAll: %.1f | %s; wall %.1f" % (med(c_ntd), fmt(c_ntd), med(ntd)))
-print("  ffmpeg -threads 1 -f null (-benchmark utime+stime / rtime): %.1f | %s; wall %.1f" % (med(ffcpu), fmt(ffcpu), med(ff)))
-print("  newtricks/ffmpeg %.2fx (wall %.2fx)" % (med(c_ntd) / med(ffcpu), med(ntd) / med(ff)))
-print("RESULT video_vs_decord=%.2f decode_vs_ffmpeg=%.2f" % (med(c_nt) / med(c_dec), med(c_ntd) / med(ffcpu)))
+# Per-run ratios (the tools of one run ran back to back, so they saw the same load).
+r_dec = [a / b for a, b in zip(c_nt, c_dec)]
+r_floor = [(1 / a) / b for a, b in zip(c_nt, floor_cpu)]
+r_ff = [a / b for a, b in zip(c_ntd, ffcpu)]
+print("(a) 8 uniform frames -> 224x224 -> TCHW uint8: clips per CPU-second, median (min, max); wall clips/s median")
+print("  newtricks decode_video(uniform 8, 224x224, swscale) -> to_tensor: %s; wall %.3f" % (mm(c_nt), med(nt)))
+print("  newtricks decode_video(uniform 8) -> resize [224,224] (Go) -> to_tensor: %s; wall %.3f" % (mm(c_sep), med(sep)))
+print("  decord VideoReader(width=224, height=224, num_threads=1).get_batch: %s; wall %.3f" % (mm(c_dec), med(dec)))
+print("  PyAV decode to the last wanted frame, to_ndarray(224x224): %s; wall %.3f" % (mm(c_pyav), med(pyav)))
+print("  newtricks/decord per run: %s; ratio of medians %.2f (wall %.2f); newtricks/PyAV %.2f" % (
+    mm(r_dec), med(c_nt) / med(c_dec), med(nt) / med(dec), med(c_nt) / med(c_pyav)))
+print("(b) sequential decode of %d frames: frames per CPU-second, median (min, max); wall fps median" % frames)
+print("  newtricks open+index+DecodeAll: %s; wall %.1f" % (mm(c_ntd), med(ntd)))
+print("  ffmpeg -threads 1 -f null (-benchmark utime+stime / rtime): %s; wall %.1f" % (mm(ffcpu), med(ff)))
+print("  newtricks/ffmpeg per run: %s" % mm(r_ff))
+print("(c) floor: ffmpeg -threads 1 -skip_frame noref -f null, CPU seconds: %s" % mm(floor_cpu))
+print("  newtricks CPU seconds per clip: %s" % mm([1 / c for c in c_nt]))
+print("  newtricks/floor per run: %s" % mm(r_floor))
+print("RESULT video_vs_decord=%.2f video_vs_floor=%.2f decode_vs_ffmpeg=%.2f" % (med(r_dec), med(r_floor), med(r_ff)))
 PY

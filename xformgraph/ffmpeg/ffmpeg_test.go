@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/newtricks/newtricks/xformgraph/internal/testreq"
 )
 
 func TestErrorIs(t *testing.T) {
@@ -66,7 +68,7 @@ func TestOpenBad(t *testing.T) {
 func testJPEG(t testing.TB, size string) []byte {
 	t.Helper()
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		t.Skip("ffmpeg CLI not on PATH")
+		testreq.Missing(t, "ffmpeg CLI not on PATH")
 	}
 	p := filepath.Join(t.TempDir(), "a.jpg")
 	out, err := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i",

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/newtricks/newtricks/xformgraph/ffmpeg"
+	"github.com/newtricks/newtricks/xformgraph/internal/testreq"
 )
 
 // cfrIndex is a 30-frame clip at 10 fps (time base 1/10).
@@ -76,7 +77,7 @@ func TestSelect(t *testing.T) {
 func TestVFRTimestamps(t *testing.T) {
 	path := filepath.Join(mediaDir(t), "vfr.mkv")
 	if _, err := exec.LookPath("ffprobe"); err != nil {
-		t.Skip("no ffprobe")
+		testreq.Missing(t, "no ffprobe on PATH")
 	}
 	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
 		"frame=pts_time", "-of", "csv=p=0", path).Output()

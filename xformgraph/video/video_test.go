@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/newtricks/newtricks/xformgraph/ffmpeg"
+	"github.com/newtricks/newtricks/xformgraph/internal/testreq"
 )
 
 // mediaDir returns the generated clips directory (xformgraph/testdata/gen-video.sh), or
@@ -24,7 +25,7 @@ func mediaDir(t testing.TB) string {
 	}
 	dir = filepath.Join(dir, "video")
 	if _, err := os.Stat(filepath.Join(dir, "h264_bframes.mp4")); err != nil {
-		t.Skipf("test clips missing in %s: run xformgraph/testdata/gen-video.sh (or make test)", dir)
+		testreq.Missing(t, "test clips missing in %s: run xformgraph/testdata/gen-video.sh (or make test)", dir)
 	}
 	return dir
 }
@@ -43,7 +44,7 @@ func readClip(t testing.TB, name string) []byte {
 func ffmpegFrames(t testing.TB, clip string, w, h int, vf string) [][]byte {
 	t.Helper()
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		t.Skip("ffmpeg CLI not on PATH")
+		testreq.Missing(t, "ffmpeg CLI not on PATH")
 	}
 	args := []string{"-hide_banner", "-loglevel", "error", "-nostdin", "-threads", "1", "-i", clip}
 	if vf != "" {

@@ -20,12 +20,13 @@ import (
 func main() {
 	clip := flag.String("clip", "", "video file")
 	runs := flag.Int("runs", 5, "timed runs; the median is reported")
+	warmup := flag.Int("warmup", 1, "untimed clips (or decodes) before the timed runs")
 	clips := flag.Int("clips", 2, "clips per run (clips mode)")
 	size := flag.Int("size", 224, "output side")
 	num := flag.Int("num", 8, "frames per clip")
 	mode := flag.String("mode", "clips", "clips | clips-separate | decode")
 	flag.Parse()
-	if err := run(*clip, *mode, *runs, *clips, *size, *num); err != nil {
+	if err := run(*clip, *mode, *runs, *clips, *size, *num, *warmup); err != nil {
 		fmt.Fprintln(os.Stderr, "videobench:", err)
 		os.Exit(1)
 	}
@@ -44,7 +45,7 @@ func median(v []float64) float64 {
 	return v[len(v)/2]
 }
 
-func run(path, mode string, runs, clips, size, num int) error {
+func run(path, mode string, runs, clips, size, num, warmup int) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -73,6 +74,11 @@ func run(path, mode string, runs, clips, size, num int) error {
 			return err
 		}
 		var shape []int
+		for w := 0; w < warmup; w++ {
+			if _, err := g.Run(ctx, xformgraph.Sample{Key: path, Data: data}); err != nil {
+				return err
+			}
+		}
 		for r := 0; r < runs; r++ {
 			start, cpu0 := time.Now(), cpuTime()
 			for c := 0; c < clips; c++ {
@@ -88,6 +94,17 @@ func run(path, mode string, runs, clips, size, num int) error {
 		out["shape"] = shape
 		out["clips_per_s"] = median(rates)
 	case "decode":
+		for w := 0; w < warmup; w++ {
+			rd, err := video.OpenBytes(ctx, path, data, video.Options{Threads: 1})
+			if err != nil {
+				return err
+			}
+			_, err = rd.DecodeAll(ctx, nil)
+			rd.Close()
+			if err != nil {
+				return err
+			}
+		}
 		for r := 0; r < runs; r++ {
 			start, cpu0 := time.Now(), cpuTime()
 			rd, err := video.OpenBytes(ctx, path, data, video.Options{Threads: 1})
