@@ -187,7 +187,11 @@ func TestSecure(t *testing.T) {
 	a := artifacts(t)
 	s := startSecureCluster(t, a, exttest.Options{Name: "secure", DataNodes: 2,
 		// A small host-call budget so a flood of public calls reaches the bound quickly.
-		HDFSSite: map[string]string{"newtricks.host.handlers": "2", "newtricks.host.queue": "2"}})
+		HDFSSite: map[string]string{"newtricks.host.handlers": "2", "newtricks.host.queue": "2",
+			// namenode-ext: no per-user limit, so the flood below meets the host-call bound;
+			// datanode-ext: a low one, so one user's burst is refused and another's is not.
+			"newtricks.namenode.ext.api.rate.per.user": "0",
+			"newtricks.datanode.ext.api.rate.per.user": "20", "newtricks.datanode.ext.api.rate.burst": "20"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -370,6 +374,27 @@ func TestSecure(t *testing.T) {
 		}
 		_, err = ns.Locate(ctx, &pb.LocateRequest{Path: "/alice/f"})
 		wantCode(t, "cancelled token at namenode-ext", err, codes.Unauthenticated)
+	})
+
+	t.Run("per-user rate limit: bob's burst is refused, alice is not", func(t *testing.T) {
+		rcBob := pb.NewReplicasClient(s.dial(t, s.lay.DataNodeAPI[0], bobCreds))
+		limited := 0
+		for range 60 {
+			_, err := rcBob.Read(ctx, &pb.ReadReplicaRequest{})
+			if status.Code(err) == codes.ResourceExhausted && strings.Contains(err.Error(), "rate limit") {
+				limited++
+			} else if status.Code(err) != codes.InvalidArgument {
+				t.Fatalf("bob: %v", err)
+			}
+		}
+		if limited == 0 {
+			t.Fatal("60 back-to-back calls from bob were never rate limited (20/s, burst 20)")
+		}
+		rcAlice := pb.NewReplicasClient(s.dial(t, s.lay.DataNodeAPI[0], aliceCreds))
+		if _, err := rcAlice.Read(ctx, &pb.ReadReplicaRequest{}); status.Code(err) != codes.InvalidArgument {
+			t.Fatalf("alice right after bob's burst: %v", err)
+		}
+		t.Logf("bob: %d of 60 calls refused by the rate limit; alice served", limited)
 	})
 
 	t.Run("a flood is refused with RESOURCE_EXHAUSTED while HDFS keeps serving", func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -30,6 +32,13 @@ const (
 	// simple; with simple authentication, TLS is used when both are set.
 	KeyTLSCert = ".tls.cert"
 	KeyTLSKey  = ".tls.key"
+	// KeyRatePerUser: <prefix>.api.rate.per.user, calls per second one proven user may make
+	// to the public API (not applied under simple authentication); 0 disables. Default
+	// DefaultRatePerUser.
+	KeyRatePerUser = ".api.rate.per.user"
+	// KeyRateBurst: <prefix>.api.rate.burst, the calls such a caller may make at once.
+	// Default DefaultRateBurst.
+	KeyRateBurst = ".api.rate.burst"
 )
 
 // Config is how one co-process's public API authenticates its callers.
@@ -42,6 +51,9 @@ type Config struct {
 	// TLSCert and TLSKey: KeyTLSCert and KeyTLSKey.
 	TLSCert string
 	TLSKey  string
+	// RatePerUser and RateBurst: KeyRatePerUser and KeyRateBurst (RatePerUser 0: no limit).
+	RatePerUser float64
+	RateBurst   float64
 }
 
 // ConfigFrom reads Config from the pushed configuration (get returns "" for unset keys).
@@ -50,13 +62,29 @@ func ConfigFrom(get func(key string) string, prefix string) Config {
 	if m == "" {
 		m = MethodSimple
 	}
+	rate, burst := parseRate(get(prefix+KeyRatePerUser), DefaultRatePerUser), parseRate(get(prefix+KeyRateBurst), DefaultRateBurst)
 	return Config{
-		Method:    m,
-		Principal: strings.TrimSpace(get(prefix + KeyPrincipal)),
-		Keytab:    strings.TrimSpace(get(prefix + KeyKeytab)),
-		TLSCert:   strings.TrimSpace(get(prefix + KeyTLSCert)),
-		TLSKey:    strings.TrimSpace(get(prefix + KeyTLSKey)),
+		RatePerUser: rate,
+		RateBurst:   burst,
+		Method:      m,
+		Principal:   strings.TrimSpace(get(prefix + KeyPrincipal)),
+		Keytab:      strings.TrimSpace(get(prefix + KeyKeytab)),
+		TLSCert:     strings.TrimSpace(get(prefix + KeyTLSCert)),
+		TLSKey:      strings.TrimSpace(get(prefix + KeyTLSKey)),
 	}
+}
+
+// parseRate reads a rate key; an unparsable value becomes -1, which Validate reports.
+func parseRate(v string, def float64) float64 {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return -1
+	}
+	return f
 }
 
 // Validate reports the first problem of c.
@@ -73,6 +101,10 @@ func (c Config) Validate() error {
 		}
 	default:
 		return fmt.Errorf("%w: %s=%q: want simple or kerberos", ErrBadConfig, KeyAuthentication, c.Method)
+	}
+	if c.RatePerUser < 0 || c.RateBurst < 0 {
+		return fmt.Errorf("%w: <prefix>%s=%v and <prefix>%s=%v must be numbers >= 0", ErrBadConfig,
+			KeyRatePerUser, c.RatePerUser, KeyRateBurst, c.RateBurst)
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return fmt.Errorf("%w: set both <prefix>%s and <prefix>%s, or neither", ErrBadConfig, KeyTLSCert, KeyTLSKey)
@@ -104,6 +136,9 @@ func (c Config) Server(host grpc.ClientConnInterface, apiHost string) (Authentic
 		a = &Secure{Kerberos: kv, Host: h}
 	}
 	opts := ServerOptions(a)
+	if c.RatePerUser > 0 {
+		opts = append(opts, NewRateLimiter(c.RatePerUser, max(c.RateBurst, 1)).ServerOptions()...)
+	}
 	if c.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
 		if err != nil {

@@ -234,6 +234,9 @@ func TestConfigValidate(t *testing.T) {
 		{"kerberos complete", map[string]string{KeyAuthentication: "Kerberos", p + KeyPrincipal: "n/h", p + KeyKeytab: "k",
 			p + KeyTLSCert: "c", p + KeyTLSKey: "k"}, true},
 		{"unknown", map[string]string{KeyAuthentication: "token"}, false},
+		{"rate off", map[string]string{p + KeyRatePerUser: "0"}, true},
+		{"rate not a number", map[string]string{p + KeyRatePerUser: "fast"}, false},
+		{"negative burst", map[string]string{p + KeyRateBurst: "-1"}, false},
 	} {
 		err := ConfigFrom(get(tc.conf), p).Validate()
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrBadConfig)) {
