@@ -74,12 +74,9 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	owner, dir, staging, dest := c.owner, c.srcDir, c.staging, c.dest
 	m := Manifest{V: 1, ID: c.id, Rule: c.key.Rule, Job: c.key.Job, Step: c.key.Step, Source: dir, Owner: owner,
 		CompletedAt: c.completedAt.UnixMilli()}
-	for _, f := range c.order {
-		m.Files = append(m.Files, f.rec)
-	}
 	dirs := append([]string(nil), c.dirsList...)
+	fixups := append([]fixup(nil), c.fixups...)
 	e.mu.Unlock()
-	sort.Slice(m.Files, func(a, b int) bool { return m.Files[a].Path < m.Files[b].Path })
 
 	dc, err := e.dst.get(owner)
 	if err != nil {
@@ -107,6 +104,23 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 		return err
 	}
 	defer e.src.put(owner, sc, true)
+	// Files whose permission or group changed after their copy.
+	for _, fx := range fixups {
+		p := staging + "/" + fx.rel
+		if err := dc.Chmod(p, fx.perm); err != nil {
+			return fmt.Errorf("chmod %s on dc-b: %w", p, err)
+		}
+		if fx.group != "" {
+			if err := dc.Chown(p, owner, fx.group); err != nil {
+				e.log.Warn("group not preserved", "file", p, "group", fx.group, "error", err)
+			}
+		}
+		e.mu.Lock()
+		if f := c.files[fx.rel]; f != nil {
+			f.rec.Perm, f.rec.Group = uint32(fx.perm.Perm()), fx.group
+		}
+		e.mu.Unlock()
+	}
 	// Subdirectories: deepest first, so setting one's times is not undone by its children.
 	sort.Slice(dirs, func(a, b int) bool { return len(dirs[a]) > len(dirs[b]) })
 	for _, rel := range dirs {
@@ -118,10 +132,16 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 		if err := dc.MkdirAll(p, 0o755); err != nil {
 			return fmt.Errorf("create %s on dc-b: %w", p, err)
 		}
-		if err := setAttrs(dc, p, fi); err != nil {
+		if err := e.setAttrs(ctx, dc, owner, p, fi); err != nil {
 			return err
 		}
 	}
+	e.mu.Lock()
+	for _, f := range c.order {
+		m.Files = append(m.Files, f.rec)
+	}
+	e.mu.Unlock()
+	sort.Slice(m.Files, func(a, b int) bool { return m.Files[a].Path < m.Files[b].Path })
 	b, _ := json.MarshalIndent(m, "", " ")
 	mp := staging + "/" + e.cfg.Manifest
 	if err := dc.Remove(mp); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -146,7 +166,7 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
 	}
-	if err := setAttrs(dc, staging, top); err != nil {
+	if err := e.setAttrs(ctx, dc, owner, staging, top); err != nil {
 		return err
 	}
 	if err := dc.MkdirAll(path.Dir(dest), 0o755); err != nil {
@@ -160,9 +180,8 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 }
 
 // setAttrs gives a dc-b directory the permission and times of its dc-a original.
-func setAttrs(dc *hdfs.Client, p string, fi os.FileInfo) error {
-	mt := fi.ModTime()
-	if err := dc.Chtimes(p, mt, mt); err != nil {
+func (e *Engine) setAttrs(ctx context.Context, dc *hdfs.Client, owner, p string, fi os.FileInfo) error {
+	if err := e.times.set(ctx, dc, owner, p, fi.ModTime()); err != nil {
 		return fmt.Errorf("set times of %s on dc-b: %w", p, err)
 	}
 	perm := fi.Mode().Perm() | fi.Mode()&os.ModeSticky

@@ -39,6 +39,10 @@ type Config struct {
 	// SourceNameNode is dc-a's NameNode RPC address (newtricks.mirror.source.namenode,
 	// default dfs.namenode.rpc-address, else fs.defaultFS).
 	SourceNameNode string
+	// DestHTTP is dc-b's NameNode HTTP address host:port (dfs.namenode.http-address there),
+	// for WebHDFS SETTIMES: colinmarc/hdfs sets times to the second only
+	// (newtricks.mirror.dest.http; empty: mtimes are preserved to the second).
+	DestHTTP string
 	// SocksProxy, if set, is a SOCKS5 proxy host:port every connection to dc-b goes through
 	// (newtricks.mirror.dest.socks-proxy); the tests put the WAN emulator there.
 	SocksProxy string
@@ -172,6 +176,7 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 	}
 	cfg.DestNameNode = c.String(confPrefix+"dest.namenode", "")
 	cfg.SocksProxy = c.String(confPrefix+"dest.socks-proxy", "")
+	cfg.DestHTTP = c.String(confPrefix+"dest.http", "")
 	cfg.ProxyUser = c.String(confPrefix+"proxy-user", cfg.ProxyUser)
 	cfg.JournalDir = c.String(confPrefix+"journal.dir", cfg.JournalDir)
 	cfg.StagingDir = c.String(confPrefix+"staging.dir", cfg.StagingDir)
@@ -232,6 +237,8 @@ func (c *Config) Validate() error {
 		return bad("dest.namenode", "%q is not host:port", c.DestNameNode)
 	case c.SourceNameNode == "" || !isHostPort(c.SourceNameNode):
 		return bad("source.namenode", "%q is not host:port (nor is dfs.namenode.rpc-address)", c.SourceNameNode)
+	case c.DestHTTP != "" && !isHostPort(c.DestHTTP):
+		return bad("dest.http", "%q is not host:port", c.DestHTTP)
 	case c.SocksProxy != "" && !isHostPort(c.SocksProxy):
 		return bad("dest.socks-proxy", "%q is not host:port", c.SocksProxy)
 	case c.ProxyUser == "" || strings.ContainsAny(c.ProxyUser, "/@ "):

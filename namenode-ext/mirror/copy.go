@@ -173,7 +173,7 @@ func (e *Engine) finishCopy(c *checkpoint, f *file, err error) {
 		}
 		back := e.cfg.RetryInterval << min(f.attempts-1, 5)
 		f.notBefore = e.now().Add(min(back, 30*time.Second))
-		e.log.Debug("transfer retried", "checkpoint", c.key, "file", f.rel, "error", err, "in", back)
+		e.log.Info("transfer retried", "checkpoint", c.key, "file", f.rel, "error", err, "in", back)
 	}
 	e.recountUrgentLocked()
 	e.changedLocked(c)
@@ -335,12 +335,12 @@ func (e *Engine) copyFile(ctx context.Context, c *checkpoint, f *file) (err erro
 	}
 	// Files inherit the staging directory's group (the checkpoint's); fix the others.
 	if after.group != "" && after.group != group {
-		if err := dc.Chown(dstPath, "", after.group); err != nil {
+		if err := dc.Chown(dstPath, owner, after.group); err != nil {
 			e.log.Warn("group not preserved", "file", dstPath, "group", after.group, "error", err)
 		}
 	}
 	mt := time.UnixMilli(after.mtime)
-	if err := dc.Chtimes(dstPath, mt, mt); err != nil {
+	if err := e.times.set(ctx, dc, owner, dstPath, mt); err != nil {
 		dstOK = !isConnErr(err)
 		return fmt.Errorf("set times of %s on dc-b: %w", dstPath, err)
 	}
@@ -380,7 +380,7 @@ func (e *Engine) ensureDir(c *checkpoint, dc *hdfs.Client, rel string) error {
 		// Files inherit their directory's group: give it the checkpoint's. The owner must be
 		// in that group on dc-b; if not, the group is not preserved (reported, not fatal).
 		if c.group != "" {
-			if err := dc.Chown(c.staging, "", c.group); err != nil {
+			if err := dc.Chown(c.staging, c.owner, c.group); err != nil {
 				e.log.Warn("group not preserved", "checkpoint", c.key, "group", c.group, "error", err)
 				e.mu.Lock()
 				c.lastErr = fmt.Sprintf("group %s not preserved: %v", c.group, err)

@@ -60,6 +60,13 @@ type file struct {
 	rec       fileRecord
 }
 
+// fixup is a copied file whose permission or group changed on dc-a after the copy.
+type fixup struct {
+	rel   string
+	perm  os.FileMode
+	group string
+}
+
 // checkpoint is one checkpoint being mirrored (or recently finished).
 type checkpoint struct {
 	id       string // journal id, unique per instance
@@ -99,6 +106,7 @@ type checkpoint struct {
 	dirsMade map[string]bool // staging subdirectories created on dc-b
 	mkdirMu  sync.Mutex
 	dirsList []string // subdirectories on dc-a (relative), from the completion listing
+	fixups   []fixup  // copied files whose permission or group changed afterwards
 
 	firstSeen, completedAt, committedAt time.Time
 	changed                             chan struct{} // closed and replaced on every change
@@ -116,6 +124,7 @@ type Engine struct {
 	src, dst *clientPool
 	journal  *journal
 	pacer    *pacer
+	times    *timeSetter
 
 	events  chan events.Event
 	dropped atomic.Int64
@@ -163,6 +172,7 @@ func New(cfg Config, host pb.NameNodeHostClient, log hclog.Logger) (*Engine, err
 		urgentSoon: map[Key]bool{},
 	}
 	e.cond = sync.NewCond(&e.mu)
+	e.times = newTimeSetter(cfg, e.dst.dial)
 	e.journal = &journal{e: e, dir: cfg.JournalDir}
 	e.metrics = newMetrics(e)
 	return e, nil
@@ -332,7 +342,9 @@ func (e *Engine) checkpointFor(r *Rule, in instance) *checkpoint {
 		return c
 	}
 	k := Key{Rule: r.Name, Job: in.job, Step: in.step}
-	if old := e.ckpts[k]; old != nil && !old.state.terminal() {
+	if old := e.ckpts[k]; old != nil && (!old.state.terminal() || old.state == StateFailed) {
+		// A failed checkpoint stays failed: later events of its files (the writer finishing
+		// what made it fail) must not start a second mirror under the same name.
 		return old
 	}
 	active := 0
@@ -565,7 +577,7 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 	if err != nil {
 		return err
 	}
-	found := map[string]int64{}
+	found := map[string]os.FileInfo{}
 	var dirs []string
 	err = cl.Walk(dir, func(p string, info os.FileInfo, err error) error {
 		if err != nil {
@@ -582,7 +594,7 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 		if len(found) >= e.cfg.MaxFiles {
 			return fmt.Errorf("%w: more than %d (newtricks.mirror.max-files)", ErrTooManyFiles, e.cfg.MaxFiles)
 		}
-		found[rel] = info.Size()
+		found[rel] = info
 		return nil
 	})
 	e.src.put(owner, cl, err == nil)
@@ -608,12 +620,29 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 		return nil
 	}
 	for rel, f := range c.files {
-		size, ok := found[rel]
+		fi, ok := found[rel]
 		if !ok {
 			return fmt.Errorf("%w: %s/%s vanished", ErrSourceChanged, dir, rel)
 		}
-		if (f.state == fileVerified || f.state == fileCopied) && size != f.rec.Size {
-			return fmt.Errorf("%w: %s/%s is %d bytes, mirrored %d", ErrSourceChanged, dir, rel, size, f.rec.Size)
+		if f.state != fileVerified && f.state != fileCopied {
+			continue
+		}
+		s := infoOf(fi)
+		if s.id != f.rec.FileID || s.size != f.rec.Size || s.mtime != f.rec.MtimeMs {
+			// Rewritten after it was copied: copy it again (the commit waits for it).
+			e.log.Info("file changed after its copy; copying again", "checkpoint", c.key, "file", rel)
+			if f.state == fileVerified {
+				c.filesDone--
+				c.bytesDone -= f.size
+			}
+			f.state, f.attempts = fileQueued, 0
+			c.bytesTotal += s.size - f.size
+			f.size = s.size
+			e.cond.Broadcast()
+			continue
+		}
+		if uint32(s.perm.Perm()) != f.rec.Perm || s.group != f.rec.Group {
+			c.fixups = append(c.fixups, fixup{rel: rel, perm: s.perm, group: s.group})
 		}
 	}
 	sort.Strings(dirs)
@@ -622,7 +651,8 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 	for _, rel := range uc {
 		open[rel] = true
 	}
-	for rel, size := range found {
+	for rel, fi := range found {
+		size := fi.Size()
 		if open[rel] || (rel == e.cfg.Manifest && c.files[rel] == nil) {
 			continue
 		}
