@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -38,6 +39,7 @@ type mirrorEnv struct {
 	client  pb.MirrorClient
 	journal string
 	su      string
+	cli     string
 }
 
 // Both clusters: the mirror's service user "mirror" may act as anyone from loopback, and users
@@ -60,7 +62,7 @@ func startMirrorEnv(t *testing.T, link wan.Link) *mirrorEnv {
 	}
 	t.Cleanup(func() { relay.Close() })
 	b := startClusterCore(t, a, exttest.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: mirrorSite()})
-	env := &mirrorEnv{b: b, relay: relay, su: superuser(t), journal: "/system/newtricks/mirror"}
+	env := &mirrorEnv{b: b, relay: relay, su: superuser(t), journal: "/system/newtricks/mirror", cli: a.NewtricksCLI}
 	site := mirrorSite()
 	for k, v := range map[string]string{
 		"newtricks.mirror.rules":               "ck,rn",
@@ -611,6 +613,28 @@ func TestMirror(t *testing.T) {
 			t.Fatal("status without a user accepted")
 		}
 		t.Logf("link: %v", mine.Link)
+
+		// The CLI: status and wait as JSON.
+		out, err := exec.CommandContext(ctx, env.cli, "mirror", "status", "--addr", env.lay.NameNodeAPI, "--user", "alice", "--job", "llama", "--json").Output()
+		if err != nil {
+			t.Fatalf("newtricks mirror status: %v", err)
+		}
+		var st struct {
+			Checkpoints []struct {
+				State     string `json:"state"`
+				FilesDone int64  `json:"files_done"`
+			} `json:"checkpoints"`
+		}
+		if err := json.Unmarshal(out, &st); err != nil || len(st.Checkpoints) != 1 || st.Checkpoints[0].State != "COMMITTED" {
+			t.Fatalf("status --json: %v %s", err, out)
+		}
+		out, err = exec.CommandContext(ctx, env.cli, "mirror", "wait", "--addr", env.lay.NameNodeAPI, "--user", "alice", "--job", "llama", "--step", "100").Output()
+		if err != nil || !strings.Contains(string(out), "committed on dc-b at /ckpt/llama/step_100") {
+			t.Fatalf("newtricks mirror wait: %v %s", err, out)
+		}
+		if err := exec.CommandContext(ctx, env.cli, "mirror", "wait", "--addr", env.lay.NameNodeAPI, "--user", "alice", "--job", "bad", "--step", "1").Run(); err == nil {
+			t.Fatal("mirror wait on a failed checkpoint exited 0")
+		}
 	})
 }
 

@@ -37,9 +37,11 @@ func (e *Engine) commit(ctx context.Context, c *checkpoint) {
 		if errors.Is(err, ErrDestConflict) || errors.Is(err, ErrSourceChanged) {
 			e.failLocked(c, err)
 		} else {
-			c.lastErr = err.Error()
-			c.retries++
-			e.log.Warn("commit retried", "checkpoint", c.key, "error", err)
+			if !errors.Is(err, errRequeued) {
+				c.lastErr = err.Error()
+				c.retries++
+				e.log.Warn("commit retried", "checkpoint", c.key, "error", err)
+			}
 			c.commitOn = true // hold off the next attempt
 			go func() {
 				time.Sleep(e.cfg.RetryInterval)
@@ -75,7 +77,6 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	m := Manifest{V: 1, ID: c.id, Rule: c.key.Rule, Job: c.key.Job, Step: c.key.Step, Source: dir, Owner: owner,
 		CompletedAt: c.completedAt.UnixMilli()}
 	dirs := append([]string(nil), c.dirsList...)
-	fixups := append([]fixup(nil), c.fixups...)
 	e.mu.Unlock()
 
 	dc, err := e.dst.get(owner)
@@ -104,7 +105,12 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 		return err
 	}
 	defer e.src.put(owner, sc, true)
-	// Files whose permission or group changed after their copy.
+	// A fresh look at every file: content changed since its copy (a rewrite after the copy)
+	// sends it back to the queue, a permission or group change is applied here.
+	fixups, err := e.recheck(c, sc, dir)
+	if err != nil {
+		return err
+	}
 	for _, fx := range fixups {
 		p := staging + "/" + fx.rel
 		if err := dc.Chmod(p, fx.perm); err != nil {
@@ -177,6 +183,61 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	}
 	ok = true
 	return nil
+}
+
+// errRequeued: a file changed after its copy and is being copied again; the commit waits.
+var errRequeued = errors.New("files changed after their copy are being copied again")
+
+func (e *Engine) recheck(c *checkpoint, sc *hdfs.Client, dir string) ([]fixup, error) {
+	infos := map[string]os.FileInfo{}
+	err := sc.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && len(p) > len(dir) {
+			infos[p[len(dir)+1:]] = fi
+		}
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
+		}
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var fixups []fixup
+	requeued := 0
+	for rel, f := range c.files {
+		fi, ok := infos[rel]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s/%s vanished", ErrSourceChanged, dir, rel)
+		}
+		s := infoOf(fi)
+		if s.id != f.rec.FileID || s.size != f.rec.Size || s.mtime != f.rec.MtimeMs {
+			e.log.Info("file changed after its copy; copying again", "checkpoint", c.key, "file", rel)
+			if f.state == fileVerified {
+				c.filesDone--
+				c.bytesDone -= f.size
+			}
+			c.bytesTotal += s.size - f.size
+			f.state, f.attempts, f.size = fileQueued, 0, s.size
+			requeued++
+			continue
+		}
+		if uint32(s.perm.Perm()) != f.rec.Perm || s.group != f.rec.Group {
+			fixups = append(fixups, fixup{rel: rel, perm: s.perm, group: s.group})
+		}
+	}
+	for rel := range infos {
+		if c.files[rel] == nil && rel != e.cfg.Manifest {
+			// Its CLOSE event (which queues it) has not arrived yet: wait for it.
+			return nil, fmt.Errorf("%s/%s appeared after the checkpoint completed; waiting for it", dir, rel)
+		}
+	}
+	if requeued > 0 {
+		e.cond.Broadcast()
+		return nil, errRequeued
+	}
+	return fixups, nil
 }
 
 // setAttrs gives a dc-b directory the permission and times of its dc-a original.

@@ -333,6 +333,13 @@ func (e *Engine) copyFile(ctx context.Context, c *checkpoint, f *file) (err erro
 			return fmt.Errorf("%w: %s: dc-b %x, dc-a %x", ErrChecksum, f.rel, ds, want)
 		}
 	}
+	// Permission changed during the copy (metadata only: id, length and mtime are the same).
+	if after.perm != before.perm {
+		if err := dc.Chmod(dstPath, after.perm); err != nil {
+			dstOK = !isConnErr(err)
+			return fmt.Errorf("chmod %s on dc-b: %w", dstPath, err)
+		}
+	}
 	// Files inherit the staging directory's group (the checkpoint's); fix the others.
 	if after.group != "" && after.group != group {
 		if err := dc.Chown(dstPath, owner, after.group); err != nil {

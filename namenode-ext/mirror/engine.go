@@ -106,7 +106,6 @@ type checkpoint struct {
 	dirsMade map[string]bool // staging subdirectories created on dc-b
 	mkdirMu  sync.Mutex
 	dirsList []string // subdirectories on dc-a (relative), from the completion listing
-	fixups   []fixup  // copied files whose permission or group changed afterwards
 
 	firstSeen, completedAt, committedAt time.Time
 	changed                             chan struct{} // closed and replaced on every change
@@ -176,6 +175,24 @@ func New(cfg Config, host pb.NameNodeHostClient, log hclog.Logger) (*Engine, err
 	e.journal = &journal{e: e, dir: cfg.JournalDir}
 	e.metrics = newMetrics(e)
 	return e, nil
+}
+
+// Interest is what the mirror consumes: namespace events below the literal prefix of each
+// rule's patterns.
+func (e *Engine) Interest() events.Interest {
+	in := events.Interest{Namespace: []string{"CLOSE", "RENAME", "UNLINK", "APPEND", "TRUNCATE"}}
+	for _, r := range e.cfg.Rules {
+		for _, t := range []string{r.Source, r.Temp} {
+			if t == "" {
+				continue
+			}
+			if i := strings.IndexByte(t, '{'); i >= 0 {
+				t = t[:i]
+			}
+			in.PathPrefixes = append(in.PathPrefixes, t)
+		}
+	}
+	return in
 }
 
 // Observe hands a namespace event to the engine; it never blocks (a full queue drops the
@@ -641,9 +658,6 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 			e.cond.Broadcast()
 			continue
 		}
-		if uint32(s.perm.Perm()) != f.rec.Perm || s.group != f.rec.Group {
-			c.fixups = append(c.fixups, fixup{rel: rel, perm: s.perm, group: s.group})
-		}
 	}
 	sort.Strings(dirs)
 	c.dirsList = dirs
@@ -662,6 +676,7 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 		return fmt.Errorf("%d files still open for writing (e.g. %s)", len(uc), uc[0])
 	}
 	c.listed = true
+	e.log.Info("checkpoint complete on dc-a", "checkpoint", c.key, "files", len(c.files), "dir", dir)
 	e.changedLocked(c)
 	return nil
 }

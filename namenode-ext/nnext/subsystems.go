@@ -56,8 +56,10 @@ func startMirror(ctx context.Context, env coproc.Env, host pb.NameNodeHostClient
 	}
 	m.RegisterGRPC(env.API)
 	env.Registry.MustRegister(m.Collectors()...)
+	withdraw := sink.Want(m.Interest())
 	unsubscribe := sink.Subscribe(m.Observe)
 	go func() {
+		defer withdraw()
 		defer unsubscribe()
 		if err := m.Run(ctx); err != nil && ctx.Err() == nil {
 			env.Log.Error("mirror stopped", "error", err)
