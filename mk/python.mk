@@ -63,7 +63,23 @@ PY_TEST_ENV = NEWTRICKS_BIN=$(BIN) NEWTRICKS_HOOKS_JAR=$(HOOKS_JAR) NEWTRICKS_HA
 
 .PHONY: python-test
 python-test: hadoop jar build xform-media python-install $(XFORM_REFRUN) ## pytest: hints on a real cluster, libxformgraph bit-identity, fork/spawn, PyAV
-	cd python && $(PY_TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider tests
+	cd python && $(PY_TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider --ignore=tests/test_torch.py tests
+
+# PyTorch adapter tests: optional (the torch wheel and its CUDA dependencies are gigabytes).
+PY_TORCH_VENV := $(CACHE)/venv-python-torch
+PY_TORCH      ?= 2.15.0
+
+$(PY_TORCH_VENV)/.tools-$(PY_TORCH):
+	python3 -m venv $(PY_TORCH_VENV)
+	$(PY_TORCH_VENV)/bin/pip install -q --upgrade pip
+	$(PY_TORCH_VENV)/bin/pip install -q torch==$(PY_TORCH) pytest==$(PY_PYTEST) setuptools==$(PY_SETUPTOOLS) wheel
+	touch $@
+
+.PHONY: python-test-torch
+python-test-torch: hadoop jar build $(PY_TORCH_VENV)/.tools-$(PY_TORCH) $(XFORMGRAPH_LIB) ## optional: newtricks.torch tests (installs torch)
+	NEWTRICKS_XFORMGRAPH_LIB=$(XFORMGRAPH_LIB) $(PY_TORCH_VENV)/bin/pip install -q --no-build-isolation './python[torch]'
+	rm -rf python/build python/src/*.egg-info
+	cd python && $(PY_TEST_ENV) $(PY_TORCH_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_torch.py
 
 # Wiring into the project's entry points: `make proto` regenerates the Python stubs too, so a
 # proto change never leaves them stale; `make verify` checks them.

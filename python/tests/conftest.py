@@ -7,9 +7,11 @@ environment."""
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import os
 import subprocess
+import tarfile
 import time
 import urllib.parse
 
@@ -108,7 +110,7 @@ def cluster(tmp_path_factory):
     base = str(tmp_path_factory.mktemp("cluster"))
     up = [cli, "cluster", "up", "--name", name, "--dir", base, "--datanodes", "3", "--jar", jar,
           "--conf", "dfs.replication=1",
-          "--conf", "newtricks.hotspot.allowed-prefixes=/hot",
+          "--conf", "newtricks.hotspot.allowed-prefixes=/hot,/example",
           "--conf", "newtricks.hotspot.poll-interval=300ms",
           "--conf", "dfs.blocksize=1048576",
           "--conf", "newtricks.datanode.ext.offload.cpu.high=1",
@@ -143,3 +145,50 @@ def media():
 @pytest.fixture(scope="session")
 def refrun():
     return need_file(need_env("NEWTRICKS_XFORM_REFRUN"))
+
+
+IMAGES = ["photo_q90_420.jpg", "baseline_444.jpg", "progressive.jpg", "gray.jpg", "odd_333x251.jpg",
+          "large_1024.jpg", "rgb8.png", "lossy.webp"]
+
+
+def schedule(dataset="/data/img", steps=6, world=2, batch=4, graph="imagenet"):
+    """A one-source schedule over an indexed dataset of the session cluster."""
+    import xformcases
+
+    return {"version": 1, "name": "pytest", "seed": "11", "globalBatch": batch, "worldSize": world,
+            "maxSteps": str(steps),
+            "sources": [{"name": "img", "dataset": dataset, "weight": 1, "graph": xformcases.GRAPHS[graph]}]}
+
+
+@pytest.fixture(scope="session")
+def data(cluster, media):
+    """/data/img: a WebDataset tar shard of 5 images, 3 single files and one truncated JPEG
+    whose header still parses (it fails only when decoded); /data/secret readable by alice only.
+    Both indexed by the real `newtricks dataset index`."""
+    fs, su = cluster.webhdfs, cluster.superuser
+    fs.mkdirs("/data", su)
+    blobs = {n: open(os.path.join(media, "images", n), "rb").read() for n in IMAGES}
+    tb = io.BytesIO()
+    with tarfile.open(fileobj=tb, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        for i, n in enumerate(IMAGES[:5]):
+            ti = tarfile.TarInfo("s%03d.%s" % (i, n.rsplit(".", 1)[1]))
+            ti.size = len(blobs[n])
+            tf.addfile(ti, io.BytesIO(blobs[n]))
+    fs.mkdirs("/data/img", su)
+    fs.create("/data/img/shard-000.tar", su, tb.getvalue())
+    for n in IMAGES[5:]:
+        fs.create("/data/img/" + n, su, blobs[n])
+    big = blobs["large_1024.jpg"]
+    fs.create("/data/img/broken.jpg", su, big[: len(big) // 3])
+    fs.mkdirs("/data/secret", su)
+    fs.create("/data/secret/a.jpg", su, blobs["gray.jpg"])
+    fs.create("/data/secret/b.jpg", su, blobs["progressive.jpg"])
+    for d in ("/data/img", "/data/secret"):
+        r = subprocess.run([cluster.cli, "dataset", "index", "--namenode", cluster.namenode, "--user", su, d],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+        assert r.returncode == 0, "newtricks dataset index %s:\n%s" % (d, r.stdout)
+    fs.chown("/data/secret", su, "alice")
+    fs.chmod("/data/secret", su, "700")
+    return cluster
+
+

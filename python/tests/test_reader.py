@@ -3,11 +3,6 @@ gives the same bytes, resume, per-sample errors, bad schedules and permission de
 
 from __future__ import annotations
 
-import io
-import os
-import subprocess
-import tarfile
-
 import numpy as np
 import pytest
 
@@ -16,46 +11,7 @@ from newtricks import errors
 
 import xformcases
 
-IMAGES = ["photo_q90_420.jpg", "baseline_444.jpg", "progressive.jpg", "gray.jpg", "odd_333x251.jpg",
-          "large_1024.jpg", "rgb8.png", "lossy.webp"]
-
-
-def schedule(dataset="/data/img", steps=6, world=2, batch=4, graph="imagenet"):
-    return {"version": 1, "name": "pytest", "seed": "11", "globalBatch": batch, "worldSize": world,
-            "maxSteps": str(steps),
-            "sources": [{"name": "img", "dataset": dataset, "weight": 1, "graph": xformcases.GRAPHS[graph]}]}
-
-
-@pytest.fixture(scope="module")
-def data(cluster, media):
-    """/data/img: a WebDataset tar shard of 5 images, 3 single files and one truncated JPEG
-    whose header still parses (it fails only when decoded); /data/secret readable by alice only.
-    Both indexed by the real `newtricks dataset index`."""
-    fs, su = cluster.webhdfs, cluster.superuser
-    fs.mkdirs("/data", su)
-    blobs = {n: open(os.path.join(media, "images", n), "rb").read() for n in IMAGES}
-    tb = io.BytesIO()
-    with tarfile.open(fileobj=tb, mode="w", format=tarfile.USTAR_FORMAT) as tf:
-        for i, n in enumerate(IMAGES[:5]):
-            ti = tarfile.TarInfo("s%03d.%s" % (i, n.rsplit(".", 1)[1]))
-            ti.size = len(blobs[n])
-            tf.addfile(ti, io.BytesIO(blobs[n]))
-    fs.mkdirs("/data/img", su)
-    fs.create("/data/img/shard-000.tar", su, tb.getvalue())
-    for n in IMAGES[5:]:
-        fs.create("/data/img/" + n, su, blobs[n])
-    big = blobs["large_1024.jpg"]
-    fs.create("/data/img/broken.jpg", su, big[: len(big) // 3])
-    fs.mkdirs("/data/secret", su)
-    fs.create("/data/secret/a.jpg", su, blobs["gray.jpg"])
-    fs.create("/data/secret/b.jpg", su, blobs["progressive.jpg"])
-    for d in ("/data/img", "/data/secret"):
-        r = subprocess.run([cluster.cli, "dataset", "index", "--namenode", cluster.namenode, "--user", su, d],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-        assert r.returncode == 0, "newtricks dataset index %s:\n%s" % (d, r.stdout)
-    fs.chown("/data/secret", su, "alice")
-    fs.chmod("/data/secret", su, "700")
-    return cluster
+from conftest import schedule
 
 
 def read_all(reader):

@@ -47,13 +47,18 @@ class Sample:
     outputs: List[np.ndarray]
     error: Optional[SampleError] = None
     domain: str = ""
+    #: element type of each output: uint8, float16, float32, or bfloat16 (held as uint16 bits)
+    dtypes: List[str] = dataclasses.field(default_factory=list)
 
 
 class Step:
     """The samples of one step for this rank, in slot order."""
 
-    def __init__(self, step: int, samples: List[Sample], batches: Optional[List[np.ndarray]], buf: memoryview):
+    def __init__(self, step: int, samples: List[Sample], batches: Optional[List[np.ndarray]], buf: memoryview,
+                 dtypes: Optional[List[str]] = None):
         self.step = step
+        #: element type of each batched output (see Sample.dtypes)
+        self.dtypes = dtypes or []
         self.samples = samples
         self._batches = batches
         self._buf = buf  # keeps the memory alive as long as the step is
@@ -100,8 +105,10 @@ def _decode_step(buf: memoryview) -> Step:
     h = json.loads(bytes(buf[24:24 + hlen]))
     data = buf[24 + ((hlen + 7) & ~7):]
     batches = None
+    dtypes: List[str] = []
     if h.get("batched"):
         batches = []
+        dtypes = [frames.DTYPES[o["dtype"]][0] for o in h["outputs"]]
         rows = sum(1 for m in h["samples"] if m["row"] >= 0)
         for o in h["outputs"]:
             npd = frames.DTYPES[o["dtype"]][1]
@@ -110,15 +117,17 @@ def _decode_step(buf: memoryview) -> Step:
     for m in h["samples"]:
         err = None
         outs: List[np.ndarray] = []
+        dts: List[str] = []
         if m.get("error"):
             err = SampleError(m["error"], "SAMPLE", m["key"])
         elif batches is not None:
-            outs = [b[m["row"]] for b in batches]
+            outs, dts = [b[m["row"]] for b in batches], dtypes
         else:
             fs = frames.parse(data[m["off"]:m["off"] + m["len"]], verify=False)
             outs = [f.array if f.kind == "tensor" else f.data for f in fs]
-        samples.append(Sample(m["slot"], m["source"], m["key"], m["epoch"], m["path"], outs, err, m.get("domain", "")))
-    return Step(step, samples, batches, buf)
+            dts = [f.dtype if f.kind == "tensor" else "raw" for f in fs]
+        samples.append(Sample(m["slot"], m["source"], m["key"], m["epoch"], m["path"], outs, err, m.get("domain", ""), dts))
+    return Step(step, samples, batches, buf, dtypes)
 
 
 def _schedule_json(schedule, graphs, world_size) -> dict:
