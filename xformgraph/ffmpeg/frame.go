@@ -44,6 +44,12 @@ func (f *Frame) PTS() int64 { return int64(f.c.pts) }
 // heuristic from dts), or NoPTS.
 func (f *Frame) BestEffortTimestamp() int64 { return int64(f.c.best_effort_timestamp) }
 
+// Concealed reports whether the decoder flagged the frame as damaged: decode errors it
+// concealed (decode_error_flags) or a corrupt frame (AV_FRAME_FLAG_CORRUPT).
+func (f *Frame) Concealed() bool {
+	return f.c.decode_error_flags != 0 || f.c.flags&C.AV_FRAME_FLAG_CORRUPT != 0
+}
+
 // IsKey reports whether the frame is a key frame.
 func (f *Frame) IsKey() bool { return f.c.key_frame != 0 }
 

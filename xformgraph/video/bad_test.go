@@ -1,15 +1,19 @@
 package video
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/newtricks/newtricks/xformgraph/internal/testreq"
 )
 
 // patchAVC1Size rewrites the coded size in an mp4's avc1 sample entry (the container's
@@ -205,4 +209,59 @@ func FuzzDecodeVideo(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestConcealedIsError: a few damaged bytes mid-stream make every sample that uses a frame
+// FFmpeg decoded from them with concealed errors fail with ErrConcealed, while frames of an
+// earlier GOP still decode. Which damage FFmpeg notices is the ffmpeg CLI's own verdict
+// (`-v error` prints the decode errors it concealed): damage it does not notice (a few
+// bytes of CABAC data that still parse) gives other pixels that no decoder can tell from
+// the encoder's, and is not asserted on.
+func TestConcealedIsError(t *testing.T) {
+	ctx := context.Background()
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		testreq.Missing(t, "ffmpeg CLI not on PATH")
+	}
+	good := readClip(t, "h264_bframes.mp4")
+	detected := 0
+	for _, frac := range []float64{0.42, 0.45, 0.5, 0.55, 0.58, 0.6} {
+		bad := append([]byte(nil), good...)
+		at := int(float64(len(bad)) * frac)
+		for i := at; i < at+16; i++ {
+			bad[i] ^= 0xA5
+		}
+		p := filepath.Join(t.TempDir(), "bad.mp4")
+		if err := os.WriteFile(p, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cli, _ := exec.Command("ffmpeg", "-hide_banner", "-nostdin", "-v", "error", "-threads", "1", "-i", p, "-f", "null", "-").CombinedOutput()
+		cliSaw := len(bytes.TrimSpace(cli)) > 0
+		r, err := OpenBytes(ctx, "damaged", bad, Options{})
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		_, err = r.DecodeAll(ctx, nil)
+		t.Logf("damage at %d: ffmpeg CLI reports %q; DecodeAll: %v", at, strings.SplitN(string(cli), "\n", 2)[0], err)
+		if cliSaw {
+			detected++
+			if !errors.Is(err, ErrConcealed) || !errors.Is(err, ErrCorrupt) {
+				t.Errorf("damage at %d: DecodeAll: %v, want ErrConcealed", at, err)
+			}
+			n := r.Index().NumFrames()
+			all := make([]int, n)
+			for i := range all {
+				all[i] = i
+			}
+			if _, err := r.Frames(ctx, all, Output{Width: 32, Height: 32}); !errors.Is(err, ErrConcealed) {
+				t.Errorf("damage at %d: all frames: %v, want ErrConcealed", at, err)
+			}
+		}
+		if _, err := r.Frames(ctx, []int{0, 5}, Output{Width: 32, Height: 32}); err != nil {
+			t.Errorf("damage at %d: frames of the first GOP: %v", at, err)
+		}
+		r.Close()
+	}
+	if detected < 2 {
+		t.Fatalf("the ffmpeg CLI noticed only %d of the damaged variants: the test checks too little", detected)
+	}
 }

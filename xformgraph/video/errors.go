@@ -19,6 +19,10 @@ var (
 	ErrTooLarge = errors.New("video: frame too large")
 	// ErrCorrupt: the stream cannot be decoded (corrupt or truncated data, no frames).
 	ErrCorrupt = errors.New("video: corrupt or truncated stream")
+	// ErrConcealed: a frame the sample uses was decoded from damaged data (a corrupt or
+	// rejected packet since the last key frame, or a frame FFmpeg flagged after
+	// concealing errors): its pixels are not the encoder's. Wraps ErrCorrupt.
+	ErrConcealed = fmt.Errorf("%w: frame decoded from damaged data (errors concealed)", ErrCorrupt)
 	// ErrFrameRange: a requested frame index or timestamp is outside the clip.
 	ErrFrameRange = errors.New("video: frame out of range")
 	// ErrLimit: the clip exceeds a configured bound (packets, frames, output).

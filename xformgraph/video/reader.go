@@ -38,6 +38,10 @@ type Reader struct {
 	outCount   int  // frames out since the last seek (Sequential numbering)
 	draining   bool // the demuxer hit EOF and the decoder is being drained
 	checkLand  bool // the next packet read shows where the seek landed
+	// damaged: since the last seek or clean key frame the decoder rejected a packet or
+	// returned an error, or the last frame out was flagged: frames out now may carry
+	// concealed errors (ErrConcealed).
+	damaged bool
 
 	stats Stats
 }
@@ -399,6 +403,9 @@ func (r *Reader) DecodeAll(ctx context.Context, fn func(i int, f *ffmpeg.Frame) 
 		if err != nil {
 			return count, &Error{Name: r.name, Op: "decode", Err: err}
 		}
+		if r.damaged {
+			return count, &Error{Name: r.name, Op: "decode", Err: fmt.Errorf("%w: frame %d", ErrConcealed, i)}
+		}
 		count++
 		if fn != nil {
 			if err := fn(i, r.frm); err != nil {
@@ -450,6 +457,9 @@ func (r *Reader) decode(ctx context.Context, want []int, emit func(i int) error)
 				continue
 			}
 			if done, ok := wanted[i]; ok && !done {
+				if r.damaged {
+					return fail(fmt.Errorf("%w: frame %d", ErrConcealed, i))
+				}
 				if err := emit(i); err != nil {
 					return fail(err)
 				}
@@ -484,6 +494,7 @@ func (r *Reader) seek(k int) error {
 	r.dec.Flush()
 	r.dec.SetSkipFrame(ffmpeg.DiscardDefault)
 	r.positioned, r.curKey, r.lastOut, r.outCount, r.draining = true, max(k, 0), -1, 0, false
+	r.damaged = false
 	return nil
 }
 
@@ -500,6 +511,12 @@ func (r *Reader) next(ctx context.Context, wanted map[int]bool) (int, error) {
 	for iter := 0; iter < 4*r.opts.MaxPackets+1024; iter++ {
 		err := r.dec.ReceiveFrame(r.frm)
 		if err == nil {
+			switch {
+			case r.frm.Concealed():
+				r.damaged = true
+			case r.frm.IsKey():
+				r.damaged = false // a clean key frame: nothing before it is referenced
+			}
 			r.stats.Frames++
 			r.outCount++
 			if r.ix.Sequential {
@@ -520,6 +537,7 @@ func (r *Reader) next(ctx context.Context, wanted map[int]bool) (int, error) {
 			return -1, io.EOF
 		}
 		if !errors.Is(err, ffmpeg.ErrAgain) {
+			r.damaged = true
 			if bad++; bad > maxBadPackets {
 				return -1, fmt.Errorf("%w: %w", ErrCorrupt, err)
 			}
@@ -571,6 +589,7 @@ func (r *Reader) next(ctx context.Context, wanted map[int]bool) (int, error) {
 			if errors.Is(err, ffmpeg.ErrAgain) {
 				return -1, fmt.Errorf("%w: decoder refused input with output pending", ErrCorrupt)
 			}
+			r.damaged = true
 			if bad++; bad > maxBadPackets {
 				return -1, fmt.Errorf("%w: %w", ErrCorrupt, err)
 			}
