@@ -149,3 +149,41 @@ func (c Config) Server(host grpc.ClientConnInterface, apiHost string) (Authentic
 	}
 	return a, opts, nil
 }
+
+// Check is Validate plus what an admin would find only at start-up: the keytab loads and
+// holds the principal (with _HOST replaced by apiHost, or this machine's name), and the TLS
+// certificate and key load and match. It returns the key to fix with the error.
+func (c Config) Check(prefix, apiHost string) (string, error) {
+	if err := c.Validate(); err != nil {
+		switch {
+		case c.Method != MethodSimple && c.Method != MethodKerberos:
+			return KeyAuthentication, err
+		case c.Method == MethodKerberos && c.Principal == "":
+			return prefix + KeyPrincipal, err
+		case c.Method == MethodKerberos && c.Keytab == "":
+			return prefix + KeyKeytab, err
+		case c.RatePerUser < 0:
+			return prefix + KeyRatePerUser, err
+		case c.RateBurst < 0:
+			return prefix + KeyRateBurst, err
+		case c.TLSKey == "" && c.TLSCert != "":
+			return prefix + KeyTLSKey, err
+		}
+		return prefix + KeyTLSCert, err
+	}
+	if c.Method == MethodKerberos {
+		principal, err := ReplaceHost(c.Principal, apiHost)
+		if err != nil {
+			return prefix + KeyPrincipal, err
+		}
+		if _, err := NewKerberosVerifier(c.Keytab, principal); err != nil {
+			return prefix + KeyKeytab, err
+		}
+	}
+	if c.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
+			return prefix + KeyTLSCert, fmt.Errorf("TLS certificate %s / key %s: %w", c.TLSCert, c.TLSKey, err)
+		}
+	}
+	return "", nil
+}

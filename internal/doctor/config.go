@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/newtricks/newtricks/internal/authn"
 )
 
 // Class names and keys (see BUILDING.md).
@@ -226,7 +228,20 @@ func (d *doctor) checkSecurity() {
 			d.r.fail("security", keyBlockToken, "Kerberos is on but %s is not true: set it on every daemon", keyBlockToken)
 			return
 		}
-		d.r.pass("security", keyAuth, "%s=kerberos with block access tokens", keyAuth)
+		// Each enabled co-process needs its own principal, keytab and TLS material, or it
+		// refuses to open its API (authn.Config).
+		for _, co := range []struct{ prefix, binKey string }{
+			{"newtricks.namenode.ext", keyNNBinary}, {"newtricks.datanode.ext", keyDNBinary}} {
+			if _, ok := d.conf.Raw(co.binKey); !ok {
+				continue
+			}
+			cfg := authn.ConfigFrom(func(k string) string { return d.conf.Get(k, "") }, co.prefix)
+			if key, err := cfg.Check(co.prefix, ""); err != nil {
+				d.r.fail("security", key, "%v", err)
+				return
+			}
+		}
+		d.r.pass("security", keyAuth, "%s=kerberos with block access tokens; the co-processes' keytabs and TLS material load", keyAuth)
 	default:
 		d.r.fail("security", keyAuth, "%s=%q: Hadoop knows simple and kerberos", keyAuth, auth)
 	}

@@ -127,6 +127,8 @@ func TestBrokenConfigs(t *testing.T) {
 			func(f *fixture) { f.hdfs["newtricks.namenode.ext.api.address"] = "9880" }},
 		{"unknown authentication", "security", keyAuth,
 			func(f *fixture) { f.core[keyAuth] = "ldap" }},
+		{"kerberos without a keytab for namenode-ext", "security", "newtricks.namenode.ext.kerberos.principal",
+			func(f *fixture) { f.core[keyAuth] = "kerberos" }},
 		{"namenode-ext refuses a value", "namenode.ext-config", "newtricks.namenode.ext.events.retain",
 			func(f *fixture) { f.hdfs["newtricks.namenode.ext.events.retain"] = "0" }},
 		{"hotspot refuses a value", "namenode.ext-config", "newtricks.hotspot.max-factor.busy",
@@ -230,7 +232,7 @@ func TestSocketDirOwner(t *testing.T) {
 func TestGuessKey(t *testing.T) {
 	conf := map[string]string{"newtricks.hotspot.readers-per-replica": "0", "newtricks.hotspot.max-files": "1"}
 	for msg, want := range map[string]string{
-		"bad configuration: newtricks.mirror.dest.namenode: required": "newtricks.mirror.dest.namenode",
+		"bad configuration: newtricks.mirror.dest.namenode: required":  "newtricks.mirror.dest.namenode",
 		"hotspot config: bad configuration: readers-per-replica 0 < 1": "newtricks.hotspot.readers-per-replica",
 		"something unrelated": "",
 	} {
