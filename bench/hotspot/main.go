@@ -1,19 +1,27 @@
-// Command hotspot measures the initialization I/O storm of issue 4 on a real cluster: many
-// readers (each its own HDFS client, as ranks are) all load the same hot files, whose blocks
-// sit on few DataNodes at replication 3, from DataNodes whose reads are throttled with
-// dfs.datanode.data.read.bandwidthPerSec so that DataNode bandwidth, not this machine's CPU,
-// is the bottleneck. It times the barrier (the slowest reader) for three runs on three
-// identical sets of files:
+// Command hotspot measures the initialization I/O storm on a real cluster: many readers (each
+// its own HDFS client, as ranks are) all load the same hot files, whose blocks sit on three
+// DataNodes at replication 3, from DataNodes whose reads and transfers are throttled with
+// dfs.datanode.data.{read,transfer}.bandwidthPerSec so that DataNode bandwidth, not this
+// machine's CPU, is the bottleneck. It times the barrier (the slowest reader) of four cases,
+// each on its own identical set of files:
 //
-//   - baseline: replication 3;
-//   - setrep: `hdfs dfs -setrep -w <factor>` (Hadoop's FsShell) issued when the storm starts,
-//     what an admin would do, with stock re-replication limits;
-//   - hint: a newtricks hint sent --lead before the storm.
+//   - rep3: replication 3;
+//   - setrep-storm: `hdfs dfs -setrep -w <factor>` (Hadoop's FsShell) issued when the storm
+//     starts, what an admin would do, with stock re-replication limits;
+//   - setrep-ahead: the same command sent --lead before the storm, stock limits (the fair
+//     control: the same lead time as the hint, without newtricks);
+//   - hint: a newtricks hint sent --lead before the storm (limits boosted while copying,
+//     balanced reads when -balanced).
 //
-// The blocks are made to sit on three DataNodes by writing them while the other DataNodes are
-// stopped. It prints the physical limit (bytes read / aggregate throttled bandwidth of all
-// DataNodes) and, as its last line, `BENCH hotspot barrier_reduction=<1-hint/baseline>
-// ready_s=<hint to ready>`.
+// The cases run --reps times, in alternating order (forward, then backward), and each is
+// reported as median (min, max). The blocks are made to sit on three DataNodes by writing them
+// while the other DataNodes are stopped. It fails if a hint does not get ready. It prints the
+// physical limit (bytes read / aggregate throttled bandwidth of all DataNodes), the redundancy
+// interval in force, and as its last line
+// `BENCH hotspot barrier_reduction=<1-hint/rep3> vs_setrep_ahead=<hint/setrep-ahead>
+// ready_s=<median hint to ready> barrier_vs_limit=<hint/physical limit>`.
+//
+// With -scale N it instead measures what one hint of N files costs the NameNode (scale.go).
 package main
 
 import (
@@ -28,6 +36,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -49,6 +58,9 @@ type options struct {
 	fileBytes int64
 	blockSize int64
 	lead      time.Duration
+	reps      int
+	interval  int
+	balanced  bool
 }
 
 func main() {
@@ -60,7 +72,18 @@ func main() {
 	flag.Int64Var(&o.fileBytes, "file-bytes", 16<<20, "bytes per hot file")
 	flag.Int64Var(&o.blockSize, "block-size", 8<<20, "block size of the hot files")
 	flag.DurationVar(&o.lead, "lead", 10*time.Second, "how long before the storm the hint is sent")
+	flag.IntVar(&o.reps, "reps", 3, "repetitions of the four cases (alternating order)")
+	flag.IntVar(&o.interval, "redundancy-interval", 1, "dfs.namenode.redundancy.interval.seconds and dfs.heartbeat.interval (stock: 3)")
+	flag.BoolVar(&o.balanced, "balanced", true, "install io.newtricks.hadoop.BalancedReads on the NameNode (hinted files only)")
+	scale := flag.Int("scale", 0, "instead of the storm: measure one hint of this many files on 3 DataNodes")
+	scaleWatch := flag.Duration("scale-watch", 20*time.Second, "with -scale: readiness rounds watched before done")
 	flag.Parse()
+	if *scale > 0 {
+		if err := runScale(*scale, *scaleWatch); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if o.dataNodes < 4 {
 		log.Fatal("need at least 4 DataNodes")
 	}
@@ -71,7 +94,12 @@ func main() {
 
 const user0 = "trainer"
 
+var cases = []string{"rep3", "setrep-storm", "setrep-ahead", "hint"}
+
 func run(o options) (err error) {
+	if o.reps < 1 {
+		return fmt.Errorf("-reps %d < 1", o.reps)
+	}
 	a, err := exttest.ArtifactsFromEnv()
 	if err != nil {
 		return err
@@ -84,19 +112,27 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
 	defer cancel()
 
 	bw := fmt.Sprint(o.bandwidth)
+	iv := fmt.Sprint(o.interval)
+	nnSite := map[string]string{
+		"newtricks.hotspot.allowed-prefixes": "/bench",
+		"newtricks.hotspot.poll-interval":    "250ms",
+	}
+	if o.balanced {
+		nnSite["dfs.net.topology.impl"] = "io.newtricks.hadoop.BalancedReads$Topology"
+		nnSite["dfs.namenode.audit.loggers"] = "default," + exttest.AuditLoggerClass + ",io.newtricks.hadoop.BalancedReads$AuditHook"
+	}
 	cfg, lay, err := exttest.Setup(a, base, exttest.Options{Name: "bench-hotspot", DataNodes: o.dataNodes,
 		HDFSSite: map[string]string{
 			"dfs.datanode.data.read.bandwidthPerSec":     bw,
 			"dfs.datanode.data.transfer.bandwidthPerSec": bw,
+			"dfs.namenode.redundancy.interval.seconds":   iv,
+			"dfs.heartbeat.interval":                     iv,
 		},
-		NameNodeSite: map[string]string{
-			"newtricks.hotspot.allowed-prefixes": "/bench",
-			"newtricks.hotspot.poll-interval":    "250ms",
-		}})
+		NameNodeSite: nnSite})
 	if err != nil {
 		return err
 	}
@@ -120,8 +156,8 @@ func run(o options) (err error) {
 	}()
 	log.Printf("cluster of %d DataNodes up in %v", o.dataNodes, time.Since(start).Round(time.Second))
 
-	// Three identical sets of hot files, written while only DataNodes 0-2 run, so every block
-	// of every set has its three replicas there.
+	// One identical set of hot files per case and repetition, written while only DataNodes
+	// 0-2 run, so every block of every set has its three replicas there.
 	for i := 3; i < o.dataNodes; i++ {
 		if err := c.StopDataNode(i); err != nil {
 			return err
@@ -143,26 +179,24 @@ func run(o options) (err error) {
 	if err := root.Chown("/bench", user0, user0); err != nil {
 		return err
 	}
-	w, err := c.Client(user0)
-	if err != nil {
-		return err
-	}
-	sets := []string{"baseline", "setrep", "hint"}
 	data := make([]byte, o.fileBytes)
 	if _, err := rand.Read(data); err != nil {
 		return err
 	}
+	setDir := func(cs string, rep int) string { return fmt.Sprintf("/bench/%s-%d", cs, rep) }
 	files := map[string][]string{}
-	for _, s := range sets {
-		for f := 0; f < o.files; f++ {
-			name := fmt.Sprintf("/bench/%s/part-%03d", s, f)
-			if err := writeRetry(ctx, c, name, data, o.blockSize); err != nil {
-				return err
+	for rep := 0; rep < o.reps; rep++ {
+		for _, cs := range cases {
+			dir := setDir(cs, rep)
+			for f := 0; f < o.files; f++ {
+				name := fmt.Sprintf("%s/part-%03d", dir, f)
+				if err := writeRetry(ctx, c, name, data, o.blockSize); err != nil {
+					return err
+				}
+				files[dir] = append(files[dir], name)
 			}
-			files[s] = append(files[s], name)
 		}
 	}
-	w.Close()
 	if n, err := blockNodes(ctx, lay, files); err != nil || n > 3 {
 		return fmt.Errorf("hot blocks on %d DataNodes, want 3 (%v)", n, err)
 	}
@@ -178,72 +212,143 @@ func run(o options) (err error) {
 	hot := int64(o.files) * o.fileBytes
 	total := hot * int64(o.readers)
 	limit := float64(total) / float64(int64(o.dataNodes)*o.bandwidth)
-	fmt.Printf("hotspot bench: %d DataNodes read-throttled at %s/s each, %d readers (own clients), %d hot files of %s (%s blocks), %s read per storm\n",
+	fmt.Printf("hotspot bench: %d DataNodes read/transfer-throttled at %s/s each, %d readers (own clients), %d hot files of %s (%s blocks), %s read per storm\n",
 		o.dataNodes, human(o.bandwidth), o.readers, o.files, human(o.fileBytes), human(o.blockSize), human(total))
+	fmt.Printf("dfs.namenode.redundancy.interval.seconds=%d and dfs.heartbeat.interval=%d (stock: 3 and 3); balanced reads: %v; %d repetitions, alternating order; machine shared with other work\n",
+		o.interval, o.interval, o.balanced, o.reps)
 	fmt.Printf("physical limit: %.1f s (bytes read / aggregate throttled bandwidth of all DataNodes); one replica set of 3 DataNodes: %.1f s\n",
 		limit, float64(total)/float64(3*o.bandwidth))
 
-	baseline, err := storm(ctx, c, o, files["baseline"])
-	if err != nil {
-		return fmt.Errorf("baseline: %w", err)
-	}
-	fmt.Printf("replication 3:             barrier %6.1f s  (mean reader %5.1f s)\n", baseline.barrier.Seconds(), baseline.mean.Seconds())
-
-	// The hint decides the factor; setrep uses the same one, so only the timing differs.
+	// The hint decides the factor; setrep uses the same one, so only the mechanism differs.
 	hc, err := hintclient.Dial(lay.NameNodeAPI, user0)
 	if err != nil {
 		return err
 	}
 	defer hc.Close()
-	dry, err := createHint(ctx, hc, hintclient.Hint{Paths: []string{"/bench/hint"}, In: o.lead, For: 10 * time.Minute,
+	dry, err := createHint(ctx, hc, hintclient.Hint{Paths: []string{setDir("hint", 0)}, In: o.lead, For: 10 * time.Minute,
 		Readers: o.readers, DryRun: true})
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
 	factor := dry.Files[0].Target
 
-	setrepDone := make(chan error, 1)
-	sr, err := stormWith(ctx, c, o, files["setrep"], func() {
-		go func() { setrepDone <- setrep(ctx, c, a, su.Username, factor, "/bench/setrep") }()
-	})
-	if err != nil {
-		return fmt.Errorf("setrep: %w", err)
-	}
-	if err := <-setrepDone; err != nil {
-		return fmt.Errorf("setrep: %w", err)
-	}
-	fmt.Printf("setrep -w %-2d at storm:     barrier %6.1f s  (mean reader %5.1f s)\n", factor, sr.barrier.Seconds(), sr.mean.Seconds())
-
-	sent := time.Now()
-	plan, err := createHint(ctx, hc, hintclient.Hint{Paths: []string{"/bench/hint"}, In: o.lead, For: 10 * time.Minute, Readers: o.readers})
-	if err != nil {
-		return fmt.Errorf("hint: %w", err)
-	}
-	readyCh := make(chan time.Duration, 1)
-	go func() {
-		st, err := hc.WaitReady(ctx, plan.HintID, 100*time.Millisecond)
-		if err != nil {
-			log.Printf("hint never ready: %v", err)
-			readyCh <- -1
-			return
+	barriers := map[string][]float64{}
+	var readies []float64
+	for rep := 0; rep < o.reps; rep++ {
+		order := append([]string(nil), cases...)
+		if rep%2 == 1 {
+			slices.Reverse(order)
 		}
-		readyCh <- st.ReadyAt.Sub(sent)
+		for _, cs := range order {
+			dir := setDir(cs, rep)
+			var r result
+			var ready time.Duration
+			switch cs {
+			case "rep3":
+				r, err = storm(ctx, c, o, files[dir])
+			case "setrep-storm":
+				done := make(chan error, 1)
+				r, err = stormWith(ctx, c, o, files[dir], func() {
+					go func() { done <- setrep(ctx, c, a, su.Username, factor, dir) }()
+				})
+				if serr := <-done; err == nil && serr != nil {
+					err = serr
+				}
+			case "setrep-ahead":
+				done := make(chan error, 1)
+				sent := time.Now()
+				go func() { done <- setrep(ctx, c, a, su.Username, factor, dir) }()
+				time.Sleep(time.Until(sent.Add(o.lead)))
+				r, err = storm(ctx, c, o, files[dir])
+				if serr := <-done; err == nil && serr != nil {
+					err = serr
+				}
+			case "hint":
+				r, ready, err = hintCase(ctx, c, o, hc, dir, files[dir])
+				readies = append(readies, ready.Seconds())
+			}
+			if err != nil {
+				return fmt.Errorf("%s (rep %d): %w", cs, rep, err)
+			}
+			barriers[cs] = append(barriers[cs], r.barrier.Seconds())
+			extra := ""
+			if cs == "hint" {
+				extra = fmt.Sprintf(", ready %.1f s after the hint", ready.Seconds())
+			}
+			fmt.Printf("rep %d %-13s barrier %6.1f s  (mean reader %5.1f s)%s\n", rep, cs, r.barrier.Seconds(), r.mean.Seconds(), extra)
+		}
+	}
+	med := map[string]float64{}
+	for _, cs := range cases {
+		m, lo, hi := stats(barriers[cs])
+		med[cs] = m
+		label := cs
+		if cs != "rep3" {
+			label = fmt.Sprintf("%s (-> %d)", cs, factor)
+		}
+		fmt.Printf("%-22s barrier median %6.1f s (min %5.1f, max %5.1f)  vs rep3 %.3f  vs limit %.2f\n",
+			label, m, lo, hi, m/med["rep3"], m/limit)
+	}
+	rm, rlo, rhi := stats(readies)
+	fmt.Printf("hint ready: median %.1f s (min %.1f, max %.1f) after it was sent, lead %v\n", rm, rlo, rhi, o.lead)
+	fmt.Printf("BENCH hotspot barrier_reduction=%.3f vs_setrep_ahead=%.3f ready_s=%.1f barrier_vs_limit=%.2f\n",
+		1-med["hint"]/med["rep3"], med["hint"]/med["setrep-ahead"], rm, med["hint"]/limit)
+	return nil
+}
+
+// hintCase sends a hint --lead before the storm and fails if it is not ready by the storm's
+// end.
+func hintCase(ctx context.Context, c *cluster.Cluster, o options, hc *hintclient.Client, dir string, files []string) (result, time.Duration, error) {
+	sent := time.Now()
+	plan, err := createHint(ctx, hc, hintclient.Hint{Paths: []string{dir}, In: o.lead, For: 10 * time.Minute, Readers: o.readers})
+	if err != nil {
+		return result{}, 0, fmt.Errorf("hint: %w", err)
+	}
+	defer func() {
+		if _, err := hc.Done(ctx, plan.HintID); err != nil {
+			log.Printf("done: %v", err)
+		}
+	}()
+	readyCh := make(chan error, 1)
+	var readyAt time.Time
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	go func() {
+		st, err := hc.WaitReady(wctx, plan.HintID, 100*time.Millisecond)
+		if err == nil {
+			readyAt = st.ReadyAt
+		}
+		readyCh <- err
 	}()
 	time.Sleep(time.Until(sent.Add(o.lead)))
-	hr, err := storm(ctx, c, o, files["hint"])
+	r, err := storm(ctx, c, o, files)
 	if err != nil {
-		return fmt.Errorf("hint storm: %w", err)
+		return result{}, 0, err
 	}
-	ready := <-readyCh
-	if _, err := hc.Done(ctx, plan.HintID); err != nil {
-		log.Printf("done: %v", err)
+	select {
+	case err := <-readyCh:
+		if err != nil {
+			return result{}, 0, fmt.Errorf("hint never ready: %w", err)
+		}
+	case <-time.After(30 * time.Second):
+		return result{}, 0, fmt.Errorf("hint %s not ready 30 s after the storm", plan.HintID)
 	}
-	fmt.Printf("hint %v before (-> %-2d):   barrier %6.1f s  (mean reader %5.1f s), ready %.1f s after the hint, estimated %.1f s\n",
-		o.lead, factor, hr.barrier.Seconds(), hr.mean.Seconds(), ready.Seconds(), plan.EstimatedReady.Sub(sent).Seconds())
-	fmt.Printf("barrier vs replication 3: setrep %.3f, hint %.3f of baseline; hint barrier / physical limit %.2f\n",
-		sr.barrier.Seconds()/baseline.barrier.Seconds(), hr.barrier.Seconds()/baseline.barrier.Seconds(), hr.barrier.Seconds()/limit)
-	fmt.Printf("BENCH hotspot barrier_reduction=%.3f ready_s=%.1f\n", 1-hr.barrier.Seconds()/baseline.barrier.Seconds(), ready.Seconds())
-	return nil
+	return r, readyAt.Sub(sent), nil
+}
+
+// stats returns the median, min and max.
+func stats(v []float64) (med, lo, hi float64) {
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	med = s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return med, s[0], s[n-1]
 }
 
 type result struct {
