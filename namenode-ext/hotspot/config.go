@@ -35,7 +35,7 @@ type Config struct {
 	// (newtricks.hotspot.min-factor, default 3).
 	MinFactor int
 	// MaxFactorQuiet is the factor cap on a quiet cluster (newtricks.hotspot.max-factor.quiet,
-	// default 50).
+	// default 512: on a quiet cluster the spread, the readers and the space budget decide).
 	MaxFactorQuiet int
 	// MaxFactorBusy is the factor cap on a busy cluster (newtricks.hotspot.max-factor.busy,
 	// default 20).
@@ -53,6 +53,10 @@ type Config struct {
 	// which the cluster counts as fully busy (newtricks.hotspot.load.busy-pending-per-node,
 	// default 50).
 	BusyPendingPerNode float64
+	// MaxSpaceFraction bounds the extra replicas of a hint, with those other hints are still
+	// copying, to this fraction of the free space of the DataNodes that can take them
+	// (newtricks.hotspot.max-space-fraction, default 0.1).
+	MaxSpaceFraction float64
 	// CopyBandwidth is the assumed replication copy rate of one DataNode in bytes/s, for the
 	// ready-time estimate (newtricks.hotspot.copy-bandwidth, default 100 MiB/s).
 	CopyBandwidth int64
@@ -135,12 +139,13 @@ func DefaultConfig() Config {
 		MaxLead:            time.Hour,
 		MaxDuration:        6 * time.Hour,
 		MinFactor:          3,
-		MaxFactorQuiet:     50,
+		MaxFactorQuiet:     512,
 		MaxFactorBusy:      20,
 		ReadersPerReplica:  2,
 		ReplicationMax:     512,
 		BusyXceivers:       64,
 		BusyPendingPerNode: 50,
+		MaxSpaceFraction:   0.1,
 		CopyBandwidth:      100 << 20,
 		ScheduleDelay:      6 * time.Second,
 		ReactiveClients:    8,
@@ -221,6 +226,7 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 	intKey(&cfg.ReplicationMax, confPrefix+"replication-max", "dfs.replication.max")
 	floatKey(&cfg.BusyXceivers, confPrefix+"load.busy-xceivers")
 	floatKey(&cfg.BusyPendingPerNode, confPrefix+"load.busy-pending-per-node")
+	floatKey(&cfg.MaxSpaceFraction, confPrefix+"max-space-fraction")
 	bw := int(cfg.CopyBandwidth)
 	intKey(&bw, confPrefix+"copy-bandwidth")
 	cfg.CopyBandwidth = int64(bw)
@@ -302,6 +308,8 @@ func (c Config) Validate() error {
 		return bad("load.busy-xceivers %v <= 0", c.BusyXceivers)
 	case c.BusyPendingPerNode <= 0:
 		return bad("load.busy-pending-per-node %v <= 0", c.BusyPendingPerNode)
+	case c.MaxSpaceFraction <= 0 || c.MaxSpaceFraction > 1:
+		return bad("max-space-fraction %v outside (0, 1]", c.MaxSpaceFraction)
 	case c.CopyBandwidth <= 0:
 		return bad("copy-bandwidth %d <= 0", c.CopyBandwidth)
 	case c.ScheduleDelay < 0:

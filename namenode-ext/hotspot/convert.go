@@ -56,6 +56,11 @@ func planToProto(p *Plan) *nnv1.HintPlan {
 			Demand:                int32(p.Factor.Demand),
 			AvgXceivers:           p.Load.AvgXceivers,
 			PendingReconstruction: p.Load.Pending,
+			Spread:                int32(p.Factor.Spread),
+			Concentration:         p.Load.Concentration,
+			EligibleDatanodes:     int32(p.Load.Eligible),
+			HotBytes:              p.Load.HotBytes,
+			InFlightBytes:         p.Load.InFlightBytes,
 		},
 	}
 	for _, f := range p.Files {
@@ -122,8 +127,9 @@ func PlanFromProto(p *nnv1.HintPlan) *Plan {
 		Partial:        p.Partial,
 	}
 	if in := p.Inputs; in != nil {
-		out.Load = ClusterLoad{Live: int(in.LiveDatanodes), AvgXceivers: in.AvgXceivers, Pending: in.PendingReconstruction}
-		out.Factor = Factor{Load: in.Load, Cap: int(in.FactorCap), Demand: int(in.Demand)}
+		out.Load = ClusterLoad{Live: int(in.LiveDatanodes), AvgXceivers: in.AvgXceivers, Pending: in.PendingReconstruction,
+			Eligible: int(in.EligibleDatanodes), HotBytes: in.HotBytes, Concentration: in.Concentration, InFlightBytes: in.InFlightBytes}
+		out.Factor = Factor{Load: in.Load, Cap: int(in.FactorCap), Demand: int(in.Demand), Spread: int(in.Spread)}
 	}
 	for _, f := range p.Files {
 		out.Files = append(out.Files, FilePlan{Path: f.Path, Length: f.Length, Original: int(f.OriginalReplication),

@@ -101,7 +101,17 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 	if err != nil {
 		return nil, fmt.Errorf("datanode report: %w: %v", ErrUnavailable, err)
 	}
-	load := loadOf(rep)
+	var maxBlock int64
+	for _, st := range cands {
+		maxBlock = max(maxBlock, st.BlockSize)
+	}
+	load := loadOf(rep, m.cfg.BusyXceivers, 4*maxBlock)
+	if err := m.placement(ctx, cands, rep, &load); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	load.InFlightBytes = m.bytesInFlightLocked()
+	m.mu.Unlock()
 	factor := m.cfg.PlanFactor(req.Readers, req.Replication, load)
 
 	m.mu.Lock()
@@ -448,19 +458,83 @@ func nothingPlanned(skipped []Skipped) error {
 	return fmt.Errorf("%w: %s", ErrNothingPlanned, msg)
 }
 
-func loadOf(rep *nnv1.DatanodeReport) ClusterLoad {
+// loadOf summarises the DataNode report: live in-service nodes, their mean load, and the
+// eligible ones (below busyXceivers, with minFree bytes left) and their free space.
+func loadOf(rep *nnv1.DatanodeReport, busyXceivers float64, minFree int64) ClusterLoad {
 	var l ClusterLoad
 	var x int64
 	for _, d := range rep.Live {
-		if d.AdminState != "" && d.AdminState != "NORMAL" && d.AdminState != "IN_SERVICE" {
+		if !inService(d) {
 			continue
 		}
 		l.Live++
 		x += int64(d.Xceivers)
+		if float64(d.Xceivers) < busyXceivers && (d.Capacity == 0 || d.Remaining >= minFree) {
+			l.Eligible++
+			l.FreeBytes += d.Remaining
+		}
 	}
 	if l.Live > 0 {
 		l.AvgXceivers = float64(x) / float64(l.Live)
 	}
 	l.Pending = rep.PendingReconstruction + rep.UnderReplicated
 	return l
+}
+
+func inService(d *nnv1.DatanodeLoad) bool {
+	return d.AdminState == "" || d.AdminState == "NORMAL" || d.AdminState == "IN_SERVICE"
+}
+
+// placement fills in the hot bytes, the lowest current factor and the concentration of the
+// files on their current holders (InspectFiles with holders, in batches): the share of the
+// hot bytes the busiest in-service holder has a replica of. A file counts fully for each of
+// its holders, an upper bound when its blocks sit on different nodes.
+func (m *Manager) placement(ctx context.Context, files []*nnv1.FileStatus, rep *nnv1.DatanodeReport, load *ClusterLoad) error {
+	live := map[string]bool{}
+	for _, d := range rep.Live {
+		if inService(d) {
+			live[d.Uuid] = true
+		}
+	}
+	perNode := map[string]int64{}
+	for _, st := range files {
+		load.HotBytes += st.Length
+		if load.BaseFactor == 0 || int(st.Replication) < load.BaseFactor {
+			load.BaseFactor = int(st.Replication)
+		}
+	}
+	for start := 0; start < len(files); start += batchSize {
+		end := min(start+batchSize, len(files))
+		req := &nnv1.InspectFilesRequest{Holders: true}
+		for _, st := range files[start:end] {
+			req.FileIds = append(req.FileIds, st.FileId)
+		}
+		callStart := time.Now()
+		resp, err := m.host.InspectFiles(ctx, req)
+		m.called("inspect_files", callStart)
+		if err == nil && len(resp.Files) != end-start {
+			err = errShortAnswer
+		}
+		if err != nil {
+			if terr := m.transient("placement", err); terr != nil {
+				return terr
+			}
+			return fmt.Errorf("placement: %w: %v", ErrUnavailable, err)
+		}
+		for i, fi := range resp.Files {
+			for _, u := range fi.Holders {
+				if live[u] {
+					perNode[u] += files[start+i].Length
+				}
+			}
+		}
+	}
+	var top int64
+	for _, b := range perNode {
+		top = max(top, b)
+	}
+	if load.HotBytes > 0 && top > 0 {
+		load.Concentration = float64(top) / float64(load.HotBytes)
+	}
+	return nil
 }

@@ -13,16 +13,22 @@
 // # Planner
 //
 // With N live in-service DataNodes, x̄ their mean xceiver count, P the pending reconstruction
-// plus low-redundancy blocks, R the expected readers and r the file's current factor:
+// plus low-redundancy blocks, E the eligible DataNodes (below busy load, with room) and F their
+// free space, S the hint's bytes and f the share of them on the busiest current holder, I the
+// bytes other hints still copy, R the expected readers and r the file's current factor:
 //
-//	load    L = clamp(max(x̄ / busyXceivers, P / (busyPendingPerNode · N)), 0, 1)
-//	cap     C = round(maxQuiet − L · (maxQuiet − maxBusy))           // 50 quiet .. 20 busy
-//	demand  D = ceil(R / readersPerReplica)                         // or the explicit factor
-//	target  T = min(max(minFactor, D), C, replicationMax, N)
-//	file    t = T if T > r, else r (never lowered)
+//	load    L  = clamp(max(x̄ / busyXceivers, P / (busyPendingPerNode · N)), 0, 1)
+//	cap     C  = round(maxQuiet − L · (maxQuiet − maxBusy))          // 512 quiet .. 20 busy
+//	demand  D  = ceil(R / readersPerReplica)                        // or the explicit factor
+//	spread  Sp = ceil(f · E)      // the busiest holder serves no more than its share
+//	space   B  = min r + floor((maxSpaceFraction · F − I) / S)
+//	target  T  = min(max(minFactor, min(D, Sp)), C, B, replicationMax, E)
+//	file    t  = T if T > r, else r (never lowered)
 //
-// so the factor grows with the readers and shrinks with the load, and never exceeds the live
-// DataNodes (a replica per node is the most HDFS places). Then, for every ancestor directory
+// so the factor grows with the readers up to the point where the load is spread over every
+// DataNode, shrinks with the load and the free space, and never exceeds the eligible DataNodes
+// (a replica per node is the most HDFS places); docs/hotspot.md gives the reasons, bench/sim
+// the check at 1,000 DataNodes. Then, for every ancestor directory
 // with a space quota (GetQuotaUsage: O(depth) per file, from the NameNode's inode tree), files
 // are taken in order and each file's extra bytes length · (t − r) must fit the remaining
 // headroom of all its quota'd ancestors; a file gets the largest t that fits, or is skipped

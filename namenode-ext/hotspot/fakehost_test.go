@@ -511,6 +511,11 @@ func (h *FakeHost) InspectFiles(ctx context.Context, in *nnv1.InspectFilesReques
 		if len(in.Want) > 0 && from < n.blocks && n.placed < int(in.Want[i]) {
 			fi.FirstShortBlock, fi.ShortBlocks = int32(from), int32(n.blocks-from)
 		}
+		if in.Holders {
+			for k := 0; k < n.placed; k++ {
+				fi.Holders = append(fi.Holders, strconv.Itoa(k))
+			}
+		}
 		if in.Xattr != "" {
 			if v, ok := n.xattrs[in.Xattr]; ok {
 				fi.HasXattr, fi.Xattr = true, append([]byte(nil), v...)

@@ -58,11 +58,26 @@ func (r Request) Validate(c Config) error {
 	return nil
 }
 
-// ClusterLoad is what the planner knows about the cluster, from GetDatanodeReport.
+// ClusterLoad is what the planner knows about the cluster and the hint's files, from
+// GetDatanodeReport and InspectFiles.
 type ClusterLoad struct {
 	Live        int     // live DataNodes in service
 	AvgXceivers float64 // mean DatanodeInfo.getXceiverCount() over live nodes
 	Pending     int64   // pending reconstruction + low-redundancy blocks
+	// Eligible are the live in-service DataNodes that can take and serve a new replica: fewer
+	// xceivers than load.busy-xceivers and room for a few blocks; 0: unknown (Live is used).
+	Eligible int
+	// FreeBytes is the remaining space of the eligible DataNodes.
+	FreeBytes int64
+	// HotBytes is the hint's bytes at one replica; Concentration the share of them the busiest
+	// current holder has a replica of (1: every file on the same nodes, as when one writer
+	// wrote them; 0: unknown, taken as 1).
+	HotBytes      int64
+	Concentration float64
+	// InFlightBytes are the extra replica bytes other hints are still copying.
+	InFlightBytes int64
+	// BaseFactor is the lowest current factor of the hint's files (0: unknown, 3 is used).
+	BaseFactor int
 }
 
 // Factor is the planner's decision for one hint before per-file limits (quota).
@@ -71,10 +86,18 @@ type Factor struct {
 	Load   float64 // 0 quiet .. 1 busy
 	Cap    int     // factor cap from load alone
 	Demand int     // factor the readers alone ask for
+	Spread int     // factor at which the busiest current holder serves no more than its share
 	Notes  []string
 }
 
-// PlanFactor applies the formula of the package doc.
+// PlanFactor applies the formula of the package doc:
+//
+//	L  = clamp(max(x̄ / busyXceivers, P / (busyPendingPerNode · N)), 0, 1)
+//	C  = round(maxQuiet − L · (maxQuiet − maxBusy))
+//	D  = ceil(R / readersPerReplica)                  (or the explicit factor)
+//	Sp = ceil(f · E)                                  (f concentration, E eligible DataNodes)
+//	B  = r + floor((spaceFraction · free − inFlight) / S)
+//	T  = min(max(minFactor, min(D, Sp)), C, B, replicationMax, E)
 func (c Config) PlanFactor(readers, requested int, load ClusterLoad) Factor {
 	l := 0.0
 	if c.BusyXceivers > 0 {
@@ -87,22 +110,51 @@ func (c Config) PlanFactor(readers, requested int, load ClusterLoad) Factor {
 	f := Factor{Load: l}
 	f.Cap = int(math.Round(float64(c.MaxFactorQuiet) - l*float64(c.MaxFactorQuiet-c.MaxFactorBusy)))
 	f.Demand = (readers + c.ReadersPerReplica - 1) / c.ReadersPerReplica
-	want := max(c.MinFactor, f.Demand)
+	nodes := load.Eligible
+	if nodes <= 0 {
+		nodes = load.Live
+	}
+	conc := load.Concentration
+	if conc <= 0 || conc > 1 {
+		conc = 1
+	}
+	f.Spread = max(1, int(math.Ceil(conc*float64(nodes))))
+	want := max(c.MinFactor, min(f.Demand, f.Spread))
 	if requested > 0 {
 		want = requested
+	} else if f.Spread < f.Demand && want > c.MinFactor {
+		f.Notes = append(f.Notes, fmt.Sprintf("factor %d: enough for the busiest current holder (%.0f%% of the hot bytes) to serve 1/%d of the readers; more readers would not spread further",
+			want, 100*conc, nodes))
 	}
 	t := want
 	if t > f.Cap {
 		t = f.Cap
-		f.Notes = append(f.Notes, fmt.Sprintf("factor %d capped at %d by cluster load %.2f", want, f.Cap, l))
+		if l > 0 {
+			f.Notes = append(f.Notes, fmt.Sprintf("factor %d capped at %d by cluster load %.2f", want, f.Cap, l))
+		} else {
+			f.Notes = append(f.Notes, fmt.Sprintf("factor %d capped at max-factor.quiet %d", want, f.Cap))
+		}
+	}
+	if load.HotBytes > 0 && load.FreeBytes > 0 && c.MaxSpaceFraction > 0 {
+		base := load.BaseFactor
+		if base <= 0 {
+			base = 3
+		}
+		budget := c.MaxSpaceFraction*float64(load.FreeBytes) - float64(load.InFlightBytes)
+		b := base + int(math.Floor(math.Max(0, budget)/float64(load.HotBytes)))
+		if t > b {
+			f.Notes = append(f.Notes, fmt.Sprintf("factor %d capped at %d: the extra replicas may use %.0f%% of the eligible DataNodes' free space (newtricks.hotspot.max-space-fraction), less what other hints are copying",
+				t, max(b, base), 100*c.MaxSpaceFraction))
+			t = max(b, base)
+		}
 	}
 	if t > c.ReplicationMax {
 		f.Notes = append(f.Notes, fmt.Sprintf("factor %d capped at replication-max %d", t, c.ReplicationMax))
 		t = c.ReplicationMax
 	}
-	if t > load.Live {
-		f.Notes = append(f.Notes, fmt.Sprintf("factor %d capped at %d live DataNodes", t, load.Live))
-		t = load.Live
+	if t > nodes {
+		f.Notes = append(f.Notes, fmt.Sprintf("factor %d capped at %d live DataNodes", t, nodes))
+		t = nodes
 	}
 	f.Target = t
 	return f

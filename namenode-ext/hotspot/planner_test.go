@@ -10,6 +10,20 @@ import (
 
 func TestPlanFactor(t *testing.T) {
 	cfg := DefaultConfig()
+	const gib = 1 << 30
+	// A 1 GiB hot set on 3 DataNodes of a large quiet cluster with plenty of space.
+	big := func(live int) ClusterLoad {
+		return ClusterLoad{Live: live, Eligible: live, HotBytes: gib, Concentration: 1, FreeBytes: int64(live) * 1000 * gib, BaseFactor: 3}
+	}
+	busyBig := big(1000)
+	busyBig.AvgXceivers = 64
+	halfBig := big(1000)
+	halfBig.AvgXceivers = 32
+	spread := big(1000)
+	spread.Concentration = 0.05 // written by many writers: the busiest node holds 5%
+	tight := big(1000)
+	tight.FreeBytes = 500 * gib // 10%: 50 GiB of extra replicas, 50 more
+	tight.InFlightBytes = 20 * gib
 	for _, tc := range []struct {
 		name      string
 		readers   int
@@ -19,15 +33,19 @@ func TestPlanFactor(t *testing.T) {
 		wantCap   int
 		note      string
 	}{
-		{"quiet big job capped at 50", 10000, 0, ClusterLoad{Live: 200}, 50, 50, "capped at 50 by cluster load"},
-		{"busy by xceivers capped at 20", 10000, 0, ClusterLoad{Live: 200, AvgXceivers: 64}, 20, 20, "capped at 20"},
+		{"readers matter beyond 100 on a large cluster", 1000, 0, big(1000), 500, 512, ""},
+		{"spread bounds the factor", 10000, 0, big(1000), 512, 512, "max-factor.quiet 512"},
+		{"concentration: a spread set needs less", 10000, 0, spread, 50, 512, "busiest current holder (5%"},
+		{"busy by xceivers capped at 20", 10000, 0, busyBig, 20, 20, "capped at 20"},
 		{"busy by pending work", 10000, 0, ClusterLoad{Live: 100, Pending: 5000}, 20, 20, ""},
-		{"half busy", 10000, 0, ClusterLoad{Live: 200, AvgXceivers: 32}, 35, 35, ""},
-		{"grows with readers", 40, 0, ClusterLoad{Live: 200}, 20, 50, ""},
-		{"few readers keep min factor", 2, 0, ClusterLoad{Live: 200}, 3, 50, ""},
-		{"never above live datanodes", 32, 0, ClusterLoad{Live: 12}, 12, 50, "12 live DataNodes"},
-		{"explicit factor above cluster size", 1, 100, ClusterLoad{Live: 6}, 6, 50, "capped at 6 live"},
-		{"explicit factor honoured", 1, 7, ClusterLoad{Live: 20}, 7, 50, ""},
+		{"half busy", 10000, 0, halfBig, 266, 266, ""},
+		{"space budget, less in-flight copies", 10000, 0, tight, 33, 512, "free space"},
+		{"grows with readers", 40, 0, ClusterLoad{Live: 200}, 20, 512, ""},
+		{"few readers keep min factor", 2, 0, ClusterLoad{Live: 200}, 3, 512, ""},
+		{"never above live datanodes", 32, 0, ClusterLoad{Live: 12}, 12, 512, "1/12 of the readers"},
+		{"eligible nodes, not live, bound it", 32, 0, ClusterLoad{Live: 12, Eligible: 8}, 8, 512, ""},
+		{"explicit factor above cluster size", 1, 100, ClusterLoad{Live: 6}, 6, 512, "capped at 6 live"},
+		{"explicit factor honoured", 1, 7, ClusterLoad{Live: 20}, 7, 512, ""},
 		{"load above busy saturates", 10000, 0, ClusterLoad{Live: 200, AvgXceivers: 1000}, 20, 20, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,8 +60,8 @@ func TestPlanFactor(t *testing.T) {
 	}
 	// Monotonic: more readers never lower the factor; more load never raises it.
 	prev := 0
-	for r := 1; r < 300; r += 7 {
-		f := cfg.PlanFactor(r, 0, ClusterLoad{Live: 100})
+	for r := 1; r < 3000; r += 7 {
+		f := cfg.PlanFactor(r, 0, big(1000))
 		if f.Target < prev {
 			t.Fatalf("readers %d: target %d < %d", r, f.Target, prev)
 		}
@@ -51,7 +69,9 @@ func TestPlanFactor(t *testing.T) {
 	}
 	prev = 1 << 30
 	for x := 0.0; x < 100; x += 5 {
-		f := cfg.PlanFactor(1000, 0, ClusterLoad{Live: 100, AvgXceivers: x})
+		l := big(1000)
+		l.AvgXceivers = x
+		f := cfg.PlanFactor(1000, 0, l)
 		if f.Target > prev {
 			t.Fatalf("xceivers %v: target %d > %d", x, f.Target, prev)
 		}
@@ -156,7 +176,7 @@ func TestConfigFromMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if def.MaxFactorQuiet != 50 || def.MaxFactorBusy != 20 || def.Reactive || len(def.Boost) != 3 {
+	if def.MaxFactorQuiet != 512 || def.MaxFactorBusy != 20 || def.MaxSpaceFraction != 0.1 || def.Reactive || len(def.Boost) != 3 {
 		t.Fatalf("defaults: %+v", def)
 	}
 	c, err := ConfigFromMap(map[string]string{
@@ -182,7 +202,7 @@ func TestConfigFromMap(t *testing.T) {
 		{"newtricks.hotspot.max-paths": "x"},
 		{"newtricks.hotspot.max-paths": "0"},
 		{"newtricks.hotspot.allowed-prefixes": "relative"},
-		{"newtricks.hotspot.max-factor.busy": "60"},
+		{"newtricks.hotspot.max-factor.busy": "600"},
 		{"newtricks.hotspot.state.dir": "/a/../b"},
 		{"newtricks.hotspot.state.xattr-prefix": "system.x"},
 		{"newtricks.hotspot.reactive.clients": "1"},

@@ -335,7 +335,7 @@ func TestTenThousandFiles(t *testing.T) {
 	sets, inspects, quotas := host.Calls("SetReplications"), host.Calls("InspectFiles"), host.Calls("GetQuotaUsage")
 	t.Logf("10,000 files: %d SetReplications, %d InspectFiles, %d GetQuotaUsage, %d CheckAccess calls",
 		sets, inspects, quotas, host.Calls("CheckAccess"))
-	if sets > 2*(10000/512+1) || inspects > 10000/512+1 || quotas > 10000/512+1 || host.Calls("GetContentSummary") != 0 {
+	if sets > 2*(10000/512+1) || inspects > 2*(10000/512+1) || quotas > 10000/512+1 || host.Calls("GetContentSummary") != 0 {
 		t.Fatalf("calls: set %d inspect %d quota %d", sets, inspects, quotas)
 	}
 }

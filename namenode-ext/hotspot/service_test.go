@@ -118,7 +118,7 @@ func TestHintLifecycle(t *testing.T) {
 			t.Fatalf("%s factor %d", f.Path, host.Rep(f.Path))
 		}
 	}
-	if plan.BytesToCopy != 3*9*1000 || !strings.Contains(strings.Join(plan.Notes, ";"), "12 live DataNodes") {
+	if plan.BytesToCopy != 3*9*1000 || !strings.Contains(strings.Join(plan.Notes, ";"), "1/12 of the readers") {
 		t.Fatalf("bytes %d notes %q", plan.BytesToCopy, plan.Notes)
 	}
 	if plan.Deadline.Sub(e.clk.now()) != 10*time.Minute+10*time.Second || !plan.EstimatedReady.After(e.clk.now()) {
@@ -344,7 +344,7 @@ func TestLoadShrinksFactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if quiet.Files[0].Target != 50 || busy.Files[0].Target != 20 || quiet.HintID != "" || host.Rep("/ckpt/a") != 3 {
+	if quiet.Files[0].Target != 100 || busy.Files[0].Target != 20 || quiet.HintID != "" || host.Rep("/ckpt/a") != 3 {
 		t.Fatalf("quiet %d busy %d (dry run must change nothing)", quiet.Files[0].Target, busy.Files[0].Target)
 	}
 }

@@ -273,6 +273,11 @@ type PlanInputs struct {
 	Demand                int32                  `protobuf:"varint,4,opt,name=demand,proto3" json:"demand,omitempty"`                        // factor wanted from the readers alone
 	AvgXceivers           float64                `protobuf:"fixed64,5,opt,name=avg_xceivers,json=avgXceivers,proto3" json:"avg_xceivers,omitempty"`
 	PendingReconstruction int64                  `protobuf:"varint,6,opt,name=pending_reconstruction,json=pendingReconstruction,proto3" json:"pending_reconstruction,omitempty"`
+	Spread                int32                  `protobuf:"varint,7,opt,name=spread,proto3" json:"spread,omitempty"`                                                // factor at which the busiest current holder serves its share
+	Concentration         float64                `protobuf:"fixed64,8,opt,name=concentration,proto3" json:"concentration,omitempty"`                                 // share of the hot bytes on the busiest current holder
+	EligibleDatanodes     int32                  `protobuf:"varint,9,opt,name=eligible_datanodes,json=eligibleDatanodes,proto3" json:"eligible_datanodes,omitempty"` // live, in service, below busy load, with room
+	HotBytes              int64                  `protobuf:"varint,10,opt,name=hot_bytes,json=hotBytes,proto3" json:"hot_bytes,omitempty"`
+	InFlightBytes         int64                  `protobuf:"varint,11,opt,name=in_flight_bytes,json=inFlightBytes,proto3" json:"in_flight_bytes,omitempty"` // extra replicas other hints are still copying
 	unknownFields         protoimpl.UnknownFields
 	sizeCache             protoimpl.SizeCache
 }
@@ -345,6 +350,41 @@ func (x *PlanInputs) GetAvgXceivers() float64 {
 func (x *PlanInputs) GetPendingReconstruction() int64 {
 	if x != nil {
 		return x.PendingReconstruction
+	}
+	return 0
+}
+
+func (x *PlanInputs) GetSpread() int32 {
+	if x != nil {
+		return x.Spread
+	}
+	return 0
+}
+
+func (x *PlanInputs) GetConcentration() float64 {
+	if x != nil {
+		return x.Concentration
+	}
+	return 0
+}
+
+func (x *PlanInputs) GetEligibleDatanodes() int32 {
+	if x != nil {
+		return x.EligibleDatanodes
+	}
+	return 0
+}
+
+func (x *PlanInputs) GetHotBytes() int64 {
+	if x != nil {
+		return x.HotBytes
+	}
+	return 0
+}
+
+func (x *PlanInputs) GetInFlightBytes() int64 {
+	if x != nil {
+		return x.InFlightBytes
 	}
 	return 0
 }
@@ -993,7 +1033,7 @@ const file_newtricks_v1_hotspot_proto_rawDesc = "" +
 	"\vSkippedPath\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xd8\x01\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x8a\x03\n" +
 	"\n" +
 	"PlanInputs\x12%\n" +
 	"\x0elive_datanodes\x18\x01 \x01(\x05R\rliveDatanodes\x12\x12\n" +
@@ -1002,7 +1042,13 @@ const file_newtricks_v1_hotspot_proto_rawDesc = "" +
 	"factor_cap\x18\x03 \x01(\x05R\tfactorCap\x12\x16\n" +
 	"\x06demand\x18\x04 \x01(\x05R\x06demand\x12!\n" +
 	"\favg_xceivers\x18\x05 \x01(\x01R\vavgXceivers\x125\n" +
-	"\x16pending_reconstruction\x18\x06 \x01(\x03R\x15pendingReconstruction\"\xa4\x03\n" +
+	"\x16pending_reconstruction\x18\x06 \x01(\x03R\x15pendingReconstruction\x12\x16\n" +
+	"\x06spread\x18\a \x01(\x05R\x06spread\x12$\n" +
+	"\rconcentration\x18\b \x01(\x01R\rconcentration\x12-\n" +
+	"\x12eligible_datanodes\x18\t \x01(\x05R\x11eligibleDatanodes\x12\x1b\n" +
+	"\thot_bytes\x18\n" +
+	" \x01(\x03R\bhotBytes\x12&\n" +
+	"\x0fin_flight_bytes\x18\v \x01(\x03R\rinFlightBytes\"\xa4\x03\n" +
 	"\bHintPlan\x12\x17\n" +
 	"\ahint_id\x18\x01 \x01(\tR\x06hintId\x12,\n" +
 	"\x05files\x18\x02 \x03(\v2\x16.newtricks.v1.FilePlanR\x05files\x12\"\n" +

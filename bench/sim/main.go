@@ -1,0 +1,167 @@
+// Command sim is a discrete-event model of the initialization I/O storm: DataNodes whose read
+// and replication-transfer bandwidth is shared equally by their streams, a connection
+// (xceiver) limit per DataNode, the NameNode's RedundancyMonitor (blocks scheduled per
+// interval, max-streams per source, a transfer starting at the source's next heartbeat and
+// copying each block as one pipeline to all its new targets), and readers that open each file
+// (getting the replicas the NameNode knows then, shuffled or rotated) and read its blocks one
+// after the other.
+//
+// It is calibrated against `make bench-hotspot` at 12 DataNodes (the measured medians are
+// flags; the error is printed), then run at 1,000 DataNodes and 10,000 readers with a 10 s
+// lead: replication 3, setrep at the storm, setrep 10 s ahead with stock limits, and
+// newtricks (boosted limits, balanced reads) with the planner's old fixed cap and with its
+// spread formula, plus a sweep of the factor. What it leaves out: client NIC limits, disk
+// seeks, pipeline set-up cost, the NameNode's own CPU, block reports.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const mib = 1 << 20
+
+func main() {
+	measured := flag.String("measured", "rep3=47.3,setrep-storm=23.9,hint=14.8",
+		"bench-hotspot medians at 12 DataNodes to calibrate against, case=seconds (setrep-ahead too when measured)")
+	measuredFrom := flag.String("measured-from", "docs/hotspot.md, first run (2026-11-29)", "where -measured comes from")
+	seed := flag.Uint64("seed", 1, "random seed")
+	big := flag.Int("nodes", 1000, "DataNodes of the large run")
+	readers := flag.Int("readers", 10000, "readers of the large run")
+	flag.Parse()
+	start := time.Now()
+
+	// Calibration: the bench-hotspot setup.
+	small := Params{Nodes: 12, ReadBW: 16 * mib, XferBW: 16 * mib, Xceivers: 4096, Readers: 32, Arrival: 0.05,
+		OpenDelay: 0.01, Files: 4, BlocksPerFile: 2, BlockBytes: 8 * mib, InitialHolders: 3, Interval: 1, Heartbeat: 1, Seed: *seed}
+	stock := func(name string, f int, at float64) Case {
+		return Case{Name: name, Factor: f, At: at, MaxStreams: 2, Multiplier: 2}
+	}
+	boosted := func(name string, f int, at float64, balanced bool) Case {
+		return Case{Name: name, Factor: f, At: at, MaxStreams: 32, Multiplier: 16, Balanced: balanced}
+	}
+	meas := map[string]float64{}
+	for _, kv := range strings.Split(*measured, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if f, err := strconv.ParseFloat(v, 64); ok && err == nil {
+			meas[k] = f
+		} else if kv != "" {
+			fmt.Fprintf(os.Stderr, "bad -measured entry %q\n", kv)
+			os.Exit(2)
+		}
+	}
+	limit := func(p Params) float64 {
+		return float64(p.Readers) * float64(p.Files*p.BlocksPerFile) * p.BlockBytes / (float64(p.Nodes) * p.ReadBW)
+	}
+	fmt.Printf("calibration: %d DataNodes at %.0f MiB/s, %d readers, %d files x %d blocks of %.0f MiB on 3 DataNodes, interval %gs, physical limit %.1f s\n",
+		small.Nodes, small.ReadBW/mib, small.Readers, small.Files, small.BlocksPerFile, small.BlockBytes/mib, small.Interval, limit(small))
+	fmt.Printf("measured: %s (%s)\n", *measured, *measuredFrom)
+	fmt.Printf("%-30s %9s %9s %8s %9s %9s\n", "case", "barrier_s", "measured", "error", "ready_s", "max/mean")
+	var errs []float64
+	for _, c := range []Case{
+		stock("rep3", 3, 0),
+		stock("setrep-storm", 12, 0),
+		stock("setrep-ahead", 12, -10),
+		boosted("hint", 12, -10, true),
+		boosted("hint-unbalanced", 12, -10, false),
+	} {
+		r := median(small, c, 5)
+		m, ok := meas[c.Name]
+		e := "-"
+		ms := "-"
+		if ok {
+			rel := (r.Barrier - m) / m
+			errs = append(errs, math.Abs(rel))
+			e = fmt.Sprintf("%+.0f%%", 100*rel)
+			ms = fmt.Sprintf("%.1f", m)
+		}
+		fmt.Printf("%-30s %9.1f %9s %8s %9s %9.2f\n", c.Name, r.Barrier, ms, e, ready(r), r.MaxShare)
+	}
+	meanErr := 0.0
+	for _, e := range errs {
+		meanErr += e / float64(len(errs))
+	}
+	fmt.Printf("calibration error: mean |sim-measured|/measured = %.0f%% over %d cases\n\n", 100*meanErr, len(errs))
+
+	// The large cluster: 10 GbE DataNodes, a 1 GiB hot set (8 files of one 128 MiB block)
+	// written by one writer (so on 3 DataNodes), read by every reader.
+	p := Params{Nodes: *big, ReadBW: 1100e6, XferBW: 1100e6, Xceivers: 4096, Readers: *readers, Arrival: 1,
+		OpenDelay: 0.002, Files: 8, BlocksPerFile: 1, BlockBytes: 128 * mib, InitialHolders: 3, Interval: 3, Heartbeat: 3, Seed: *seed}
+	old := planOld(p.Readers, p.Nodes)
+	spread := planSpread(p.Readers, p.Nodes, 1.0, 512)
+	fmt.Printf("large: %d DataNodes at %.1f GB/s, %d readers arriving over %gs, hot set %d x %.0f MiB on 3 DataNodes, stock interval %gs and heartbeat %gs, physical limit %.1f s\n",
+		p.Nodes, p.ReadBW/1e9, p.Readers, p.Arrival, p.Files, p.BlockBytes/mib, p.Interval, p.Heartbeat, limit(p))
+	fmt.Printf("planner: old formula min(max(3, R/2), 50, N) = %d; spread formula min(max(3, min(R/2, ceil(f*N))), replication-max 512, N) with f=1 = %d\n", old, spread)
+	fmt.Printf("%-36s %9s %9s %9s %9s\n", "case", "barrier_s", "vs_limit", "ready_s", "max/mean")
+	rows := []Case{
+		stock("rep3", 3, 0),
+		stock(fmt.Sprintf("setrep-storm %d", spread), spread, 0),
+		stock(fmt.Sprintf("setrep-ahead %d (10 s, stock)", spread), spread, -10),
+		boosted(fmt.Sprintf("newtricks old formula %d", old), old, -10, true),
+		boosted(fmt.Sprintf("newtricks spread formula %d", spread), spread, -10, true),
+		boosted(fmt.Sprintf("newtricks %d unbalanced", spread), spread, -10, false),
+	}
+	res := map[string]Result{}
+	for _, c := range rows {
+		r := Run(p, c)
+		res[c.Name] = r
+		fmt.Printf("%-36s %9.1f %9.2f %9s %9.2f\n", c.Name, r.Barrier, r.Barrier/limit(p), ready(r), r.MaxShare)
+	}
+	fmt.Printf("\nfactor sweep (newtricks, 10 s lead, boosted, balanced):\n%-10s %9s %9s %9s\n", "factor", "barrier_s", "vs_limit", "ready_s")
+	for _, f := range []int{3, 20, 50, 100, 200, 350, 512} {
+		r := Run(p, boosted("", f, -10, true))
+		fmt.Printf("%-10d %9.1f %9.2f %9s\n", f, r.Barrier, r.Barrier/limit(p), ready(r))
+	}
+	ps := p
+	ps.InitialHolders = p.Nodes
+	r := Run(ps, stock("rep3", 3, 0))
+	fmt.Printf("\nthe same hot set spread over all DataNodes (f ~ 0) at replication 3: barrier %.1f s, %.2f x limit: a spread set needs no raise\n",
+		r.Barrier, r.Barrier/limit(ps))
+	nt := res[rows[4].Name]
+	fmt.Printf("BENCH sim nodes=%d readers=%d rep3_s=%.0f setrep_ahead_s=%.1f newtricks_s=%.1f newtricks_vs_limit=%.2f calibration_error=%.2f took_s=%.1f\n",
+		p.Nodes, p.Readers, res["rep3"].Barrier, res[rows[2].Name].Barrier, nt.Barrier, nt.Barrier/limit(p), meanErr, time.Since(start).Seconds())
+}
+
+// median runs c n times with different seeds and returns the run with the median barrier.
+func median(p Params, c Case, n int) Result {
+	var rs []Result
+	for i := 0; i < n; i++ {
+		q := p
+		q.Seed = p.Seed + uint64(i)*101
+		rs = append(rs, Run(q, c))
+	}
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && rs[j].Barrier < rs[j-1].Barrier; j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+	return rs[len(rs)/2]
+}
+
+func ready(r Result) string {
+	switch {
+	case math.IsNaN(r.Ready):
+		return "-"
+	case r.Ready < 0:
+		return "never"
+	}
+	return fmt.Sprintf("%.1f", r.Ready)
+}
+
+// planOld is the planner before issue 12 on a quiet cluster: demand R/2, cap 50, live nodes.
+func planOld(readers, nodes int) int {
+	return min(max(3, (readers+1)/2), 50, nodes)
+}
+
+// planSpread is the spread formula: enough replicas that the busiest current holder (holding
+// a fraction f of the hot bytes) serves no more than its share, no more than the readers ask
+// for, within replication-max and the live nodes.
+func planSpread(readers, nodes int, f float64, replMax int) int {
+	spread := int(math.Ceil(f * float64(nodes)))
+	return min(max(3, min((readers+1)/2, spread)), replMax, nodes)
+}
