@@ -57,7 +57,7 @@ func runScale(n int, watch time.Duration) (err error) {
 		return fmt.Errorf("start cluster: %w", err)
 	}
 	defer func() {
-		ok := err == nil
+		ok := err == nil && os.Getenv("BENCH_KEEP_LOGS") == ""
 		if err := c.Stop(); err != nil {
 			log.Printf("stop: %v", err)
 		}
@@ -188,7 +188,13 @@ func writeTiny(c *cluster.Cluster, n, w int) error {
 				f, err := cl.CreateFile(name, 1, 1<<20, 0o644)
 				if err == nil {
 					_, err = f.Write([]byte{'x'})
-					if cerr := f.Close(); err == nil {
+					cerr := f.Close()
+					// The block may not be reported yet: Close again until it completes.
+					for try := 0; hdfs.IsErrReplicating(cerr) && try < 50; try++ {
+						time.Sleep(100 * time.Millisecond)
+						cerr = f.Close()
+					}
+					if err == nil {
 						err = cerr
 					}
 				}

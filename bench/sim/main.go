@@ -93,10 +93,10 @@ func main() {
 	p := Params{Nodes: *big, ReadBW: 1100e6, XferBW: 1100e6, Xceivers: 4096, Readers: *readers, Arrival: 1,
 		OpenDelay: 0.002, Files: 8, BlocksPerFile: 1, BlockBytes: 128 * mib, InitialHolders: 3, Interval: 3, Heartbeat: 3, Seed: *seed}
 	old := planOld(p.Readers, p.Nodes)
-	spread := planSpread(p.Readers, p.Nodes, 1.0, 512)
+	spread := planSpread(p.Readers, p.Nodes, 1.0, p.Files*p.BlocksPerFile, 512)
 	fmt.Printf("large: %d DataNodes at %.1f GB/s, %d readers arriving over %gs, hot set %d x %.0f MiB on 3 DataNodes, stock interval %gs and heartbeat %gs, physical limit %.1f s\n",
 		p.Nodes, p.ReadBW/1e9, p.Readers, p.Arrival, p.Files, p.BlockBytes/mib, p.Interval, p.Heartbeat, limit(p))
-	fmt.Printf("planner: old formula min(max(3, R/2), 50, N) = %d; spread formula min(max(3, min(R/2, ceil(f*N))), replication-max 512, N) with f=1 = %d\n", old, spread)
+	fmt.Printf("planner: old formula min(max(3, R/2), 50, N) = %d; spread formula min(max(3, min(R/2, ceil(max(f, 16/blocks)*N))), replication-max 512, N) with f=1 = %d\n", old, spread)
 	fmt.Printf("%-36s %9s %9s %9s %9s\n", "case", "barrier_s", "vs_limit", "ready_s", "max/mean")
 	rows := []Case{
 		stock("rep3", 3, 0),
@@ -117,11 +117,39 @@ func main() {
 		r := Run(p, boosted("", f, -10, true))
 		fmt.Printf("%-10d %9.1f %9.2f %9s\n", f, r.Barrier, r.Barrier/limit(p), ready(r))
 	}
+	// A hot set of many small blocks from the same 3 DataNodes: scheduling, not bandwidth,
+	// decides readiness, which is what the boosted limits are for.
+	pm := p
+	pm.Files, pm.BlocksPerFile, pm.BlockBytes = 256, 1, 4*mib
+	pm.Readers = *readers / 5
+	fm := planSpread(pm.Readers, pm.Nodes, 1.0, pm.Files*pm.BlocksPerFile, 512)
+	fmt.Printf("\nmany blocks: %d files of one %.0f MiB block on 3 DataNodes, %d readers, physical limit %.1f s\n",
+		pm.Files, pm.BlockBytes/mib, pm.Readers, limit(pm))
+	for _, c := range []Case{
+		stock(fmt.Sprintf("setrep-ahead %d (10 s, stock)", fm), fm, -10),
+		boosted(fmt.Sprintf("newtricks %d (boosted, balanced)", fm), fm, -10, true),
+	} {
+		r := Run(pm, c)
+		fmt.Printf("%-36s %9.1f %9.2f %9s %9.2f\n", c.Name, r.Barrier, r.Barrier/limit(pm), ready(r), r.MaxShare)
+	}
+
+	// The same bytes written by many writers: 64 blocks spread over all DataNodes. The
+	// busiest holder has a small share f, and the spread term asks for few replicas.
 	ps := p
+	ps.Files, ps.BlocksPerFile, ps.BlockBytes = 64, 1, 16*mib
 	ps.InitialHolders = p.Nodes
-	r := Run(ps, stock("rep3", 3, 0))
-	fmt.Printf("\nthe same hot set spread over all DataNodes (f ~ 0) at replication 3: barrier %.1f s, %.2f x limit: a spread set needs no raise\n",
-		r.Barrier, r.Barrier/limit(ps))
+	f := concentration(ps)
+	fs := planSpread(ps.Readers, ps.Nodes, f, ps.Files*ps.BlocksPerFile, 512)
+	fmt.Printf("\nspread: %d files of one %.0f MiB block spread over all DataNodes, busiest holder f=%.3f, physical limit %.1f s\n",
+		ps.Files, ps.BlockBytes/mib, f, limit(ps))
+	for _, c := range []Case{
+		stock("rep3", 3, 0),
+		boosted(fmt.Sprintf("newtricks spread formula %d", fs), fs, -10, true),
+		boosted("newtricks 512", 512, -10, true),
+	} {
+		r := Run(ps, c)
+		fmt.Printf("%-36s %9.1f %9.2f %9s %9.2f\n", c.Name, r.Barrier, r.Barrier/limit(ps), ready(r), r.MaxShare)
+	}
 	nt := res[rows[4].Name]
 	fmt.Printf("BENCH sim nodes=%d readers=%d rep3_s=%.0f setrep_ahead_s=%.1f newtricks_s=%.1f newtricks_vs_limit=%.2f calibration_error=%.2f took_s=%.1f\n",
 		p.Nodes, p.Readers, res["rep3"].Barrier, res[rows[2].Name].Barrier, nt.Barrier, nt.Barrier/limit(p), meanErr, time.Since(start).Seconds())
@@ -158,10 +186,28 @@ func planOld(readers, nodes int) int {
 	return min(max(3, (readers+1)/2), 50, nodes)
 }
 
-// planSpread is the spread formula: enough replicas that the busiest current holder (holding
-// a fraction f of the hot bytes) serves no more than its share, no more than the readers ask
+// planSpread is the planner's spread formula (namenode-ext/hotspot/planner.go): enough
+// replicas that the busiest current holder (a share f of the hot bytes) serves no more than
+// its share and every DataNode holds 16 hot replicas on average, no more than the readers ask
 // for, within replication-max and the live nodes.
-func planSpread(readers, nodes int, f float64, replMax int) int {
-	spread := int(math.Ceil(f * float64(nodes)))
+func planSpread(readers, nodes int, f float64, blocks, replMax int) int {
+	share := math.Min(1, math.Max(f, 16/float64(blocks)))
+	spread := int(math.Ceil(share * float64(nodes)))
 	return min(max(3, min((readers+1)/2, spread)), replMax, nodes)
+}
+
+// concentration is the share of the hot blocks the busiest initial holder has (the model's
+// initial placement, as the planner reads it from InspectFiles holders).
+func concentration(p Params) float64 {
+	per := map[int]int{}
+	for _, hs := range initialHolders(p) {
+		for _, n := range hs {
+			per[n]++
+		}
+	}
+	top := 0
+	for _, v := range per {
+		top = max(top, v)
+	}
+	return float64(top) / float64(p.Files*p.BlocksPerFile)
 }

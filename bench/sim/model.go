@@ -167,10 +167,9 @@ func Run(p Params, c Case) Result {
 	s.has = make([]map[int]bool, nb)
 	s.pending = make([]int, nb)
 	s.rotate = make([]int, nb)
-	hold := min(max(p.InitialHolders, 3), p.Nodes)
-	for b := 0; b < nb; b++ {
+	for b, hs := range initialHolders(p) {
 		s.has[b] = map[int]bool{}
-		for _, n := range s.rng.Perm(hold)[:3] {
+		for _, n := range hs {
 			s.holders[b] = append(s.holders[b], n)
 			s.has[b][n] = true
 		}
@@ -381,4 +380,17 @@ func (s *sim) transferDone(t float64, id int) {
 		}
 		s.readyAt, s.isReady = t, true
 	}
+}
+
+// initialHolders places the 3 replicas of every block at random among the first
+// InitialHolders DataNodes (its own random stream, so every case starts from the same
+// placement).
+func initialHolders(p Params) [][]int {
+	rng := rand.New(rand.NewPCG(p.Seed, 11))
+	hold := min(max(p.InitialHolders, 3), p.Nodes)
+	out := make([][]int, p.Files*p.BlocksPerFile)
+	for b := range out {
+		out[b] = append([]int(nil), rng.Perm(hold)[:3]...)
+	}
+	return out
 }

@@ -212,7 +212,7 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 		return plan, nil
 	}
 
-	h := &hint{rec: rec, state: StatePreparing}
+	h := &hint{rec: rec, state: StatePreparing, raising: true}
 	for _, f := range files {
 		h.files = append(h.files, &hintFile{id: f.ID, path: f.Path, length: f.Length, original: f.Original, target: f.Target})
 	}
@@ -244,6 +244,7 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 			hf.result, hf.ready = ResultNotHeld, true
 		}
 	}
+	h.raising = false
 	m.reindexLocked()
 	m.mu.Unlock()
 	m.finishPlan(plan, plan.Files, blockSize, load, now)
@@ -499,6 +500,9 @@ func (m *Manager) placement(ctx context.Context, files []*nnv1.FileStatus, rep *
 	perNode := map[string]int64{}
 	for _, st := range files {
 		load.HotBytes += st.Length
+		if st.BlockSize > 0 {
+			load.HotBlocks += int((st.Length + st.BlockSize - 1) / st.BlockSize)
+		}
 		if load.BaseFactor == 0 || int(st.Replication) < load.BaseFactor {
 			load.BaseFactor = int(st.Replication)
 		}

@@ -91,6 +91,7 @@ type hint struct {
 	readyAt      time.Time
 	notes        []string
 	boostExpired bool // the limits were released before it was ready; not boosted again
+	raising      bool // Create is still raising its files: not ready, whatever the files say
 }
 
 // hintFile is one file of a hint.

@@ -13,7 +13,7 @@ func TestPlanFactor(t *testing.T) {
 	const gib = 1 << 30
 	// A 1 GiB hot set on 3 DataNodes of a large quiet cluster with plenty of space.
 	big := func(live int) ClusterLoad {
-		return ClusterLoad{Live: live, Eligible: live, HotBytes: gib, Concentration: 1, FreeBytes: int64(live) * 1000 * gib, BaseFactor: 3}
+		return ClusterLoad{Live: live, Eligible: live, HotBytes: gib, HotBlocks: 8, Concentration: 1, FreeBytes: int64(live) * 1000 * gib, BaseFactor: 3}
 	}
 	busyBig := big(1000)
 	busyBig.AvgXceivers = 64
@@ -21,6 +21,9 @@ func TestPlanFactor(t *testing.T) {
 	halfBig.AvgXceivers = 32
 	spread := big(1000)
 	spread.Concentration = 0.05 // written by many writers: the busiest node holds 5%
+	spread.HotBlocks = 1000
+	few := spread
+	few.HotBlocks = 64 // spread, but too few blocks for 1,000 nodes: 16 replicas per node
 	tight := big(1000)
 	tight.FreeBytes = 500 * gib // 10%: 50 GiB of extra replicas, 50 more
 	tight.InFlightBytes = 20 * gib
@@ -36,6 +39,7 @@ func TestPlanFactor(t *testing.T) {
 		{"readers matter beyond 100 on a large cluster", 1000, 0, big(1000), 500, 512, ""},
 		{"spread bounds the factor", 10000, 0, big(1000), 512, 512, "max-factor.quiet 512"},
 		{"concentration: a spread set needs less", 10000, 0, spread, 50, 512, "busiest current holder (5%"},
+		{"depth: few spread blocks still need many replicas", 10000, 0, few, 250, 512, ""},
 		{"busy by xceivers capped at 20", 10000, 0, busyBig, 20, 20, "capped at 20"},
 		{"busy by pending work", 10000, 0, ClusterLoad{Live: 100, Pending: 5000}, 20, 20, ""},
 		{"half busy", 10000, 0, halfBig, 266, 266, ""},

@@ -23,7 +23,7 @@ func (m *Manager) trackReadiness(ctx context.Context) {
 	m.mu.Lock()
 	var work []*hint
 	for _, h := range m.hints {
-		if h.state == StatePreparing && h.rec.Ended == "" {
+		if h.state == StatePreparing && h.rec.Ended == "" && !h.raising {
 			work = append(work, h)
 		}
 	}
@@ -92,7 +92,7 @@ func (m *Manager) trackReadiness(ctx context.Context) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, h := range work {
-		if h.state != StatePreparing {
+		if h.state != StatePreparing || h.raising {
 			continue
 		}
 		all := true

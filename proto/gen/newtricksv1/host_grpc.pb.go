@@ -76,7 +76,8 @@ type NameNodeHostClient interface {
 	InspectFiles(ctx context.Context, in *InspectFilesRequest, opts ...grpc.CallOption) (*InspectFilesResponse, error)
 	// SetReplications applies a batch of factor changes, each optionally conditional on the
 	// factor it finds, with an xattr written before and one removed after. One result per change,
-	// in order; a failed change does not stop the others.
+	// in order; a failed change does not stop the others. Changes of distinct paths run
+	// concurrently (their edit-log syncs are shared); a batch naming a path twice runs in order.
 	SetReplications(ctx context.Context, in *SetReplicationsRequest, opts ...grpc.CallOption) (*SetReplicationsResponse, error)
 	// SetBalancedReads replaces the set of paths whose readers io.newtricks.hadoop.BalancedReads
 	// spreads evenly over equidistant replicas, and says whether that topology is installed.
@@ -285,7 +286,8 @@ type NameNodeHostServer interface {
 	InspectFiles(context.Context, *InspectFilesRequest) (*InspectFilesResponse, error)
 	// SetReplications applies a batch of factor changes, each optionally conditional on the
 	// factor it finds, with an xattr written before and one removed after. One result per change,
-	// in order; a failed change does not stop the others.
+	// in order; a failed change does not stop the others. Changes of distinct paths run
+	// concurrently (their edit-log syncs are shared); a batch naming a path twice runs in order.
 	SetReplications(context.Context, *SetReplicationsRequest) (*SetReplicationsResponse, error)
 	// SetBalancedReads replaces the set of paths whose readers io.newtricks.hadoop.BalancedReads
 	// spreads evenly over equidistant replicas, and says whether that topology is installed.
