@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -51,16 +52,17 @@ import (
 )
 
 type options struct {
-	dataNodes int
-	bandwidth int64
-	readers   int
-	files     int
-	fileBytes int64
-	blockSize int64
-	lead      time.Duration
-	reps      int
-	interval  int
-	balanced  bool
+	dataNodes  int
+	bandwidth  int64
+	readers    int
+	files      int
+	fileBytes  int64
+	blockSize  int64
+	lead       time.Duration
+	reps       int
+	interval   int
+	balanced   bool
+	readerAddr string
 }
 
 func main() {
@@ -74,6 +76,7 @@ func main() {
 	flag.DurationVar(&o.lead, "lead", 10*time.Second, "how long before the storm the hint is sent")
 	flag.IntVar(&o.reps, "reps", 3, "repetitions of the four cases (alternating order)")
 	flag.IntVar(&o.interval, "redundancy-interval", 1, "dfs.namenode.redundancy.interval.seconds and dfs.heartbeat.interval (stock: 3)")
+	flag.StringVar(&o.readerAddr, "reader-addr", "127.0.0.2", "local address readers reach the NameNode from (not a DataNode's, as a trainer host is not one; empty: the default)")
 	flag.BoolVar(&o.balanced, "balanced", true, "install io.newtricks.hadoop.BalancedReads on the NameNode (hinted files only)")
 	scale := flag.Int("scale", 0, "instead of the storm: measure one hint of this many files on 3 DataNodes")
 	scaleWatch := flag.Duration("scale-watch", 20*time.Second, "with -scale: readiness rounds watched before done")
@@ -364,7 +367,7 @@ func storm(ctx context.Context, c *cluster.Cluster, o options, files []string) (
 func stormWith(ctx context.Context, c *cluster.Cluster, o options, files []string, atStart func()) (result, error) {
 	clients := make([]*hdfs.Client, o.readers)
 	for i := range clients {
-		cl, err := c.Client(user0)
+		cl, err := readerClient(c, o.readerAddr)
 		if err != nil {
 			return result{}, err
 		}
@@ -414,6 +417,18 @@ func stormWith(ctx context.Context, c *cluster.Cluster, o options, files []strin
 		sum += d
 	}
 	return result{barrier: took[len(took)-1], mean: sum / time.Duration(len(took))}, ctx.Err()
+}
+
+// readerClient connects one reader. On loopback every DataNode is 127.0.0.1, so a reader at
+// 127.0.0.1 would be "local" to a random DataNode, which the NameNode sorts first; readers
+// come from addr instead, a host with no DataNode, as trainer hosts are.
+func readerClient(c *cluster.Cluster, addr string) (*hdfs.Client, error) {
+	opts := c.ClientOptions(user0)
+	if addr != "" {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}, Timeout: 10 * time.Second}
+		opts.NamenodeDialFunc = d.DialContext
+	}
+	return hdfs.NewClient(opts)
 }
 
 // setrep runs Hadoop's own `hdfs dfs -setrep -w` as the superuser.
