@@ -222,7 +222,8 @@ class NameNodeHostServicer:
     def SetReplications(self, request, context):
         """SetReplications applies a batch of factor changes, each optionally conditional on the
         factor it finds, with an xattr written before and one removed after. One result per change,
-        in order; a failed change does not stop the others.
+        in order; a failed change does not stop the others. Changes of distinct paths run
+        concurrently (their edit-log syncs are shared); a batch naming a path twice runs in order.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

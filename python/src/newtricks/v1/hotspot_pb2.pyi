@@ -49,20 +49,30 @@ class SkippedPath(_message.Message):
     def __init__(self, path: _Optional[str] = ..., code: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class PlanInputs(_message.Message):
-    __slots__ = ("live_datanodes", "load", "factor_cap", "demand", "avg_xceivers", "pending_reconstruction")
+    __slots__ = ("live_datanodes", "load", "factor_cap", "demand", "avg_xceivers", "pending_reconstruction", "spread", "concentration", "eligible_datanodes", "hot_bytes", "in_flight_bytes")
     LIVE_DATANODES_FIELD_NUMBER: _ClassVar[int]
     LOAD_FIELD_NUMBER: _ClassVar[int]
     FACTOR_CAP_FIELD_NUMBER: _ClassVar[int]
     DEMAND_FIELD_NUMBER: _ClassVar[int]
     AVG_XCEIVERS_FIELD_NUMBER: _ClassVar[int]
     PENDING_RECONSTRUCTION_FIELD_NUMBER: _ClassVar[int]
+    SPREAD_FIELD_NUMBER: _ClassVar[int]
+    CONCENTRATION_FIELD_NUMBER: _ClassVar[int]
+    ELIGIBLE_DATANODES_FIELD_NUMBER: _ClassVar[int]
+    HOT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_BYTES_FIELD_NUMBER: _ClassVar[int]
     live_datanodes: int
     load: float
     factor_cap: int
     demand: int
     avg_xceivers: float
     pending_reconstruction: int
-    def __init__(self, live_datanodes: _Optional[int] = ..., load: _Optional[float] = ..., factor_cap: _Optional[int] = ..., demand: _Optional[int] = ..., avg_xceivers: _Optional[float] = ..., pending_reconstruction: _Optional[int] = ...) -> None: ...
+    spread: int
+    concentration: float
+    eligible_datanodes: int
+    hot_bytes: int
+    in_flight_bytes: int
+    def __init__(self, live_datanodes: _Optional[int] = ..., load: _Optional[float] = ..., factor_cap: _Optional[int] = ..., demand: _Optional[int] = ..., avg_xceivers: _Optional[float] = ..., pending_reconstruction: _Optional[int] = ..., spread: _Optional[int] = ..., concentration: _Optional[float] = ..., eligible_datanodes: _Optional[int] = ..., hot_bytes: _Optional[int] = ..., in_flight_bytes: _Optional[int] = ...) -> None: ...
 
 class HintPlan(_message.Message):
     __slots__ = ("hint_id", "files", "bytes_to_copy", "estimated_ready_ms", "hot_from_ms", "deadline_ms", "skipped", "skipped_omitted", "notes", "inputs", "partial")
