@@ -58,6 +58,18 @@ $(PY_VENV)/.installed: $(PY_VENV)/.tools-$(PY_GRPC_TOOLS) $(XFORMGRAPH_LIB) $(PY
 .PHONY: python-install
 python-install: $(PY_VENV)/.installed ## pip install ./python into $(PY_VENV)
 
+# `pip install ./python` in a brand-new venv, as a user would (build isolation, libxformgraph
+# built by setup.py with Go), then one transform. Optional: it downloads the dependencies.
+.PHONY: python-install-check
+python-install-check: xform-media ## pip install ./python into a fresh venv and run a transform
+	@tmp=$$(mktemp -d); python3 -m venv $$tmp/venv && $$tmp/venv/bin/pip install -q ./python && \
+	rm -rf python/build python/src/*.egg-info && \
+	(cd $$tmp && $$tmp/venv/bin/python -c 'import sys, newtricks.transforms as t; \
+	  g = t.Graph({"version": 1, "nodes": [{"id": "d", "op": "decode_image", "input": "input"}, \
+	    {"id": "t", "op": "to_tensor", "input": "d", "params": {"layout": "CHW", "dtype": "uint8"}}], "outputs": ["t"]}); \
+	  (x,) = g.run(open(sys.argv[1], "rb").read(), key="k"); print("python-install-check: ok", x.shape, t.domain())' \
+	  $(XFORM_MEDIA)/images/photo_q90_420.jpg); rc=$$?; rm -rf $$tmp; exit $$rc
+
 PY_TEST_ENV = NEWTRICKS_BIN=$(BIN) NEWTRICKS_HOOKS_JAR=$(HOOKS_JAR) NEWTRICKS_HADOOP_LIB=$(HADOOP_LIB) \
   NEWTRICKS_XFORM_MEDIA=$(XFORM_MEDIA) NEWTRICKS_XFORM_REFRUN=$(XFORM_REFRUN) NEWTRICKS_CACHE=$(CACHE)
 

@@ -24,14 +24,14 @@ LIB = "libxformgraph.so"
 class BuildPyWithNative(build_py):
     def run(self):
         super().run()
-        dest_dir = os.path.join(self.build_lib, "newtricks", "_native")
+        dest_dir = os.path.abspath(os.path.join(self.build_lib, "newtricks", "_native"))
         os.makedirs(dest_dir, exist_ok=True)
         dest = os.path.join(dest_dir, LIB)
         src = os.environ.get("NEWTRICKS_XFORMGRAPH_LIB")
         if src:
             if not os.path.isfile(src):
                 raise SystemExit("NEWTRICKS_XFORMGRAPH_LIB=%s: no such file" % src)
-            shutil.copyfile(src, dest)
+            shutil.copyfile(os.path.abspath(src), dest)
             return
         go = shutil.which("go")
         if go and os.path.isfile(os.path.join(REPO, "go.mod")):
