@@ -54,6 +54,11 @@ final class JournalTailer extends NamespaceTailer {
   private long lastRollAt = Long.MIN_VALUE / 2;
   private long gapSeenAt = -1;
   private long backoffMs;
+  private long lastSynced = -1;
+  private long lastSyncedAt;
+  private long quietTarget = -1;
+  /** How long without a synced edit before the tailer asks the NameNode for its txid. */
+  static final long QUIET_CHECK_MS = 1_000;
 
   JournalTailer(EditCapture capture, Log log, long pollMs, long rollMinIntervalMs, int maxPending,
       HookMetrics metrics) {
@@ -86,6 +91,20 @@ final class JournalTailer extends NamespaceTailer {
       }
       // Read lastSynced before peeking: a chunk is queued before lastSynced moves past it.
       long synced = capture.lastSyncedTxid();
+      if (synced > lastSynced) {
+        lastSynced = synced;
+        lastSyncedAt = nowMs;
+      } else if (nowMs - lastSyncedAt >= QUIET_CHECK_MS && capture.peek() == null) {
+        // Nothing synced through the journal for a while: if the NameNode wrote edits anyway,
+        // JournalSet has disabled the journal (it failed): read those edits from the log.
+        lastSyncedAt = nowMs;
+        long current = log.currentTxid();
+        if (current > lastSynced) {
+          synced = current;
+          quietTarget = current;
+        }
+      }
+      synced = Math.max(synced, quietTarget);
       takeLive();
       EditCapture.Chunk head = capture.peek();
       long target = head != null ? head.from - 1 : synced;
@@ -148,7 +167,13 @@ final class JournalTailer extends NamespaceTailer {
     backoffMs = pollMs;
     nextCatchUpAt = nowMs + pollMs;
     boolean exhausted = last < from || last - from + 1 < MAX_OPS_PER_READ;
-    if (cursor < target && exhausted && nowMs - lastRollAt >= rollMinIntervalMs) {
+    if (cursor < target && exhausted && nowMs - lastRollAt < rollMinIntervalMs) {
+      // The rest is in the in-progress segment and we may not roll yet: read again after the
+      // next roll, not on every poll.
+      nextCatchUpAt = lastRollAt + rollMinIntervalMs;
+      return;
+    }
+    if (cursor < target && exhausted) {
       // The hole is in the in-progress segment: finalize it instead of scanning it.
       lastRollAt = nowMs;
       log.roll();
