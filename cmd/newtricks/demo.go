@@ -77,7 +77,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer cc.Close()
 	d := &demo{out: stdout, c: c, lay: lay, ns: pb.NewNamespaceClient(cc)}
-	for _, step := range []func(context.Context) error{d.waitExtensions, d.writeAndRead, d.showEvents, d.showReplicas, d.hotspot} {
+	for _, step := range []func(context.Context) error{d.waitExtensions, d.writeAndRead, d.showEvents, d.showReplicas, d.hotspot, d.offload} {
 		if err := step(ctx); err != nil {
 			var b bytes.Buffer
 			c.DumpLogs(&b, 30)
