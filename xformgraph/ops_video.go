@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/newtricks/newtricks/xformgraph/ffmpeg"
 	"github.com/newtricks/newtricks/xformgraph/video"
@@ -158,9 +159,29 @@ var interpolations = map[string]ffmpeg.ScaleFlags{
 	"area": ffmpeg.ScaleArea, "fast_bilinear": ffmpeg.ScaleFastBilinear,
 }
 
+// videoIndexes caches clip indexes in this process (see SetVideoIndexCache).
+var videoIndexes atomic.Pointer[video.IndexCache]
+
+func init() {
+	var c video.IndexCache = video.NewMemoryIndexCache(4096)
+	videoIndexes.Store(&c)
+}
+
+// SetVideoIndexCache replaces the cache decode_video keeps clip indexes in, so that a clip
+// seen again is not demuxed again (default: an in-process LRU of 4096 clips; nil disables
+// caching). Entries are keyed by video.CacheKey(sample key, bytes); a cached index that
+// does not fit the input is rebuilt, so the cache never changes an output.
+func SetVideoIndexCache(c video.IndexCache) {
+	videoIndexes.Store(&c)
+}
+
 func runDecodeVideo(ctx context.Context, env *Env, in Value) (Value, error) {
 	p := env.Params
-	r, err := video.OpenBytes(ctx, env.Key, in.Bytes, video.Options{MaxPixels: env.Limits.MaxPixels})
+	opts := video.Options{MaxPixels: env.Limits.MaxPixels}
+	if c := *videoIndexes.Load(); c != nil {
+		opts.Cache = c
+	}
+	r, err := video.OpenBytes(ctx, env.Key, in.Bytes, opts)
 	if err != nil {
 		return Value{}, videoErr(err)
 	}

@@ -26,6 +26,13 @@ type Options struct {
 	NoSkip bool
 	// Index, if set, is a cached index of this input; it is used instead of demuxing.
 	Index *Index
+	// Cache, if set (and Index is not), is asked for the index before demuxing and given
+	// the index built otherwise. CacheKey names the clip in it; empty means
+	// CacheKey(name, data) (OpenBytes only).
+	Cache    IndexCache
+	CacheKey string
+
+	cached bool // Index came from Cache: rebuild rather than fail when it does not fit
 }
 
 // DefaultCodecs are the codecs accepted when Options.Codecs is empty.

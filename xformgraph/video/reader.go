@@ -51,6 +51,8 @@ type Stats struct {
 	Seeks   int // demuxer seeks
 	Packets int // packets sent to the decoder
 	Frames  int // frames out of the decoder (skipped unreferenced frames are not counted)
+	// CachedIndex: the index came from Options.Cache (no demuxing pass).
+	CachedIndex bool
 }
 
 // Stats returns the work done so far.
@@ -64,6 +66,17 @@ func OpenBytes(ctx context.Context, name string, data []byte, opts Options) (*Re
 		return nil, &Error{Name: name, Op: "open", Err: ErrEmpty}
 	}
 	o := opts.withDefaults()
+	if o.Index == nil && o.Cache != nil {
+		if o.CacheKey == "" {
+			o.CacheKey = CacheKey(name, data)
+		}
+		if b := o.Cache.Get(o.CacheKey); b != nil {
+			var ix Index
+			if ix.UnmarshalBinary(b) == nil {
+				o.Index, o.cached = &ix, true
+			}
+		}
+	}
 	fc, err := ffmpeg.OpenBytes(ctx, data, ffmpeg.InputOptions{ProbeSize: o.ProbeSize, AnalyzeDuration: o.AnalyzeDuration})
 	return open(ctx, name, int64(len(data)), fc, err, o)
 }
@@ -154,15 +167,24 @@ func open(ctx context.Context, name string, size int64, fc *ffmpeg.FormatContext
 	}
 	if o.Index != nil {
 		ix := o.Index
-		if ix.InputSize != size || ix.Codec != r.info.Codec || ix.Width != r.info.Width || ix.Height != r.info.Height {
+		if ix.InputSize == size && ix.Codec == r.info.Codec && ix.Width == r.info.Width && ix.Height == r.info.Height {
+			r.ix = ix
+			r.stats.CachedIndex = o.cached
+			return r, nil
+		}
+		if !o.cached {
 			return nil, fail("index", ErrBadIndex, fmt.Errorf("index of a %d-byte %s %dx%d clip, input is %d-byte %s %dx%d",
 				ix.InputSize, ix.Codec, ix.Width, ix.Height, size, r.info.Codec, r.info.Width, r.info.Height))
 		}
-		r.ix = ix
-		return r, nil
+		// A cached index that does not fit this input: build a new one.
 	}
 	if err := r.buildIndex(ctx, size); err != nil {
 		return nil, err
+	}
+	if o.Cache != nil && o.CacheKey != "" {
+		if b, err := r.ix.MarshalBinary(); err == nil {
+			o.Cache.Put(o.CacheKey, b)
+		}
 	}
 	return r, nil
 }
