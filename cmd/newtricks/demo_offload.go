@@ -140,7 +140,7 @@ func (d *demo) offload(ctx context.Context) error {
 		n, other := shedding()
 		fmt.Fprintf(d.out, "   %-34s steps %3d-%3d: %2d samples as tensors from the DataNodes, %2d raw (transformed here), %2d read from HDFS; wait %5.1f ms/step, local transform %4.0f ms; %d of %d nodes shedding (max cpu_other %.2f)\n",
 			name, step-steps, step-1, paths["offload"], paths["raw"], paths["local"], float64(wait.Microseconds())/1000/float64(steps),
-			float64((after.LocalTransform-before.LocalTransform).Milliseconds()), n, len(nodes), other)
+			float64((after.LocalTransform - before.LocalTransform).Milliseconds()), n, len(nodes), other)
 		return nil
 	}
 	if err := phase("training, storage idle:", 15); err != nil {
