@@ -374,6 +374,15 @@ func TestSecure(t *testing.T) {
 		}
 		_, err = ns.Locate(ctx, &pb.LocateRequest{Path: "/alice/f"})
 		wantCode(t, "cancelled token at namenode-ext", err, codes.Unauthenticated)
+		// datanode-ext asks the NameNode and remembers a valid token for 30 s.
+		took := eventually(t, 40*time.Second, "cancelled token refused by datanode-ext", func() error {
+			_, err := s.readBlocks(t, ctx, lb, creds, "")
+			if status.Code(err) != codes.Unauthenticated {
+				return fmt.Errorf("read with the cancelled token: %v", err)
+			}
+			return nil
+		})
+		t.Logf("datanode-ext refused the cancelled token after %v", took.Round(time.Second))
 	})
 
 	t.Run("per-user rate limit: bob's burst is refused, alice is not", func(t *testing.T) {

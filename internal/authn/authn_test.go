@@ -3,6 +3,7 @@ package authn
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -87,5 +88,22 @@ func TestRequireAdminView(t *testing.T) {
 		if err := RequireAdminView(tc.ctx); Code(err) != tc.code {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.code)
 		}
+	}
+}
+
+func TestReplaceHost(t *testing.T) {
+	for _, tc := range []struct{ principal, host, want string }{
+		{"newtricks/_HOST@EXAMPLE.COM", "NN1.Example.com", "newtricks/nn1.example.com@EXAMPLE.COM"},
+		{"newtricks/fixed@EXAMPLE.COM", "other", "newtricks/fixed@EXAMPLE.COM"},
+	} {
+		got, err := ReplaceHost(tc.principal, tc.host)
+		if err != nil || got != tc.want {
+			t.Errorf("ReplaceHost(%q, %q) = %q, %v; want %q", tc.principal, tc.host, got, err, tc.want)
+		}
+	}
+	// A wildcard address names no host: this machine's name is used, never "0.0.0.0".
+	got, err := ReplaceHost("newtricks/_HOST@EXAMPLE.COM", "0.0.0.0")
+	if err != nil || strings.Contains(got, "0.0.0.0") || strings.Contains(got, "_HOST") {
+		t.Errorf("wildcard: %q, %v", got, err)
 	}
 }

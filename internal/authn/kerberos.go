@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -141,7 +142,13 @@ func ReplaceHost(principal, host string) (string, error) {
 	if !strings.Contains(principal, "_HOST") {
 		return principal, nil
 	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
+	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		// Hadoop uses the address's canonical name; so do we when DNS has one.
+		if names, err := net.LookupAddr(host); err == nil && len(names) > 0 {
+			host = strings.TrimSuffix(names[0], ".")
+		}
+	}
+	if host == "" || net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified() {
 		h, err := os.Hostname()
 		if err != nil {
 			return "", fmt.Errorf("principal %s: hostname: %w", principal, err)
