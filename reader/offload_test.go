@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path"
@@ -16,6 +17,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -30,6 +32,7 @@ import (
 	"github.com/newtricks/newtricks/reader"
 	"github.com/newtricks/newtricks/schedule"
 	"github.com/newtricks/newtricks/xformgraph"
+	"github.com/newtricks/newtricks/xformgraph/golden"
 )
 
 // fakeHDFS stands in for HDFS in-process: local dataset directories under the HDFS paths,
@@ -457,4 +460,179 @@ func TestDeniedFileFailsOpen(t *testing.T) {
 	// A session with another user's tokens is refused by the DataNode.
 	lb, _ := fx.f.locate(path.Join("/data/img", dataset.IndexName), "bob")
 	_ = lb
+}
+
+// goldenFixture puts the xformgraph golden inputs in a dataset ("<sample>.<ext>" files, so that
+// the index key is the golden key) and lists every golden case as one explicit step.
+func goldenFixture(t *testing.T) (*fixture, []golden.Case) {
+	t.Helper()
+	base := t.TempDir()
+	f := &fakeHDFS{local: map[string]string{}, blockSize: 64 << 10, nodes: []string{"dn-a", "dn-b", "dn-c"},
+		repDir: filepath.Join(base, "replicas"), blocks: map[string]*pb.LocatedBlocks{}, paths: map[int64]string{}, denied: map[string]bool{}}
+	os.MkdirAll(f.repDir, 0o700)
+	dir := filepath.Join(base, "golden")
+	os.MkdirAll(dir, 0o755)
+	cases := golden.Cases()
+	spec := &schedule.Spec{Name: "golden", Seed: 1, GlobalBatch: 1, WorldSize: 1}
+	srcOf := map[string]int{}
+	for _, c := range cases {
+		if err := os.WriteFile(filepath.Join(dir, c.Sample+path.Ext(c.Sample)), c.Input(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("%s-s%d", c.GraphName, c.Seed)
+		i, ok := srcOf[name]
+		if !ok {
+			i = len(spec.Sources)
+			srcOf[name] = i
+			spec.Sources = append(spec.Sources, schedule.Source{Name: name, Dataset: "/data/golden", Weight: 1, Graph: c.Graph()})
+		}
+		spec.Explicit = append(spec.Explicit, []schedule.ExplicitSample{{Source: i, Key: c.Key, Epoch: c.Epoch}})
+	}
+	f.local["/data/golden"] = dir
+	idx, err := dataset.Build(context.Background(), dataset.DirFS{Local: dir}, "/data/golden", dataset.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := dataset.Marshal(idx)
+	if err := os.WriteFile(filepath.Join(dir, dataset.IndexName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	fx := &fixture{f: f, spec: spec}
+	for _, u := range f.nodes {
+		fx.nodes = append(fx.nodes, startNode(t, f, u, ""))
+	}
+	return fx, cases
+}
+
+// TestGoldenDigestsOnEveryPath checks the committed golden digests on the DataNode path
+// (tensors from the session workers), the raw path (raw bytes from a node, transformed by the
+// reader) and the local path (read and transformed by the reader).
+func TestGoldenDigestsOnEveryPath(t *testing.T) {
+	fx, cases := goldenFixture(t)
+	for _, mode := range []struct {
+		name    string
+		offload bool
+		raw     bool
+		want    string
+	}{{"datanode", true, false, "offload"}, {"raw", true, true, "raw"}, {"local", false, false, "local"}} {
+		r := fx.open(t, 0, 0, mode.offload, func(c *reader.Config) { c.ForceRawOnly = mode.raw })
+		for i, st := range steps(t, r, len(cases)) {
+			s := st.Samples[0]
+			if s.Err != nil {
+				t.Fatalf("%s: case %s: %v", mode.name, cases[i].ID, s.Err)
+			}
+			if s.Path != mode.want {
+				t.Errorf("%s: case %s came by %s", mode.name, cases[i].ID, s.Path)
+			}
+			if err := golden.Check(cases[i].ID, s.Frames); err != nil {
+				t.Errorf("%s: %v", mode.name, err)
+			}
+		}
+	}
+}
+
+// TestSessionRejects: bad requests are refused with a clear error before any work.
+func TestSessionRejects(t *testing.T) {
+	fx := newFixture(t, nil)
+	cc, err := grpc.NewClient(fx.nodes[0].addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	c := pb.NewOffloadClient(cc)
+	ctx := context.Background()
+	good := func() *pb.OpenSessionRequest {
+		req := &pb.OpenSessionRequest{User: "alice", Schedule: proto.Clone(fx.spec.ToProto()).(*pb.ScheduleSpec)}
+		for _, src := range fx.spec.Sources {
+			ib, _ := fx.f.locate(path.Join(src.Dataset, dataset.IndexName), "alice")
+			b, _ := os.ReadFile(filepath.Join(fx.f.local[src.Dataset], dataset.IndexName))
+			ix, err := dataset.Parse(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ss := &pb.SessionSource{IndexSha256: ix.SHA256(), IndexBlocks: ib}
+			for i := range ix.Files() {
+				lb, _ := fx.f.locate(ix.FilePath(i), "alice")
+				ss.Files = append(ss.Files, lb)
+			}
+			req.Sources = append(req.Sources, ss)
+		}
+		for i, n := range fx.nodes {
+			req.Members = append(req.Members, &pb.SessionMember{DatanodeUuid: fx.f.nodes[i], ApiAddress: n.addr})
+		}
+		return req
+	}
+	open, err := c.OpenSession(ctx, good())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		edit func(r *pb.OpenSessionRequest)
+		code codes.Code
+	}{
+		{"no user", func(r *pb.OpenSessionRequest) { r.User = "" }, codes.InvalidArgument},
+		{"world size 0", func(r *pb.OpenSessionRequest) { r.Schedule.WorldSize = 0 }, codes.InvalidArgument},
+		{"huge batch", func(r *pb.OpenSessionRequest) { r.Schedule.GlobalBatch = 1 << 30 }, codes.InvalidArgument},
+		{"bad graph", func(r *pb.OpenSessionRequest) { r.Schedule.Sources[0].Graph.Nodes[0].Op = "rm_rf" }, codes.InvalidArgument},
+		{"rank", func(r *pb.OpenSessionRequest) { r.Rank = 2 }, codes.InvalidArgument},
+		{"sources", func(r *pb.OpenSessionRequest) { r.Sources = r.Sources[:1] }, codes.InvalidArgument},
+		{"not a member", func(r *pb.OpenSessionRequest) { r.Members = r.Members[1:] }, codes.InvalidArgument},
+		{"lookahead", func(r *pb.OpenSessionRequest) { r.Lookahead = 100000 }, codes.InvalidArgument},
+		{"changed index", func(r *pb.OpenSessionRequest) { r.Sources[0].IndexSha256 = make([]byte, 32) }, codes.FailedPrecondition},
+		{"stale file", func(r *pb.OpenSessionRequest) { r.Sources[0].Files[0].FileLength++ }, codes.FailedPrecondition},
+		{"another user's tokens", func(r *pb.OpenSessionRequest) { r.User = "bob" }, codes.PermissionDenied},
+		{"past the end", func(r *pb.OpenSessionRequest) { r.StartStep = 40 }, codes.InvalidArgument},
+	}
+	for _, tc := range cases {
+		req := good()
+		tc.edit(req)
+		_, err := c.OpenSession(ctx, req)
+		if status.Code(err) != tc.code {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.code)
+		} else {
+			t.Logf("%s: %v", tc.name, err)
+		}
+	}
+	getStep := func(req *pb.GetStepRequest) error {
+		st, err := c.GetStep(ctx, req)
+		if err != nil {
+			return err
+		}
+		for {
+			if _, err := st.Recv(); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+	id := open.GetSessionId()
+	for _, tc := range []struct {
+		name string
+		req  *pb.GetStepRequest
+		code codes.Code
+	}{
+		{"unknown session", &pb.GetStepRequest{User: "alice", SessionId: "nope"}, codes.NotFound},
+		{"another user's session", &pb.GetStepRequest{User: "bob", SessionId: id}, codes.PermissionDenied},
+		{"slot of another rank", &pb.GetStepRequest{User: "alice", SessionId: id, Slots: []uint32{6}}, codes.InvalidArgument},
+		{"step past the end", &pb.GetStepRequest{User: "alice", SessionId: id, Step: 40}, codes.InvalidArgument},
+	} {
+		if err := getStep(tc.req); status.Code(err) != tc.code {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.code)
+		}
+	}
+	if _, err := c.ReadRange(ctx, &pb.ReadRangeRequest{User: "alice", Block: &pb.LocatedBlock{BlockPoolId: "BP-1", BlockId: 1}, Length: 1 << 30}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("huge range: %v", err)
+	}
+	if _, err := c.CloseSession(ctx, &pb.CloseSessionRequest{User: "alice", SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if err := getStep(&pb.GetStepRequest{User: "alice", SessionId: id}); status.Code(err) != codes.NotFound {
+		t.Errorf("closed session: %v", err)
+	}
 }
