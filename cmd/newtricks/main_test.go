@@ -26,6 +26,10 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"cluster", "up", "--nn-ext", "x"}, 2, "need --jar"},
 		{[]string{"cluster", "up", "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"cluster", "status", "-h"}, 0, "newtricks cluster status"},
+		{[]string{"doctor"}, 2, "--conf is required"},
+		{[]string{"doctor", "--conf", "/nonexistent-conf-dir"}, 1, "hdfs-site.xml"},
+		{[]string{"doctor", "--conf", "x", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"doctor", "-h"}, 0, "newtricks doctor --conf DIR"},
 	}
 	for _, c := range cases {
 		var out bytes.Buffer
