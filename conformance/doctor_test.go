@@ -170,7 +170,7 @@ func TestDoctor(t *testing.T) {
 		if code != 0 || r.Fail != 0 {
 			t.Fatalf("good cluster, DataNode conf: exit %d, %d failures", code, r.Fail)
 		}
-		for _, check := range []string{"datanode.plugin", "datanode.ext-config", "datanode.binary", "datanode.handshake", "datanode.block-tokens"} {
+		for _, check := range []string{"datanode.plugin", "datanode.ext-config", "datanode.binary", "coprocess.metrics", "datanode.handshake", "datanode.block-tokens"} {
 			wantFinding(t, r, check, doctor.Pass, "")
 		}
 		if n := 0; true {

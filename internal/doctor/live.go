@@ -152,6 +152,12 @@ func (d *doctor) checkLive(ctx context.Context) {
 			metrics = append(metrics, m)
 		}
 	}
+	// On a DataNode host, this host's datanode-ext too.
+	if d.dnEnabled && dataNodeHere(live) {
+		if m := d.conf.Get(dnSide.metKey, dnSide.metDef); m != "" && !strings.HasSuffix(m, ":0") && !contains(metrics, m) {
+			metrics = append(metrics, m)
+		}
+	}
 	for _, m := range metrics {
 		d.checkMetrics(ctx, m)
 	}
@@ -325,4 +331,33 @@ func (d *doctor) checkMirrorDest(ctx context.Context) {
 	}
 	conn.Close()
 	d.r.pass("mirror.dest", key, "%s=%s accepts connections", key, addr)
+}
+
+// dataNodeHere reports whether one of the live DataNodes listens on an address of this host.
+func dataNodeHere[T any](live map[string]T) bool {
+	local := map[string]bool{}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok {
+				local[ipn.IP.String()] = true
+			}
+		}
+	}
+	for name := range live {
+		host, _, err := net.SplitHostPort(name)
+		if err != nil {
+			continue
+		}
+		if ip := net.ParseIP(host); ip != nil && (ip.IsLoopback() || local[ip.String()]) {
+			return true
+		}
+		if ips, err := net.LookupIP(host); err == nil {
+			for _, ip := range ips {
+				if ip.IsLoopback() || local[ip.String()] {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
