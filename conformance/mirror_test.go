@@ -72,6 +72,7 @@ func startMirrorEnv(t *testing.T, link wan.Link) *mirrorEnv {
 		"newtricks.mirror.proxy-user":          "mirror",
 		"newtricks.mirror.concurrency":         "16",
 		"newtricks.mirror.retry.interval":      "200ms",
+		"newtricks.mirror.range-size":          "4194304",
 		"newtricks.mirror.rule.ck.source":      "/ckpt/{job}/step_{step}",
 		"newtricks.mirror.rule.ck.completion":  "marker",
 		"newtricks.mirror.rule.ck.marker":      "_SUCCESS",
@@ -391,6 +392,26 @@ func TestMirror(t *testing.T) {
 			t.Errorf("manifest: %v", err)
 		}
 		t.Logf("the polling reader saw the checkpoint %d times, always whole", seen.Load())
+	})
+
+	t.Run("LargeFileInRanges", func(t *testing.T) {
+		dir := "/ckpt/big/step_3"
+		data := randBytes(21<<20 + 1234) // 6 ranges of 4 MiB, 22 blocks of 1 MiB
+		mirrorWrite(t, alice, dir+"/shard.bin", data)
+		mirrorWrite(t, alice, dir+"/_SUCCESS", nil)
+		st := env.wait(t, "alice", "ck", "big", 3, 2*time.Minute)
+		if st.State != pb.CheckpointStatus_COMMITTED {
+			t.Fatalf("%v %s", st.State, st.Error)
+		}
+		got, err := suB.ReadFile(dir + "/shard.bin")
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("shard.bin on dc-b differs (%d of %d bytes): %v", len(got), len(data), err)
+		}
+		entries, err := suB.ReadDir(dir)
+		if err != nil || len(entries) != 3 { // shard.bin, _SUCCESS, manifest: no range files left
+			t.Fatalf("dc-b %s holds %d entries: %v", dir, len(entries), err)
+		}
+		t.Logf("21 MiB file copied as ranges and joined; lag %d ms", st.LagMs)
 	})
 
 	t.Run("RenameCompletion", func(t *testing.T) {

@@ -44,10 +44,11 @@ type Relay struct {
 
 	conns, fwdBytes, backBytes, localConns, localBytes atomic.Int64
 
-	mu     sync.Mutex
-	open   map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	mu           sync.Mutex
+	open         map[net.Conn]struct{}
+	fwdListeners []net.Listener
+	closed       bool
+	wg           sync.WaitGroup
 }
 
 // ErrClosed is returned by dials through a closed Relay.
@@ -91,6 +92,9 @@ func (r *Relay) Close() error {
 	r.closed = true
 	for c := range r.open {
 		c.Close()
+	}
+	for _, ln := range r.fwdListeners {
+		ln.Close()
 	}
 	r.mu.Unlock()
 	err := r.ln.Close()
@@ -176,12 +180,68 @@ func (r *Relay) handle(c net.Conn) {
 		wg.Wait()
 		return
 	}
+	r.carry(c, up)
+}
+
+// carry relays an established pair across the link: client c, far side up.
+func (r *Relay) carry(c, up net.Conn) {
 	r.conns.Add(1)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); r.pump(up, c, r.fwd, &r.fwdBytes) }()
 	go func() { defer wg.Done(); r.pump(c, up, r.back, &r.backBytes) }()
 	wg.Wait()
+}
+
+// Forward listens on listen and carries every connection to target across the link, for
+// clients that cannot use SOCKS (Hadoop's Java block reader needs channel-backed sockets, which
+// SocksSocketFactory does not make): the client is pointed at listen instead of target (for
+// DataNodes, through a host name the client resolves to listen's address, e.g. with
+// -Djdk.net.hosts.file). It returns the address listened on; Close stops it.
+func (r *Relay) Forward(listen, target string) (string, error) {
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return "", fmt.Errorf("wan: forward %s: %w", listen, err)
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		ln.Close()
+		return "", ErrClosed
+	}
+	r.fwdListeners = append(r.fwdListeners, ln)
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if !r.track(c) {
+				return
+			}
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				defer r.untrack(c)
+				if r.link.Delay > 0 {
+					time.Sleep(2 * r.link.Delay)
+				}
+				up, err := net.DialTimeout("tcp", target, 10*time.Second)
+				if err != nil {
+					return
+				}
+				if !r.track(up) {
+					return
+				}
+				defer r.untrack(up)
+				r.carry(c, up)
+			}()
+		}
+	}()
+	return ln.Addr().String(), nil
 }
 
 func closeWrite(c net.Conn) {

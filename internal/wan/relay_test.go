@@ -130,3 +130,31 @@ func TestRelayLocalPassThrough(t *testing.T) {
 		t.Errorf("local destination delayed %v", d)
 	}
 }
+
+func TestForward(t *testing.T) {
+	dst := echoServer(t)
+	r, err := Listen("127.0.0.1:0", Link{Delay: 20 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	addr, err := r.Forward("127.0.0.2:0", dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	began := time.Now()
+	c.Write([]byte("ping"))
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != "ping" {
+		t.Fatalf("echo %q %v", got, err)
+	}
+	// connect round trip (40ms, once the relay accepts) + one round trip of data.
+	if d := time.Since(began); d < 80*time.Millisecond || d > 400*time.Millisecond {
+		t.Errorf("first echo took %v, want about 80ms", d)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
@@ -86,13 +87,15 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	ok := false
 	defer func() { e.dst.put(owner, dc, ok) }()
 	// Already committed by a run that crashed before journaling it?
-	if old, err := readManifest(dc, dest+"/"+e.cfg.Manifest); err == nil {
-		if old.ID == c.id {
+	if _, serr := dc.Stat(dest); serr == nil {
+		old, err := readManifest(dc, dest+"/"+e.cfg.Manifest)
+		if err == nil && old.ID == c.id {
 			ok = true
 			return nil
 		}
-		return fmt.Errorf("%w: %s holds checkpoint %s", ErrDestConflict, dest, old.ID)
-	} else if _, serr := dc.Stat(dest); serr == nil {
+		if err == nil {
+			return fmt.Errorf("%w: %s holds checkpoint %s", ErrDestConflict, dest, old.ID)
+		}
 		return fmt.Errorf("%w: %s exists", ErrDestConflict, dest)
 	} else if !errors.Is(serr, os.ErrNotExist) {
 		return fmt.Errorf("stat %s on dc-b: %w", dest, serr)
@@ -107,40 +110,54 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	defer e.src.put(owner, sc, true)
 	// A fresh look at every file: content changed since its copy (a rewrite after the copy)
 	// sends it back to the queue, a permission or group change is applied here.
-	fixups, err := e.recheck(c, sc, dir)
+	fixups, dirInfos, err := e.recheck(c, sc, dir)
 	if err != nil {
 		return err
 	}
-	for _, fx := range fixups {
-		p := staging + "/" + fx.rel
-		if err := dc.Chmod(p, fx.perm); err != nil {
-			return fmt.Errorf("chmod %s on dc-b: %w", p, err)
-		}
-		if fx.group != "" {
-			if err := dc.Chown(p, owner, fx.group); err != nil {
-				e.log.Warn("group not preserved", "file", p, "group", fx.group, "error", err)
+	// Directories that hold no file were never created on dc-b.
+	for _, rel := range dirs {
+		e.mu.Lock()
+		made := c.dirsMade[rel]
+		e.mu.Unlock()
+		if !made {
+			if err := dc.MkdirAll(staging+"/"+rel, 0o755); err != nil {
+				return fmt.Errorf("create %s/%s on dc-b: %w", staging, rel, err)
 			}
 		}
-		e.mu.Lock()
-		if f := c.files[fx.rel]; f != nil {
-			f.rec.Perm, f.rec.Group = uint32(fx.perm.Perm()), fx.group
-		}
-		e.mu.Unlock()
 	}
-	// Subdirectories: deepest first, so setting one's times is not undone by its children.
-	sort.Slice(dirs, func(a, b int) bool { return len(dirs[a]) > len(dirs[b]) })
+	// Fix-ups and directory attributes, in parallel: none of them changes a directory's
+	// entries, so no order is needed. Only the manifest, below, adds an entry (to the top).
+	var jobs []func(*hdfs.Client) error
+	for _, fx := range fixups {
+		fx := fx
+		jobs = append(jobs, func(dc *hdfs.Client) error {
+			p := staging + "/" + fx.rel
+			if err := dc.Chmod(p, fx.perm); err != nil {
+				return fmt.Errorf("chmod %s on dc-b: %w", p, err)
+			}
+			if fx.group != "" {
+				if err := dc.Chown(p, owner, fx.group); err != nil {
+					e.log.Warn("group not preserved", "file", p, "group", fx.group, "error", err)
+				}
+			}
+			e.mu.Lock()
+			if f := c.files[fx.rel]; f != nil {
+				f.rec.Perm, f.rec.Group = uint32(fx.perm.Perm()), fx.group
+			}
+			e.mu.Unlock()
+			return nil
+		})
+	}
 	for _, rel := range dirs {
-		fi, err := sc.Stat(dir + "/" + rel)
-		if err != nil {
-			return fmt.Errorf("%w: %s/%s: %v", ErrSourceChanged, dir, rel, err)
+		fi := dirInfos[rel]
+		if fi == nil {
+			return fmt.Errorf("%w: directory %s/%s vanished", ErrSourceChanged, dir, rel)
 		}
 		p := staging + "/" + rel
-		if err := dc.MkdirAll(p, 0o755); err != nil {
-			return fmt.Errorf("create %s on dc-b: %w", p, err)
-		}
-		if err := e.setAttrs(ctx, dc, owner, p, fi); err != nil {
-			return err
-		}
+		jobs = append(jobs, func(dc *hdfs.Client) error { return e.setAttrs(ctx, dc, owner, p, fi) })
+	}
+	if err := e.parallel(owner, jobs); err != nil {
+		return err
 	}
 	e.mu.Lock()
 	for _, f := range c.order {
@@ -153,7 +170,7 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	if err := dc.Remove(mp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove old manifest on dc-b: %w", err)
 	}
-	def, err := dc.ServerDefaults()
+	def, err := e.destDefaults(dc)
 	if err != nil {
 		return fmt.Errorf("server defaults of dc-b: %w", err)
 	}
@@ -175,10 +192,15 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	if err := e.setAttrs(ctx, dc, owner, staging, top); err != nil {
 		return err
 	}
-	if err := dc.MkdirAll(path.Dir(dest), 0o755); err != nil {
-		return fmt.Errorf("create %s on dc-b as %s: %w", path.Dir(dest), owner, err)
+	err = dc.Rename(staging, dest)
+	if errors.Is(err, os.ErrNotExist) {
+		// The destination's parent does not exist yet.
+		if err := dc.MkdirAll(path.Dir(dest), 0o755); err != nil {
+			return fmt.Errorf("create %s on dc-b as %s: %w", path.Dir(dest), owner, err)
+		}
+		err = dc.Rename(staging, dest)
 	}
-	if err := dc.Rename(staging, dest); err != nil {
+	if err != nil {
 		return fmt.Errorf("rename %s to %s on dc-b: %w", staging, dest, err)
 	}
 	ok = true
@@ -188,19 +210,24 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 // errRequeued: a file changed after its copy and is being copied again; the commit waits.
 var errRequeued = errors.New("files changed after their copy are being copied again")
 
-func (e *Engine) recheck(c *checkpoint, sc *hdfs.Client, dir string) ([]fixup, error) {
+func (e *Engine) recheck(c *checkpoint, sc *hdfs.Client, dir string) ([]fixup, map[string]os.FileInfo, error) {
 	infos := map[string]os.FileInfo{}
+	dirs := map[string]os.FileInfo{}
 	err := sc.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() && len(p) > len(dir) {
-			infos[p[len(dir)+1:]] = fi
+		if err == nil && len(p) > len(dir) {
+			if fi.IsDir() {
+				dirs[p[len(dir)+1:]] = fi
+			} else {
+				infos[p[len(dir)+1:]] = fi
+			}
 		}
 		return err
 	})
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
+			return nil, nil, fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -209,7 +236,7 @@ func (e *Engine) recheck(c *checkpoint, sc *hdfs.Client, dir string) ([]fixup, e
 	for rel, f := range c.files {
 		fi, ok := infos[rel]
 		if !ok {
-			return nil, fmt.Errorf("%w: %s/%s vanished", ErrSourceChanged, dir, rel)
+			return nil, nil, fmt.Errorf("%w: %s/%s vanished", ErrSourceChanged, dir, rel)
 		}
 		s := infoOf(fi)
 		if s.id != f.rec.FileID || s.size != f.rec.Size || s.mtime != f.rec.MtimeMs {
@@ -230,14 +257,80 @@ func (e *Engine) recheck(c *checkpoint, sc *hdfs.Client, dir string) ([]fixup, e
 	for rel := range infos {
 		if c.files[rel] == nil && rel != e.cfg.Manifest {
 			// Its CLOSE event (which queues it) has not arrived yet: wait for it.
-			return nil, fmt.Errorf("%s/%s appeared after the checkpoint completed; waiting for it", dir, rel)
+			return nil, nil, fmt.Errorf("%s/%s appeared after the checkpoint completed; waiting for it", dir, rel)
 		}
 	}
 	if requeued > 0 {
 		e.cond.Broadcast()
-		return nil, errRequeued
+		return nil, nil, errRequeued
 	}
-	return fixups, nil
+	return fixups, dirs, nil
+}
+
+// parallel runs jobs on up to 32 dc-b clients of owner at once and returns the first error.
+func (e *Engine) parallel(owner string, jobs []func(*hdfs.Client) error) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	next := make(chan func(*hdfs.Client) error)
+	errc := make(chan error, 1)
+	var wg sync.WaitGroup
+	for i := 0; i < min(32, len(jobs)); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dc, err := e.dst.get(owner)
+			if err != nil {
+				select {
+				case errc <- err:
+				default:
+				}
+				for range next {
+				}
+				return
+			}
+			healthy := true
+			for job := range next {
+				if err := job(dc); err != nil {
+					healthy = !isConnErr(err)
+					select {
+					case errc <- err:
+					default:
+					}
+				}
+			}
+			e.dst.put(owner, dc, healthy)
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}
+
+// destDefaults returns dc-b's server defaults, asked once.
+func (e *Engine) destDefaults(dc *hdfs.Client) (hdfs.ServerDefaults, error) {
+	e.mu.Lock()
+	d, ok := e.defaults, e.haveDefaults
+	e.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	d, err := dc.ServerDefaults()
+	if err != nil {
+		return d, err
+	}
+	e.mu.Lock()
+	e.defaults, e.haveDefaults = d, true
+	e.mu.Unlock()
+	return d, nil
 }
 
 // setAttrs gives a dc-b directory the permission and times of its dc-a original.

@@ -57,6 +57,10 @@ type Config struct {
 	// Concurrency is how many file transfers are in flight at once
 	// (newtricks.mirror.concurrency, default 128).
 	Concurrency int
+	// RangeSize: files of at least twice this size are copied as ranges of this size in
+	// parallel and joined on dc-b with HDFS concat (needs DestHTTP); 0 disables. Rounded up to
+	// a multiple of 64 KiB (newtricks.mirror.range-size, default 8 MiB).
+	RangeSize int64
 	// MaxFiles bounds the files of one checkpoint; a checkpoint with more fails
 	// (newtricks.mirror.max-files, default 100000).
 	MaxFiles int
@@ -126,6 +130,7 @@ func DefaultConfig() Config {
 	return Config{
 		ProxyUser:      "newtricks",
 		Concurrency:    128,
+		RangeSize:      8 << 20,
 		MaxFiles:       100000,
 		MaxCheckpoints: 64,
 		JournalDir:     "/system/newtricks/mirror",
@@ -156,6 +161,11 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 		errs = append(errs, err)
 	}
 	cfg.Bandwidth = bw
+	rs, err := c.Int(confPrefix+"range-size", cfg.RangeSize)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.RangeSize = (rs + 65535) / 65536 * 65536
 	intKey(&cfg.Concurrency, "concurrency")
 	intKey(&cfg.MaxFiles, "max-files")
 	intKey(&cfg.MaxCheckpoints, "max-checkpoints")
@@ -245,6 +255,8 @@ func (c *Config) Validate() error {
 		return bad("proxy-user", "%q is not a short user name", c.ProxyUser)
 	case c.Bandwidth < 0:
 		return bad("bandwidth", "%d < 0", c.Bandwidth)
+	case c.RangeSize < 0:
+		return bad("range-size", "%d < 0", c.RangeSize)
 	case c.Concurrency < 1 || c.Concurrency > 4096:
 		return bad("concurrency", "%d outside [1, 4096]", c.Concurrency)
 	case c.MaxFiles < 1:

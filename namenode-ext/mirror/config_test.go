@@ -3,6 +3,7 @@ package mirror
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"strings"
 	"testing"
 
@@ -126,5 +127,29 @@ func TestAddRealUser(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "alice") || !strings.Contains(string(out), "mirror") || !strings.Contains(string(out), "ClientProtocol") {
 		t.Fatalf("rewritten packet lacks a field: %q", out)
+	}
+}
+
+func TestChecksumFromRangeCRCs(t *testing.T) {
+	data := make([]byte, 3*4096+777)
+	for i := range data {
+		data[i] = byte(i*31 + i/7)
+	}
+	whole := newFileChecksum(4096, 512)
+	whole.Write(data)
+	// Ranges of 1024 bytes (multiples of 512), CRCs per 512-byte chunk, assembled in order.
+	parts := newFileChecksum(4096, 512)
+	left := int64(len(data))
+	for off := 0; off < len(data); off += 1024 {
+		rng := data[off:min(off+1024, len(data))]
+		for i := 0; i < len(rng); i += 512 {
+			chunk := rng[i:min(i+512, len(rng))]
+			n := min(left, 512)
+			parts.addChunk(crc32.Checksum(chunk, castagnoli), n)
+			left -= n
+		}
+	}
+	if string(whole.Sum()) != string(parts.Sum()) {
+		t.Fatal("checksum assembled from range CRCs differs from the streamed one")
 	}
 }

@@ -58,34 +58,44 @@ func infoOf(fi os.FileInfo) srcInfo {
 	return s
 }
 
-// worker copies files until ctx ends.
+// worker copies files (or ranges of large files) until ctx ends.
 func (e *Engine) worker(ctx context.Context) {
 	for {
-		c, f := e.next()
+		c, f, p := e.next()
 		if c == nil {
 			return
+		}
+		if p != nil {
+			e.finishPart(ctx, c, f, p, e.copyPart(ctx, c, f, p))
+			continue
 		}
 		err := e.copyFile(ctx, c, f)
 		e.finishCopy(c, f, err)
 	}
 }
 
-// next blocks until a file may be copied (or the engine stops) and claims it: urgent
-// checkpoints first, then the oldest checkpoint first, files in the order they closed. While an
-// urgent checkpoint has work, bulk files wait.
-func (e *Engine) next() (*checkpoint, *file) {
+// next blocks until a file (or a range of one) may be copied, or the engine stops, and claims
+// it: urgent checkpoints first, then the oldest checkpoint first, files in the order they
+// closed. While an urgent checkpoint has work, bulk files wait.
+func (e *Engine) next() (*checkpoint, *file, *part) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for {
 		if e.stopped {
-			return nil, nil
+			return nil, nil, nil
 		}
-		if c, f, wait := e.pickLocked(); f != nil {
+		if c, f, p, wait := e.pickLocked(); f != nil {
+			c.inFlight++
+			if p != nil {
+				p.state = fileCopying
+				p.attempts++
+				p.copied = 0
+				return c, f, p
+			}
 			f.state = fileCopying
 			f.attempts++
 			f.copied = 0
-			c.inFlight++
-			return c, f
+			return c, f, nil
 		} else if wait > 0 {
 			// Something is backing off: wake up for it.
 			t := time.AfterFunc(wait, func() { e.mu.Lock(); e.cond.Broadcast(); e.mu.Unlock() })
@@ -97,10 +107,10 @@ func (e *Engine) next() (*checkpoint, *file) {
 	}
 }
 
-func (e *Engine) pickLocked() (*checkpoint, *file, time.Duration) {
+func (e *Engine) pickLocked() (*checkpoint, *file, *part, time.Duration) {
 	var cands []*checkpoint
 	for _, c := range e.ckpts {
-		if !c.state.terminal() && c.resolved && (!c.urgent || true) {
+		if !c.state.terminal() && c.resolved {
 			if e.urgentLive > 0 && !c.urgent {
 				continue
 			}
@@ -110,21 +120,34 @@ func (e *Engine) pickLocked() (*checkpoint, *file, time.Duration) {
 	sortCheckpoints(cands)
 	now := e.now()
 	var wait time.Duration
+	later := func(t time.Time) bool {
+		if d := t.Sub(now); d > 0 {
+			if wait == 0 || d < wait {
+				wait = d
+			}
+			return true
+		}
+		return false
+	}
 	for _, c := range cands {
 		for _, f := range c.order {
-			if f.state != fileQueued {
+			if f.state != fileQueued || later(f.notBefore) {
 				continue
 			}
-			if d := f.notBefore.Sub(now); d > 0 {
-				if wait == 0 || d < wait {
-					wait = d
+			if f.parts == nil && e.splits(f.size) {
+				e.splitLocked(f)
+			}
+			if f.parts == nil {
+				return c, f, nil, 0
+			}
+			for _, p := range f.parts {
+				if p.state == fileQueued && !later(p.notBefore) {
+					return c, f, p, 0
 				}
-				continue
 			}
-			return c, f, 0
 		}
 	}
-	return nil, nil, wait
+	return nil, nil, nil, wait
 }
 
 func sortCheckpoints(cs []*checkpoint) {
@@ -155,6 +178,9 @@ func (e *Engine) finishCopy(c *checkpoint, f *file, err error) {
 	case err == nil:
 		f.state = fileCopied
 		e.journal.add(c, f)
+		if c.listed && !c.pendingLocked() {
+			signal(e.flushNow) // the checkpoint's last transfer: journal it now
+		}
 	case errors.Is(err, ErrSourceChanged), errors.Is(err, os.ErrPermission), errors.Is(err, ErrTooManyFiles):
 		f.state = fileQueued
 		e.failLocked(c, err)

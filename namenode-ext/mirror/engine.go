@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/colinmarc/hdfs/v2"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/newtricks/newtricks/namenode-ext/events"
@@ -58,6 +59,8 @@ type file struct {
 	notBefore time.Time
 	copied    int64 // bytes streamed in the current attempt
 	rec       fileRecord
+	parts     []*part // a large file copied in ranges (nil: in one stream)
+	snap      srcInfo // the source as its first range saw it
 }
 
 // fixup is a copied file whose permission or group changed on dc-a after the copy.
@@ -147,6 +150,11 @@ type Engine struct {
 	inFlightF   atomic.Int64
 	copiesAll   atomic.Int64
 	commitOrder []Key // commit order, for tests and logs
+
+	defaults     hdfs.ServerDefaults // dc-b's, once known
+	haveDefaults bool
+	kick         chan struct{} // wakes the run loop (a checkpoint may be ready to list or commit)
+	flushNow     chan struct{} // wakes the journal (a complete checkpoint has no transfer left)
 }
 
 // New builds the Engine; Run starts it.
@@ -169,6 +177,8 @@ func New(cfg Config, host pb.NameNodeHostClient, log hclog.Logger) (*Engine, err
 		ckpts:      map[Key]*checkpoint{},
 		byDir:      map[string]*checkpoint{},
 		urgentSoon: map[Key]bool{},
+		kick:       make(chan struct{}, 1),
+		flushNow:   make(chan struct{}, 1),
 	}
 	e.cond = sync.NewCond(&e.mu)
 	e.times = newTimeSetter(cfg, e.dst.dial)
@@ -250,6 +260,8 @@ func (e *Engine) Run(ctx context.Context) error {
 		case ev := <-e.events:
 			e.handle(ctx, ev.Namespace)
 		case <-tick.C:
+			e.periodic(ctx)
+		case <-e.kick:
 			e.periodic(ctx)
 		}
 	}
@@ -472,6 +484,13 @@ func (e *Engine) addFileLocked(c *checkpoint, rel string, size int64) {
 	e.cond.Broadcast()
 }
 
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
 // markCompleteLocked records that the checkpoint is complete on dc-a; the listing that finds
 // every file runs next (periodic).
 func (e *Engine) markCompleteLocked(c *checkpoint) {
@@ -482,6 +501,7 @@ func (e *Engine) markCompleteLocked(c *checkpoint) {
 	c.completedAt = e.now()
 	c.state = StateCopying
 	e.changedLocked(c)
+	signal(e.kick)
 	go e.journal.saveMeta(c)
 }
 
@@ -676,6 +696,8 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 		return fmt.Errorf("%d files still open for writing (e.g. %s)", len(uc), uc[0])
 	}
 	c.listed = true
+	signal(e.kick)
+	signal(e.flushNow)
 	e.log.Info("checkpoint complete on dc-a", "checkpoint", c.key, "files", len(c.files), "dir", dir)
 	e.changedLocked(c)
 	return nil

@@ -136,6 +136,8 @@ func (e *Engine) journalLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			e.journal.flush()
+		case <-e.flushNow:
+			e.journal.flush()
 		}
 	}
 }
@@ -195,6 +197,9 @@ func (j *journal) flush() {
 			e.filesAll.Add(1)
 		}
 		e.changedLocked(s.c)
+		if s.c.listed && s.c.filesDone == len(s.c.files) {
+			signal(e.kick) // ready to commit
+		}
 		e.mu.Unlock()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
@@ -58,6 +59,38 @@ func (ts *timeSetter) set(ctx context.Context, dc *hdfs.Client, owner, p string,
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("webhdfs settimes %s: %s: %s", p, resp.Status, body)
+	}
+	return nil
+}
+
+// concat joins srcs (in order) onto the end of target with WebHDFS CONCAT, as the owner.
+func (ts *timeSetter) concat(ctx context.Context, owner, target string, srcs []string) error {
+	if ts.base == "" {
+		return fmt.Errorf("concat of %s needs newtricks.mirror.dest.http", target)
+	}
+	if len(srcs) == 0 {
+		return nil
+	}
+	q := url.Values{}
+	q.Set("op", "CONCAT")
+	q.Set("sources", strings.Join(srcs, ","))
+	q.Set("user.name", ts.proxyUser)
+	if owner != ts.proxyUser {
+		q.Set("doas", owner)
+	}
+	u := ts.base + "/webhdfs/v1" + (&url.URL{Path: target}).EscapedPath() + "?" + q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := ts.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("webhdfs concat %s: %w", target, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("webhdfs concat %s: %s: %s", target, resp.Status, body)
 	}
 	return nil
 }

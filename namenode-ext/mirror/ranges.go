@@ -1,0 +1,320 @@
+package mirror
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"time"
+)
+
+// part is one range of a large file, copied by its own transfer into its own file on dc-b;
+// the parts are then joined with HDFS concat (WebHDFS CONCAT). colinmarc/hdfs keeps at most 5
+// packets of 64 KiB in flight per block stream, about 8 MB/s per stream at 40 ms RTT, so one
+// stream cannot fill a WAN link: ranges in parallel can.
+type part struct {
+	idx       int
+	off, n    int64
+	state     fileState // fileQueued, fileCopying, fileVerified (done)
+	attempts  int
+	notBefore time.Time
+	copied    int64
+	crcs      []uint32 // CRC32C of every 512-byte chunk of the range
+}
+
+// splits reports whether a file of size is copied in ranges.
+func (e *Engine) splits(size int64) bool {
+	return e.cfg.RangeSize > 0 && e.cfg.DestHTTP != "" && size >= 2*e.cfg.RangeSize
+}
+
+func (e *Engine) splitLocked(f *file) {
+	f.parts = nil
+	for off, i := int64(0), 0; off < f.size; off, i = off+e.cfg.RangeSize, i+1 {
+		f.parts = append(f.parts, &part{idx: i, off: off, n: min(e.cfg.RangeSize, f.size-off)})
+	}
+	f.snap = srcInfo{}
+}
+
+// partPath is where a range lands on dc-b: the first range is the file itself (the concat
+// target), the others hidden files beside it (concat wants them in the same directory).
+func partPath(staging, rel string, i int) string {
+	if i == 0 {
+		return staging + "/" + rel
+	}
+	return staging + "/" + path.Join(path.Dir(rel), "."+path.Base(rel)+".nt-part-"+strconv.Itoa(i))
+}
+
+// copyPart streams one range as the owner, collecting chunk CRCs; the source must stay the
+// file the first range saw.
+func (e *Engine) copyPart(ctx context.Context, c *checkpoint, f *file, p *part) error {
+	e.mu.Lock()
+	dir, owner, staging, urgent := c.srcDir, c.owner, c.staging, c.urgent
+	e.mu.Unlock()
+	srcPath := dir + "/" + f.rel
+	sc, err := e.src.get(owner)
+	if err != nil {
+		return err
+	}
+	srcOK := true
+	defer func() { e.src.put(owner, sc, srcOK) }()
+	check := func() (srcInfo, error) {
+		fi, err := sc.Stat(srcPath)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return srcInfo{}, e.movedErr(c, dir, srcPath, err)
+			}
+			srcOK = !isConnErr(err)
+			return srcInfo{}, fmt.Errorf("stat %s on dc-a: %w", srcPath, err)
+		}
+		s := infoOf(fi)
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if f.snap.id == 0 {
+			f.snap = s
+		}
+		if s.id != f.snap.id || s.size != f.snap.size || s.mtime != f.snap.mtime {
+			return s, fmt.Errorf("%w: %s (size %d -> %d, mtime %d -> %d)", ErrSourceChanged, srcPath, f.snap.size, s.size, f.snap.mtime, s.mtime)
+		}
+		return s, nil
+	}
+	snap, err := check()
+	if err != nil {
+		return err
+	}
+	if p.off+p.n > snap.size {
+		return fmt.Errorf("%w: %s is %d bytes, range ends at %d", ErrSourceChanged, srcPath, snap.size, p.off+p.n)
+	}
+	r, err := sc.Open(srcPath)
+	if err != nil {
+		return fmt.Errorf("open %s on dc-a: %w", srcPath, err)
+	}
+	defer r.Close()
+	if _, err := r.Seek(p.off, io.SeekStart); err != nil {
+		return fmt.Errorf("seek %s on dc-a: %w", srcPath, err)
+	}
+	dc, err := e.dst.get(owner)
+	if err != nil {
+		return fmt.Errorf("dc-b: %w", err)
+	}
+	dstOK := true
+	defer func() { e.dst.put(owner, dc, dstOK) }()
+	if err := e.ensureDir(c, dc, path.Dir(f.rel)); err != nil {
+		dstOK = !isConnErr(err)
+		return err
+	}
+	dst := partPath(staging, f.rel, p.idx)
+	if err := dc.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		dstOK = !isConnErr(err)
+		return fmt.Errorf("remove partial %s on dc-b: %w", dst, err)
+	}
+	perm := snap.perm
+	if p.idx > 0 {
+		perm = 0o600
+	}
+	w, err := dc.CreateFile(dst, snap.repl, snap.blockSize, perm)
+	if err != nil {
+		dstOK = !isConnErr(err)
+		return fmt.Errorf("create %s on dc-b: %w", dst, err)
+	}
+	crcs := make([]uint32, 0, (p.n+511)/512)
+	buf := make([]byte, 64<<10) // a multiple of 512: chunks never straddle reads
+	var done int64
+	for done < p.n {
+		if !urgent {
+			e.waitBulk(ctx, c)
+		}
+		k, rerr := io.ReadFull(r, buf[:min(int64(len(buf)), p.n-done)])
+		if k > 0 {
+			e.pacer.wait(ctx, k)
+			if _, werr := w.Write(buf[:k]); werr != nil {
+				w.Close()
+				dstOK = false
+				return fmt.Errorf("write %s on dc-b: %w", dst, werr)
+			}
+			for i := 0; i < k; i += 512 {
+				crcs = append(crcs, crc32.Checksum(buf[i:min(i+512, k)], castagnoli))
+			}
+			done += int64(k)
+			e.mu.Lock()
+			p.copied += int64(k)
+			e.mu.Unlock()
+			e.inFlightB.Add(int64(k))
+			c.streamed.Add(int64(k))
+			e.linkBytes.Add(int64(k))
+			e.metrics.bytes.Add(float64(k))
+		}
+		if rerr != nil {
+			w.Close()
+			srcOK = !isConnErr(rerr)
+			return fmt.Errorf("read %s on dc-a at %d: %w", srcPath, p.off+done, rerr)
+		}
+		if ctx.Err() != nil {
+			w.Close()
+			return ctx.Err()
+		}
+	}
+	if err := closeWriter(w); err != nil {
+		dstOK = !isConnErr(err)
+		return fmt.Errorf("close %s on dc-b: %w", dst, err)
+	}
+	if _, err := check(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	p.crcs = crcs
+	e.mu.Unlock()
+	return nil
+}
+
+// finishPart records a range's outcome; the worker finishing the last range joins the file.
+func (e *Engine) finishPart(ctx context.Context, c *checkpoint, f *file, p *part, err error) {
+	e.mu.Lock()
+	c.inFlight--
+	e.inFlightB.Add(-p.copied)
+	e.copiesAll.Add(1)
+	c.copies++
+	e.metrics.copies.Inc()
+	last := false
+	switch {
+	case c.state.terminal():
+	case err == nil:
+		p.state = fileVerified
+		last = true
+		for _, q := range f.parts {
+			last = last && q.state == fileVerified
+		}
+	case errors.Is(err, ErrSourceChanged), errors.Is(err, os.ErrPermission):
+		p.state = fileQueued
+		e.failLocked(c, err)
+	case errors.Is(err, errRenamed):
+		p.state = fileQueued
+		p.attempts--
+	default:
+		p.state = fileQueued
+		c.retries++
+		e.retriesAll.Add(1)
+		e.metrics.retries.Inc()
+		c.lastErr = err.Error()
+		back := e.cfg.RetryInterval << min(p.attempts-1, 5)
+		p.notBefore = e.now().Add(min(back, 30*time.Second))
+		e.log.Info("range transfer retried", "checkpoint", c.key, "file", f.rel, "range", p.idx, "error", err, "in", back)
+	}
+	if last {
+		// The join is this file's final transfer step.
+		f.state = fileCopying
+		f.attempts++
+		f.copied = 0
+		c.inFlight++
+	}
+	e.changedLocked(c)
+	e.cond.Broadcast()
+	e.mu.Unlock()
+	if last {
+		e.finishCopy(c, f, e.joinParts(ctx, c, f))
+	}
+}
+
+// joinParts concatenates the ranges on dc-b, checks the checksum assembled from the ranges'
+// CRCs against dc-a's, and gives the file its times and group.
+func (e *Engine) joinParts(ctx context.Context, c *checkpoint, f *file) error {
+	e.mu.Lock()
+	dir, owner, staging, group := c.srcDir, c.owner, c.staging, c.group
+	snap := f.snap
+	parts := append([]*part(nil), f.parts...)
+	e.mu.Unlock()
+	srcPath := dir + "/" + f.rel
+	sum := newFileChecksum(snap.blockSize, 512)
+	left := snap.size
+	for _, p := range parts {
+		for _, crc := range p.crcs {
+			n := min(left, 512)
+			sum.addChunk(crc, n)
+			left -= n
+		}
+	}
+	if left != 0 {
+		return fmt.Errorf("%w: ranges of %s cover %d of %d bytes", ErrChecksum, f.rel, snap.size-left, snap.size)
+	}
+	sc, err := e.src.get(owner)
+	if err != nil {
+		return err
+	}
+	defer e.src.put(owner, sc, true)
+	r, err := sc.Open(srcPath)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return e.movedErr(c, dir, srcPath, err)
+		}
+		return fmt.Errorf("open %s on dc-a: %w", srcPath, err)
+	}
+	want, err := r.Checksum()
+	r.Close()
+	if err != nil {
+		return fmt.Errorf("checksum %s on dc-a: %w", srcPath, err)
+	}
+	if got := sum.Sum(); !bytes.Equal(got, want) {
+		e.resetParts(f)
+		return fmt.Errorf("%w: %s: ranges %x, dc-a %x", ErrChecksum, f.rel, got, want)
+	}
+	fi, err := sc.Stat(srcPath)
+	if err != nil {
+		return e.movedErr(c, dir, srcPath, err)
+	}
+	if after := infoOf(fi); after.id != snap.id || after.size != snap.size || after.mtime != snap.mtime {
+		return fmt.Errorf("%w: %s changed while its ranges were copied", ErrSourceChanged, srcPath)
+	}
+	dc, err := e.dst.get(owner)
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() { e.dst.put(owner, dc, ok) }()
+	target := partPath(staging, f.rel, 0)
+	var srcs []string
+	for _, p := range parts[1:] {
+		srcs = append(srcs, partPath(staging, f.rel, p.idx))
+	}
+	if err := e.times.concat(ctx, owner, target, srcs); err != nil {
+		e.resetParts(f)
+		return err
+	}
+	after := infoOf(fi)
+	if after.group != "" && after.group != group {
+		if err := dc.Chown(target, owner, after.group); err != nil {
+			e.log.Warn("group not preserved", "file", target, "group", after.group, "error", err)
+		}
+	}
+	mt := time.UnixMilli(after.mtime)
+	if err := e.times.set(ctx, dc, owner, target, mt); err != nil {
+		return fmt.Errorf("set times of %s on dc-b: %w", target, err)
+	}
+	ok = true
+	e.mu.Lock()
+	f.size = after.size
+	f.rec = fileRecord{Path: f.rel, Size: after.size, MtimeMs: after.mtime, FileID: after.id,
+		Perm: uint32(after.perm.Perm()), Group: after.group, Checksum: fmt.Sprintf("%x", want)}
+	e.mu.Unlock()
+	return nil
+}
+
+// resetParts sends every range of f back to the queue (the join failed).
+func (e *Engine) resetParts(f *file) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f.parts = nil
+}
+
+func (e *Engine) movedErr(c *checkpoint, dir, srcPath string, err error) error {
+	e.mu.Lock()
+	now := c.srcDir
+	e.mu.Unlock()
+	if now != dir {
+		return errRenamed
+	}
+	return fmt.Errorf("%w: %s: %v", ErrSourceChanged, srcPath, err)
+}
