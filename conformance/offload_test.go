@@ -29,6 +29,7 @@ import (
 	"github.com/newtricks/newtricks/reader"
 	"github.com/newtricks/newtricks/schedule"
 	"github.com/newtricks/newtricks/xformgraph"
+	"github.com/newtricks/newtricks/xformgraph/golden"
 )
 
 // sheddingNode is the DataNode whose governor the fallback case drives over its threshold;
@@ -282,6 +283,76 @@ func TestOffload(t *testing.T) {
 		}
 		if transformed == 0 {
 			t.Error("no DataNode reports a transformed sample")
+		}
+	})
+
+	t.Run("golden digests via the DataNodes, raw, and the reader", func(t *testing.T) {
+		// Every xformgraph golden case as one explicit step; the inputs are stored as
+		// "<sample>.<ext>" so that their index key is the golden key.
+		cases := golden.Cases()
+		gspec := &schedule.Spec{Name: "golden", Seed: 1, GlobalBatch: 1, WorldSize: 1}
+		srcOf := map[string]int{}
+		if err := e.fs.MkdirAll("/data/golden", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, gc := range cases {
+			p := "/data/golden/" + gc.Sample + path.Ext(gc.Sample)
+			if _, err := e.fs.Stat(p); err != nil {
+				if err := clustertest.WriteFile(ctx, e.fs, p, gc.Input()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			name := fmt.Sprintf("%s-s%d", gc.GraphName, gc.Seed)
+			i, ok := srcOf[name]
+			if !ok {
+				i = len(gspec.Sources)
+				srcOf[name] = i
+				gspec.Sources = append(gspec.Sources, schedule.Source{Name: name, Dataset: "/data/golden", Weight: 1, Graph: gc.Graph()})
+			}
+			gspec.Explicit = append(gspec.Explicit, []schedule.ExplicitSample{{Source: i, Key: gc.Key, Epoch: gc.Epoch}})
+		}
+		idx, err := dataset.Build(ctx, dataset.HDFSFS{Client: e.fs}, "/data/golden", dataset.BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dataset.Store(ctx, e.fs, idx); err != nil {
+			t.Fatal(err)
+		}
+		if err := gspec.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []struct {
+			name         string
+			offload, raw bool
+		}{{"datanode", true, false}, {"raw", true, true}, {"local", false, false}} {
+			store := &reader.HDFSStore{Client: e.fs}
+			defer store.Close()
+			cfg := reader.Config{User: e.su, Spec: gspec, Locator: reader.NamespaceLocator{Client: e.ns, User: e.su}, Store: store,
+				MaxWait: 30 * time.Second, Dial: exttest.Dial, ForceRawOnly: mode.raw}
+			if mode.offload {
+				cfg.Nodes = lay.DataNodeAPI
+			}
+			r, err := reader.Open(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paths := map[string]int{}
+			for i, st := range nextSteps(t, r, len(cases)) {
+				smp := st.Samples[0]
+				paths[smp.Path]++
+				if smp.Err != nil {
+					t.Errorf("%s: case %s: %v", mode.name, cases[i].ID, smp.Err)
+					continue
+				}
+				if err := golden.Check(cases[i].ID, smp.Frames); err != nil {
+					t.Errorf("%s: %v", mode.name, err)
+				}
+			}
+			r.Close()
+			t.Logf("%s: %d golden cases checked, paths %v", mode.name, len(cases), paths)
+			if mode.name == "datanode" && paths["offload"] == 0 {
+				t.Errorf("no golden case was transformed by a DataNode: %v", paths)
+			}
 		}
 	})
 
