@@ -127,3 +127,35 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("version %q", v)
 	}
 }
+
+// FuzzDecode: any bytes and any request give pixels or an error, never a crash, a hang or
+// a write outside the planes.
+func FuzzDecode(f *testing.F) {
+	for _, n := range []string{"small_444.jpg", "small_progressive.jpg", "small_gray.jpg", "small_cmyk.jpg"} {
+		b, err := os.ReadFile(filepath.Join("..", "golden", "testdata", "inputs", n))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, uint8(1), uint8(0), uint16(3), uint16(5), uint16(200), uint16(100))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, mode, denomLog uint8, x0, y0, x1, y1 uint16) {
+		out := []Out{RGB, Gray, CMYK}[int(mode)%3]
+		r := Request{Out: out, Denom: 1 << (denomLog % 4), MaxPixels: 1 << 22}
+		if x1 > 0 {
+			r.X0, r.Y0, r.X1, r.Y1 = int(x0), int(y0), int(x1), int(y1)
+		}
+		res, err := Decode(data, r, nil)
+		if err != nil {
+			return
+		}
+		bpp := 1
+		if out == CMYK {
+			bpp = 4
+		}
+		for _, p := range res.Planes {
+			if len(p) != res.W*res.H*bpp {
+				t.Fatalf("plane of %d bytes for %dx%d", len(p), res.W, res.H)
+			}
+		}
+	})
+}
