@@ -11,9 +11,9 @@ import (
 // decoded source. Exactly one of planar, img, frames is the source.
 type lazyValue struct {
 	// src, when set and planar and img are nil, is a JPEG not decoded yet: it is decoded
-	// when the plan is final, down to the last row the plan reads.
+	// when the plan is final, only the region the plan reads (see deferredJPEG).
 	src      *deferredJPEG
-	planar   *ximage.Planar // JPEG planes, not yet color converted
+	planar   *ximage.Planar // decoded planes: R, G, B (JPEG) or YCbCr (WebP), maybe a region
 	channels int            // channels to produce from planar
 	img      *Image
 	frames   []*Image

@@ -1,7 +1,8 @@
 // Package image decodes still images (JPEG, PNG, WebP) under pixel limits and runs the
 // spatial kernels of xformgraph: Pillow-compatible separable resampling (bilinear, bicubic,
 // box/area, all antialiased when shrinking), crops, flips, EXIF orientation and the fused
-// crop+resize+flip+normalize pass that writes a tensor straight from decoded YCbCr planes.
+// crop+resize+flip+normalize pass that writes a tensor straight from decoded planes. JPEG
+// itself is decoded by a JPEGDecoder the caller provides (xformgraph: libjpeg-turbo).
 //
 // It is a leaf package (no dependency on xformgraph) so that xformgraph and
 // xformgraph/video can both use its Image type.
@@ -27,10 +28,12 @@ func (m *Image) Row(y int) []byte {
 	return m.Pix[o : o+m.Width*m.Channels]
 }
 
-// Planar is a decoded YCbCr (or gray) picture as a JPEG or WebP decoder produces it, before
-// chroma upsampling. Cb/Cr are nil for gray. Chroma planes are subsampled by 2^Log2ChromaW
-// horizontally and 2^Log2ChromaH vertically, sited at the centre of the luma block they
-// cover (JPEG/JFIF convention).
+// Planar is a decoded picture in planes: R, G, B at full resolution (RGB set, as the
+// libjpeg-turbo JPEG decoder produces them), or YCbCr/gray as a WebP decoder produces it,
+// before chroma upsampling. Cb/Cr are nil for gray. YCbCr chroma planes are subsampled by
+// 2^Log2ChromaW horizontally and 2^Log2ChromaH vertically, sited at the centre of the luma
+// block they cover (JPEG/JFIF convention). The planes may hold only a region of the
+// picture (OffX, OffY, FullWidth, FullHeight).
 type Planar struct {
 	Width, Height            int
 	Y, Cb, Cr                []byte
