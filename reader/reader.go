@@ -110,9 +110,10 @@ type node struct {
 	client pb.OffloadClient
 	conn   *grpc.ClientConn
 
-	mu      sync.Mutex
-	session string
-	downAt  time.Time // zero while up
+	mu        sync.Mutex
+	session   string
+	downAt    time.Time // zero while up
+	reopening bool
 }
 
 // Reader iterates over the steps of one rank.
@@ -407,25 +408,32 @@ func (r *Reader) fileBlocks() [][]*pb.LocatedBlocks {
 	return out
 }
 
-// up reports whether a node has a session, retrying a failed node every cfg.Retry.
+// up reports whether a node has a session. A node that failed is tried again every
+// cfg.Retry in the background (a dead host can take seconds to time out), so steps never wait
+// for a reconnect: its slots are read from HDFS until the new session is open.
 func (r *Reader) up(ctx context.Context, n *node, step uint64) bool {
 	n.mu.Lock()
-	down, id := n.downAt, n.session
-	n.mu.Unlock()
-	if down.IsZero() && id != "" {
+	defer n.mu.Unlock()
+	if n.downAt.IsZero() && n.session != "" {
 		return true
 	}
-	if time.Since(down) < r.cfg.Retry {
+	if n.reopening || time.Since(n.downAt) < r.cfg.Retry {
 		return false
 	}
-	if err := r.openSession(ctx, n, step); err != nil {
+	n.reopening = true
+	go func() {
+		err := r.openSession(ctx, n, step)
 		n.mu.Lock()
-		n.downAt = time.Now()
+		n.reopening = false
+		if err != nil {
+			n.downAt = time.Now()
+		}
 		n.mu.Unlock()
-		return false
-	}
-	r.stats.add(&r.stats.reconnects, 1)
-	return true
+		if err == nil {
+			r.stats.add(&r.stats.reconnects, 1)
+		}
+	}()
+	return false
 }
 
 func (r *Reader) markDown(n *node) {
