@@ -81,6 +81,22 @@ class WebHDFS:
         finally:
             c.close()
 
+    def read(self, path, user) -> bytes:
+        s, loc, b = self._req("GET", path, "OPEN", user)
+        if s != 307 or not loc:
+            raise AssertionError("webhdfs open %s: HTTP %d %s" % (path, s, b[:300]))
+        u = urllib.parse.urlsplit(loc)
+        c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+        try:
+            c.request("GET", u.path + "?" + u.query)
+            r = c.getresponse()
+            body = r.read()
+            if r.status != 200:
+                raise AssertionError("webhdfs read %s: HTTP %d" % (path, r.status))
+            return body
+        finally:
+            c.close()
+
     def replication(self, path, user) -> int:
         s, _, b = self._req("GET", path, "GETFILESTATUS", user)
         return self._ok("getfilestatus " + path, s, b)["FileStatus"]["replication"]
@@ -97,41 +113,75 @@ class Cluster:
         self.superuser = os.environ.get("USER") or __import__("getpass").getuser()
 
 
+MIRROR_CORE = {
+    # The mirror's service user may act as checkpoint owners from loopback; test users have
+    # static groups (they are not OS users).
+    "hadoop.proxyuser.mirror.hosts": "127.0.0.1",
+    "hadoop.proxyuser.mirror.users": "*",
+    "hadoop.user.group.static.mapping.overrides": "alice=alice;bob=bob;dr.who=;",
+}
+
+
+def _up(cli, name, base, args):
+    r = subprocess.run([cli, "cluster", "up", "--name", name, "--dir", base, "--timeout", "180s"] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        pytest.fail("newtricks cluster up %s failed (rc %d):\n%s" % (name, r.returncode, r.stdout[-4000:]))
+    with open(os.path.join(base, "state.json")) as f:
+        return json.load(f)
+
+
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory):
-    """One NameNode and 3 DataNodes with the newtricks hooks, default replication 1, 1 MiB
-    blocks (samples span blocks), hints allowed under /hot, offload never shedding. Stopped
-    and removed at the end of the session."""
+    """dc-a: one NameNode and 3 DataNodes with the newtricks hooks, default replication 1, 1 MiB
+    blocks (samples span blocks), hints allowed under /hot and /example, offload never
+    shedding, checkpoints under /ckpt/{job}/step_{step} (marker _SUCCESS) mirrored to dc-b, a
+    plain one-DataNode cluster (``cluster.dcb``). Both stopped and removed at the end."""
     bin_dir = need_env("NEWTRICKS_BIN")
     cli = need_file(os.path.join(bin_dir, "newtricks"))
     jar = need_file(need_env("NEWTRICKS_HOOKS_JAR"))
     need_env("NEWTRICKS_HADOOP_LIB")
     name = "pytest-%d" % os.getpid()
     base = str(tmp_path_factory.mktemp("cluster"))
-    up = [cli, "cluster", "up", "--name", name, "--dir", base, "--datanodes", "3", "--jar", jar,
-          "--conf", "dfs.replication=1",
-          "--conf", "newtricks.hotspot.allowed-prefixes=/hot,/example",
-          "--conf", "newtricks.hotspot.poll-interval=300ms",
-          "--conf", "dfs.blocksize=1048576",
-          "--conf", "newtricks.datanode.ext.offload.cpu.high=1",
-          "--conf", "newtricks.datanode.ext.offload.cpu.low=1",
-          "--timeout", "180s"]
+    base_b = str(tmp_path_factory.mktemp("cluster-b"))
+    core = [a for k, v in MIRROR_CORE.items() for a in ("--core", "%s=%s" % (k, v))]
     t0 = time.monotonic()
-    r = subprocess.run(up, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    started = []
     try:
-        if r.returncode != 0:
-            pytest.fail("newtricks cluster up failed (rc %d):\n%s" % (r.returncode, r.stdout[-4000:]))
-        with open(os.path.join(base, "state.json")) as f:
-            state = json.load(f)
+        started.append((name + "-b", base_b))
+        st_b = _up(cli, name + "-b", base_b, ["--datanodes", "1", "--conf", "dfs.replication=1"] + core)
+        nn_b = "127.0.0.1:%d" % st_b["namenode"]["namenode_ports"]["rpc"]
+        http_b = st_b["namenode"]["namenode_ports"]["http"]
+        conf = {
+            "dfs.replication": "1",
+            "dfs.blocksize": "1048576",
+            "newtricks.hotspot.allowed-prefixes": "/hot,/example",
+            "newtricks.hotspot.poll-interval": "300ms",
+            "newtricks.datanode.ext.offload.cpu.high": "1",
+            "newtricks.datanode.ext.offload.cpu.low": "1",
+            "newtricks.mirror.rules": "ck",
+            "newtricks.mirror.dest.namenode": nn_b,
+            "newtricks.mirror.dest.http": "127.0.0.1:%d" % http_b,
+            "newtricks.mirror.proxy-user": "mirror",
+            "newtricks.mirror.retry.interval": "200ms",
+            "newtricks.mirror.rule.ck.source": "/ckpt/{job}/step_{step}",
+            "newtricks.mirror.rule.ck.completion": "marker",
+            "newtricks.mirror.rule.ck.marker": "_SUCCESS",
+        }
+        started.append((name, base))
+        state = _up(cli, name, base, ["--datanodes", "3", "--jar", jar] + core +
+                    [a for k, v in conf.items() for a in ("--conf", "%s=%s" % (k, v))])
         with open(os.path.join(base, "ext.json")) as f:
             ext = json.load(f)
         c = Cluster(name, base, state, ext)
         c.cli = cli
-        print("cluster %s up in %.1fs, namenode-ext %s" % (name, time.monotonic() - t0, c.namenode_ext))
+        c.dcb = WebHDFS("127.0.0.1", http_b)
+        print("clusters %s and %s-b up in %.1fs, namenode-ext %s" % (name, name, time.monotonic() - t0, c.namenode_ext))
         yield c
     finally:
-        subprocess.run([cli, "cluster", "down", "--name", name, "--dir", base, "--purge"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for n, b in reversed(started):
+            subprocess.run([cli, "cluster", "down", "--name", n, "--dir", b, "--purge"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="session")

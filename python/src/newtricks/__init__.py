@@ -9,6 +9,8 @@
 - ``newtricks.Reader(schedule, rank=..., namenode=..., namenode_ext=..., datanodes=...)``: one
   rank's steps of a training schedule, transformed on the DataNodes that hold the samples
   (offload), locally when they are busy or unreachable; ``stats()`` says which.
+- ``newtricks.mirror.wait(job, step)`` / ``urgent(job, step)``: wait until a checkpoint is
+  committed on the evaluation cluster, or move it ahead of the others.
 - ``newtricks.frames``: the frame format of transform outputs, read into numpy arrays
   without copying.
 
@@ -32,6 +34,7 @@ from .errors import (  # noqa: F401
     UnauthenticatedError,
     UnavailableError,
 )
+from . import mirror  # noqa: F401
 from .hints import Hint, hint  # noqa: F401
 from .reader import Reader, Sample, Step  # noqa: F401
 

@@ -1,0 +1,149 @@
+"""Checkpoint mirroring from Python: wait until a checkpoint is readable on the evaluation
+cluster, or ask for it first.
+
+    newtricks.mirror.urgent("llama", 1000)                 # evaluation wants this one now
+    cp = newtricks.mirror.wait("llama", 1000, timeout=3600)
+    load(cp.dest_path)                                     # complete and verified on dc-b
+
+namenode-ext (on the training cluster) copies each checkpoint while the trainer writes it and
+commits it on the evaluation cluster in one rename (docs/mirror.md). ``addr`` is
+namenode-ext's public API (default $NEWTRICKS_NAMENODE_EXT), ``user`` the HDFS user (default
+$HADOOP_USER_NAME, then the login name): a user sees the checkpoints it owns. ``rule`` may be
+left empty when one mirror rule is configured.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, List, Optional
+
+import grpc
+
+from . import errors
+from ._user import resolve_user
+from .hints import _addr, _seconds
+from .v1 import mirror_pb2, mirror_pb2_grpc
+
+
+@dataclasses.dataclass(frozen=True)
+class Checkpoint:
+    rule: str
+    job: str
+    step: int
+    state: str  # OPEN, COPYING, COMMITTED, FAILED, RETIRED
+    owner: str
+    source_path: str
+    dest_path: str
+    files_total: int
+    files_done: int
+    bytes_total: int
+    bytes_done: int
+    rate_bytes_per_sec: float
+    eta: Optional[float]  # seconds, None when unknown
+    urgent: bool
+    error: str
+    lag: Optional[float]  # seconds from complete on dc-a to committed on dc-b, once committed
+    retries: int
+
+    @property
+    def committed(self) -> bool:
+        return self.state == "COMMITTED"
+
+
+def _cp(m: mirror_pb2.CheckpointStatus) -> Checkpoint:
+    return Checkpoint(
+        rule=m.ref.rule, job=m.ref.job, step=m.ref.step,
+        state=mirror_pb2.CheckpointStatus.State.Name(m.state), owner=m.owner,
+        source_path=m.source_path, dest_path=m.dest_path, files_total=m.files_total, files_done=m.files_done,
+        bytes_total=m.bytes_total, bytes_done=m.bytes_done, rate_bytes_per_sec=m.rate_bytes_per_sec,
+        eta=None if m.eta_ms < 0 else m.eta_ms / 1e3, urgent=m.urgent, error=m.error,
+        lag=m.lag_ms / 1e3 if m.committed_ms else None, retries=m.retries)
+
+
+def _ref(job: str, step: int, rule: str) -> mirror_pb2.CheckpointRef:
+    if not isinstance(job, str) or not job or "/" in job:
+        raise errors.ConfigError("job must be a non-empty name without '/', got %r" % (job,))
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise errors.ConfigError("step must be an int >= 0, got %r" % (step,))
+    if not isinstance(rule, str):
+        raise errors.ConfigError("rule must be a string, got %r" % (rule,))
+    return mirror_pb2.CheckpointRef(rule=rule, job=job, step=step)
+
+
+class _Conn:
+    def __init__(self, addr, user, what):
+        self.addr, self.user, self.what = _addr(addr), resolve_user(user), what
+        self.channel = grpc.insecure_channel(self.addr)
+        self.stub = mirror_pb2_grpc.MirrorStub(self.channel)
+
+    def fail(self, e: grpc.RpcError) -> errors.NewtricksError:
+        return errors.from_rpc_error(e, "mirror %s on %s as %s" % (self.what, self.addr, self.user))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.channel.close()
+
+
+def urgent(job: str, step: int, *, rule: str = "", addr: Optional[str] = None, user: Optional[str] = None,
+           timeout: float = 30) -> Checkpoint:
+    """Moves the checkpoint ahead of every other transfer (it may not exist yet)."""
+    ref = _ref(job, step, rule)
+    with _Conn(addr, user, "urgent %s/%d" % (job, step)) as c:
+        try:
+            return _cp(c.stub.Urgent(mirror_pb2.MirrorUrgentRequest(user=c.user, ref=ref), timeout=timeout))
+        except grpc.RpcError as e:
+            raise c.fail(e) from None
+
+
+def complete(job: str, step: int, *, rule: str = "", addr: Optional[str] = None, user: Optional[str] = None,
+             timeout: float = 30) -> Checkpoint:
+    """Signals that the trainer has written every file of the checkpoint ("signal" rules)."""
+    ref = _ref(job, step, rule)
+    with _Conn(addr, user, "complete %s/%d" % (job, step)) as c:
+        try:
+            return _cp(c.stub.Complete(mirror_pb2.MirrorCompleteRequest(user=c.user, ref=ref), timeout=timeout))
+        except grpc.RpcError as e:
+            raise c.fail(e) from None
+
+
+def status(job: str = "", *, rule: str = "", addr: Optional[str] = None, user: Optional[str] = None,
+           timeout: float = 30) -> List[Checkpoint]:
+    """The checkpoints the mirror knows (active and recently finished) that the user may see."""
+    with _Conn(addr, user, "status") as c:
+        try:
+            r = c.stub.Status(mirror_pb2.MirrorStatusRequest(user=c.user, rule=rule, job=job), timeout=timeout)
+        except grpc.RpcError as e:
+            raise c.fail(e) from None
+    return [_cp(m) for m in r.checkpoints]
+
+
+def wait(job: str, step: int, *, rule: str = "", timeout: Optional[float] = None, interval: float = 1.0,
+         progress: Optional[Callable[[Checkpoint], None]] = None, addr: Optional[str] = None,
+         user: Optional[str] = None) -> Checkpoint:
+    """Blocks until the checkpoint is committed on the evaluation cluster and returns it
+    (``dest_path`` is readable there). Calls ``progress`` with each update (at most every
+    ``interval`` seconds). A checkpoint not seen yet is waited for. Raises
+    FailedPreconditionError if the mirror failed it (the message says why),
+    DeadlineExceededError after ``timeout`` seconds."""
+    ref = _ref(job, step, rule)
+    iv = _seconds("interval", interval, positive=True)
+    to = None if timeout is None else _seconds("timeout", timeout, positive=True)
+    last = None
+    with _Conn(addr, user, "wait %s/%d" % (job, step)) as c:
+        try:
+            for m in c.stub.Wait(mirror_pb2.MirrorWaitRequest(user=c.user, ref=ref, interval_ms=int(iv * 1000)), timeout=to):
+                last = _cp(m)
+                if progress is not None:
+                    progress(last)
+        except grpc.RpcError as e:
+            err = c.fail(e)
+            if isinstance(err, errors.DeadlineExceededError) and last is not None:
+                err = errors.DeadlineExceededError("%s; last state %s, %d/%d files" % (err, last.state, last.files_done, last.files_total))
+            raise err from None
+    if last is None:
+        raise errors.NewtricksError("mirror wait %s/%d: the stream ended without a status" % (job, step))
+    if last.state == "FAILED":
+        raise errors.FailedPreconditionError("checkpoint %s/%d failed to mirror: %s" % (job, step, last.error))
+    return last
