@@ -157,7 +157,7 @@ func TestDoctor(t *testing.T) {
 			t.Fatalf("good cluster: exit %d, %d failures", code, r.Fail)
 		}
 		for _, check := range []string{"namenode.plugin", "namenode.ext-config", "namenode.binary", "namenode.libraries", "namenode.handshake",
-			"namenode.audit-loggers", "socket.dir", "hooks.jar", "versions", "namenode.reachable", "namenode.safemode",
+			"namenode.audit-loggers", "namenode.event-journal", "socket.dir", "hooks.jar", "versions", "namenode.reachable", "namenode.safemode",
 			"datanodes.live", "namenode.coprocess", "namenode.audit-queue", "coprocess.metrics"} {
 			wantFinding(t, r, check, doctor.Pass, "")
 		}
@@ -222,6 +222,9 @@ func TestDoctor(t *testing.T) {
 		}, nil, "datanode.block-tokens", "dfs.block.access.token.enable"},
 		{"hooks jar not on the classpath", nnConf, nil,
 			[]string{"--classpath", filepath.Join(hadoopLib(a), "*")}, "hooks.jar", ""},
+		{"event journal dir without its plugin (the NameNode would not start)", nnConf, func(m map[string]string) {
+			delete(m, "dfs.namenode.edits.journal-plugin.newtricks")
+		}, nil, "namenode.event-journal", "dfs.namenode.edits.journal-plugin.newtricks"},
 		{"a value namenode-ext refuses", nnConf, func(m map[string]string) {
 			m["newtricks.hotspot.readers-per-replica"] = "0"
 		}, nil, "namenode.ext-config", "newtricks.hotspot.readers-per-replica"},

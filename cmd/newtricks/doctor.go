@@ -27,7 +27,7 @@ Checks what an admin must get right to run newtricks, and prints one line per fi
 PASS, WARN or FAIL, what was found, and in brackets the hdfs-site key to change.
 
   configuration  hook classes in dfs.namenode.plugins / dfs.datanode.plugins, the audit-logger
-                 list (keeps 'default'), binary keys, API and metrics addresses, block access
+                 list (keeps 'default'), the event journal (plugin class, not required), binary keys, API and metrics addresses, block access
                  tokens for datanode-ext, the authentication mode, and every newtricks.* value
                  through the co-processes' own parsers (hotspot, mirror, offload, ...)
   this host      each co-process binary exists, is executable, finds its shared libraries

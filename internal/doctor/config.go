@@ -65,6 +65,7 @@ func (d *doctor) checkConfig(ctx context.Context) {
 	}
 	if d.nnEnabled {
 		d.checkAuditLoggers()
+		d.checkEventJournal()
 	}
 	if d.dnEnabled {
 		if v := strings.ToLower(d.conf.Get(keyBlockToken, "false")); v != "true" {

@@ -9,7 +9,8 @@
 // The checks:
 //
 //   - configuration: the hook classes in dfs.namenode.plugins / dfs.datanode.plugins, the
-//     audit-logger list (keeps `default`), the co-process binary keys, the API and metrics
+//     audit-logger list (keeps `default`), the event journal (a newtricks:// edits dir needs
+//     its plugin class and must not be required), the co-process binary keys, the API and metrics
 //     addresses, block access tokens when datanode-ext is enabled, the authentication mode,
 //     and every newtricks.* value through the co-processes' own parsers (nnext, hotspot,
 //     mirror, dnext, offload), which would otherwise fail their Configure at every restart;

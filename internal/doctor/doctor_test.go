@@ -55,13 +55,15 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.core = map[string]string{"hadoop.tmp.dir": filepath.Join(base, "tmp")}
 	f.hdfs = map[string]string{
-		keyNNPlugins:    NameNodePluginClass,
-		keyDNPlugins:    DataNodePluginClass,
-		keyAuditLoggers: "default," + AuditLoggerClass,
-		keyNNBinary:     f.bin,
-		keyDNBinary:     f.bin,
-		keySocketDir:    f.sock,
-		keyBlockToken:   "true",
+		keyNNPlugins:     NameNodePluginClass,
+		keyDNPlugins:     DataNodePluginClass,
+		keyAuditLoggers:  "default," + AuditLoggerClass,
+		keyNNBinary:      f.bin,
+		keyDNBinary:      f.bin,
+		keySocketDir:     f.sock,
+		keyBlockToken:    "true",
+		keyEditsDir:      "file://" + filepath.Join(base, "name") + "," + journalExampleURI,
+		keyJournalPlugin: EventJournalClass,
 	}
 	return f
 }
@@ -140,6 +142,12 @@ func TestBrokenConfigs(t *testing.T) {
 			}},
 		{"datanode-ext refuses a value", "datanode.ext-config", "newtricks.datanode.ext.read.max.bytes",
 			func(f *fixture) { f.hdfs["newtricks.datanode.ext.read.max.bytes"] = "0" }},
+		{"journal dir without the journal plugin", "namenode.event-journal", keyJournalPlugin,
+			func(f *fixture) { delete(f.hdfs, keyJournalPlugin) }},
+		{"journal plugin misspelt", "namenode.event-journal", keyJournalPlugin,
+			func(f *fixture) { f.hdfs[keyJournalPlugin] = "io.newtricks.hadoop.EventsJournal" }},
+		{"journal required", "namenode.event-journal", keyEditsRequired,
+			func(f *fixture) { f.hdfs[keyEditsRequired] = journalExampleURI }},
 		{"hooks jar not on the classpath", "hooks.jar", "", nil},
 		{"binary is not a co-process", "namenode.handshake", keyNNBinary, nil},
 	}
@@ -239,5 +247,16 @@ func TestGuessKey(t *testing.T) {
 		if got := guessKey(msg, conf); got != want {
 			t.Errorf("guessKey(%q) = %q, want %q", msg, got, want)
 		}
+	}
+}
+
+func TestEventJournalOff(t *testing.T) {
+	r := newFixture(t).run(t, func(f *fixture) { delete(f.hdfs, keyEditsDir); delete(f.hdfs, keyJournalPlugin) })
+	if status(r, "namenode.event-journal") != Warn {
+		t.Fatalf("journal off:\n%s", dump(r))
+	}
+	r = newFixture(t).run(t, nil)
+	if status(r, "namenode.event-journal") != Pass {
+		t.Fatalf("journal on:\n%s", dump(r))
 	}
 }
