@@ -148,6 +148,11 @@ func (d *doctor) checkBinary(check, key, path string) bool {
 			path, fi.Mode().Perm(), path)
 		return false
 	}
+	if di, err := os.Stat(filepath.Dir(path)); err == nil && di.Mode().Perm()&0o002 != 0 && di.Mode()&os.ModeSticky == 0 {
+		d.r.fail(check, key, "%s is in %s, which everyone may write to (mode %v): anyone could replace the binary; move it or chmod o-w %s",
+			filepath.Base(path), filepath.Dir(path), di.Mode().Perm(), filepath.Dir(path))
+		return false
+	}
 	d.r.pass(check, key, "%s is an executable file", path)
 	return true
 }

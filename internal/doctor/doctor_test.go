@@ -117,6 +117,8 @@ func TestBrokenConfigs(t *testing.T) {
 			func(f *fixture) { os.Chmod(f.bin, 0o644) }},
 		{"binary world-writable", "datanode.binary", keyDNBinary,
 			func(f *fixture) { os.Chmod(f.bin, 0o777) }},
+		{"binary in a world-writable directory", "datanode.binary", keyDNBinary,
+			func(f *fixture) { os.Chmod(filepath.Dir(f.bin), 0o777) }},
 		{"no block tokens", "datanode.block-tokens", keyBlockToken,
 			func(f *fixture) { f.hdfs[keyBlockToken] = "false" }},
 		{"socket dir open to others", "socket.dir", keySocketDir,
