@@ -3,6 +3,11 @@ these tests have their own venv and target; `make python-test` leaves this file 
 
 from __future__ import annotations
 
+import hashlib
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -46,13 +51,39 @@ def test_in_process_items_share_memory_with_the_step(data):
     assert not t.untyped_storage().resizable()
 
 
+WORKERS_SCRIPT = """
+import hashlib, json, sys
+from torch.utils.data import DataLoader
+import newtricks.torch as ntt, newtricks.transforms as nt
+args = json.loads(sys.argv[1])
+if __name__ == "__main__":
+    ds = ntt.StepDataset(args["spec"], rank=1, namenode=args["nn"], namenode_ext=args["ext"], datanodes=args["dns"],
+                         user=args["user"], max_wait=30)
+    items = list(DataLoader(ds, batch_size=None, num_workers=2, multiprocessing_context=args["ctx"]))
+    order = [(it["step"], it["part"]) for it in items]
+    joined = [(it["step"], it["keys"], [hashlib.sha256(t.contiguous().view(-1).view(__import__("torch").uint8).numpy()).hexdigest()
+               for t in it["outputs"]]) for it in ntt.join_parts(items)]
+    print(json.dumps({"order": order, "joined": joined, "parent_loaded": nt.loaded()}))
+"""
+
+
 @pytest.mark.parametrize("ctx", ["fork", "spawn"])
-def test_workers_shard_a_rank_and_join(data, ctx):
-    want = reader_steps(data, rank=1)
-    dl = DataLoader(dataset(data, 1), batch_size=None, num_workers=2, multiprocessing_context=ctx)
-    items = list(dl)
-    assert [(it["step"], it["part"]) for it in items] == [(s, p) for s in range(6) for p in range(2)]
-    check_same(list(ntt.join_parts(items)), want)
+def test_workers_shard_a_rank_and_join(data, ctx, tmp_path):
+    # A fresh interpreter: this test process has loaded libxformgraph already, and a forked
+    # worker of it would be refused (as it must be).
+    want = [(step, keys, [hashlib.sha256(np.ascontiguousarray(a).view(np.uint8)).hexdigest() for a in arrays])
+            for step, keys, arrays in reader_steps(data, rank=1)]
+    script = tmp_path / "w.py"
+    script.write_text(WORKERS_SCRIPT)
+    args = {"spec": schedule(steps=6), "nn": data.namenode, "ext": data.namenode_ext, "dns": data.datanode_ext,
+            "user": data.superuser, "ctx": ctx}
+    r = subprocess.run([sys.executable, str(script), json.dumps(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert res["parent_loaded"] is False  # only the workers opened readers
+    assert [tuple(o) for o in res["order"]] == [(s, p) for s in range(6) for p in range(2)]
+    assert [tuple(j) for j in res["joined"]] == [tuple(w) for w in want]
 
 
 def test_resume_and_bfloat16(data):

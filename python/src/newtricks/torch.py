@@ -119,11 +119,13 @@ def join_parts(items) -> Iterator[dict]:
             continue
         if len({b["step"] for b in buf}) != 1:
             raise RuntimeError("parts of different steps interleaved: %s" % [b["step"] for b in buf])
-        if all(isinstance(o, _torch.Tensor) for b in buf for o in b["outputs"]):
-            outs = [_torch.cat([b["outputs"][i] for b in buf]) for i in range(len(buf[0]["outputs"]))]
+        full = [b for b in buf if b["outputs"]]  # a part whose samples all failed has none
+        n = len(full[0]["outputs"]) if full else 0
+        if all(isinstance(o, _torch.Tensor) for b in full for o in b["outputs"]):
+            outs = [_torch.cat([b["outputs"][i] for b in full]) for i in range(n)]
         else:
-            outs = [[t for b in buf for t in (b["outputs"][i] if isinstance(b["outputs"][i], list) else list(b["outputs"][i]))]
-                    for i in range(len(buf[0]["outputs"]))]
+            outs = [[t for b in full for t in (b["outputs"][i] if isinstance(b["outputs"][i], list) else list(b["outputs"][i]))]
+                    for i in range(n)]
         yield {"step": buf[0]["step"], "part": 0, "parts": 1, "outputs": outs,
                "keys": [k for b in buf for k in b["keys"]], "slots": [s for b in buf for s in b["slots"]],
                "paths": [p for b in buf for p in b["paths"]], "errors": [e for b in buf for e in b["errors"]]}
