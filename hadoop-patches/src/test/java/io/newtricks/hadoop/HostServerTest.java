@@ -67,6 +67,30 @@ public class HostServerTest {
   }
 
   @Test
+  public void refusesDirOwnedBySomeoneElse() throws Exception {
+    // /tmp is shared by everybody: refused for its mode, or (non-root) for its owner as well.
+    try {
+      CoprocessSupervisor.ensureDir(new File("/tmp"));
+      fail("/tmp accepted as a socket dir");
+    } catch (IOException expected) {
+      // group/other access or foreign owner
+    }
+    if (!"root".equals(System.getProperty("user.name"))) {
+      return; // only root can hand a private dir to another user
+    }
+    File d = new File(tempDir(), "theirs");
+    CoprocessSupervisor.ensureDir(d);
+    Files.setOwner(d.toPath(), d.toPath().getFileSystem().getUserPrincipalLookupService()
+        .lookupPrincipalByName("nobody"));
+    try {
+      CoprocessSupervisor.ensureDir(d);
+      fail("a 0700 dir owned by nobody was accepted");
+    } catch (IOException e) {
+      assertTrue(e.getMessage(), e.getMessage().contains("is owned by nobody"));
+    }
+  }
+
+  @Test
   public void hostOf() {
     assertEquals("10.0.0.1", SecurityHostService.hostOf("10.0.0.1:1234"));
     assertEquals("10.0.0.1", SecurityHostService.hostOf("10.0.0.1"));
