@@ -999,6 +999,67 @@ func (x *OffloadNodeStatus) GetShedTransitions() int64 {
 	return 0
 }
 
+type SetGovernorRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	User  string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	// Shed above threshold_high, resume below threshold_low: 0 < low <= high <= 1 (1 never sheds).
+	ThresholdHigh float64 `protobuf:"fixed64,2,opt,name=threshold_high,json=thresholdHigh,proto3" json:"threshold_high,omitempty"`
+	ThresholdLow  float64 `protobuf:"fixed64,3,opt,name=threshold_low,json=thresholdLow,proto3" json:"threshold_low,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetGovernorRequest) Reset() {
+	*x = SetGovernorRequest{}
+	mi := &file_newtricks_v1_offload_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetGovernorRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetGovernorRequest) ProtoMessage() {}
+
+func (x *SetGovernorRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_offload_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetGovernorRequest.ProtoReflect.Descriptor instead.
+func (*SetGovernorRequest) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SetGovernorRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *SetGovernorRequest) GetThresholdHigh() float64 {
+	if x != nil {
+		return x.ThresholdHigh
+	}
+	return 0
+}
+
+func (x *SetGovernorRequest) GetThresholdLow() float64 {
+	if x != nil {
+		return x.ThresholdLow
+	}
+	return 0
+}
+
 var File_newtricks_v1_offload_proto protoreflect.FileDescriptor
 
 const file_newtricks_v1_offload_proto_rawDesc = "" +
@@ -1086,14 +1147,19 @@ const file_newtricks_v1_offload_proto_rawDesc = "" +
 	"\vsamples_raw\x18\x0f \x01(\x03R\n" +
 	"samplesRaw\x12#\n" +
 	"\rsample_errors\x18\x10 \x01(\x03R\fsampleErrors\x12)\n" +
-	"\x10shed_transitions\x18\x11 \x01(\x03R\x0fshedTransitions2\xa1\x03\n" +
+	"\x10shed_transitions\x18\x11 \x01(\x03R\x0fshedTransitions\"t\n" +
+	"\x12SetGovernorRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12%\n" +
+	"\x0ethreshold_high\x18\x02 \x01(\x01R\rthresholdHigh\x12#\n" +
+	"\rthreshold_low\x18\x03 \x01(\x01R\fthresholdLow2\xf3\x03\n" +
 	"\aOffload\x12R\n" +
 	"\vOpenSession\x12 .newtricks.v1.OpenSessionRequest\x1a!.newtricks.v1.OpenSessionResponse\x12F\n" +
 	"\aGetStep\x12\x1c.newtricks.v1.GetStepRequest\x1a\x1b.newtricks.v1.OffloadSample0\x01\x12U\n" +
 	"\fCloseSession\x12!.newtricks.v1.CloseSessionRequest\x1a\".newtricks.v1.CloseSessionResponse\x12L\n" +
 	"\tReadRange\x12\x1e.newtricks.v1.ReadRangeRequest\x1a\x1f.newtricks.v1.ReadRangeResponse\x12U\n" +
 	"\n" +
-	"NodeStatus\x12&.newtricks.v1.OffloadNodeStatusRequest\x1a\x1f.newtricks.v1.OffloadNodeStatusB[\n" +
+	"NodeStatus\x12&.newtricks.v1.OffloadNodeStatusRequest\x1a\x1f.newtricks.v1.OffloadNodeStatus\x12P\n" +
+	"\vSetGovernor\x12 .newtricks.v1.SetGovernorRequest\x1a\x1f.newtricks.v1.OffloadNodeStatusB[\n" +
 	"\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3"
 
 var (
@@ -1108,7 +1174,7 @@ func file_newtricks_v1_offload_proto_rawDescGZIP() []byte {
 	return file_newtricks_v1_offload_proto_rawDescData
 }
 
-var file_newtricks_v1_offload_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_newtricks_v1_offload_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_newtricks_v1_offload_proto_goTypes = []any{
 	(*OpenSessionRequest)(nil),       // 0: newtricks.v1.OpenSessionRequest
 	(*SessionSource)(nil),            // 1: newtricks.v1.SessionSource
@@ -1122,29 +1188,32 @@ var file_newtricks_v1_offload_proto_goTypes = []any{
 	(*ReadRangeResponse)(nil),        // 9: newtricks.v1.ReadRangeResponse
 	(*OffloadNodeStatusRequest)(nil), // 10: newtricks.v1.OffloadNodeStatusRequest
 	(*OffloadNodeStatus)(nil),        // 11: newtricks.v1.OffloadNodeStatus
-	(*ScheduleSpec)(nil),             // 12: newtricks.v1.ScheduleSpec
-	(*LocatedBlocks)(nil),            // 13: newtricks.v1.LocatedBlocks
-	(*LocatedBlock)(nil),             // 14: newtricks.v1.LocatedBlock
+	(*SetGovernorRequest)(nil),       // 12: newtricks.v1.SetGovernorRequest
+	(*ScheduleSpec)(nil),             // 13: newtricks.v1.ScheduleSpec
+	(*LocatedBlocks)(nil),            // 14: newtricks.v1.LocatedBlocks
+	(*LocatedBlock)(nil),             // 15: newtricks.v1.LocatedBlock
 }
 var file_newtricks_v1_offload_proto_depIdxs = []int32{
-	12, // 0: newtricks.v1.OpenSessionRequest.schedule:type_name -> newtricks.v1.ScheduleSpec
+	13, // 0: newtricks.v1.OpenSessionRequest.schedule:type_name -> newtricks.v1.ScheduleSpec
 	1,  // 1: newtricks.v1.OpenSessionRequest.sources:type_name -> newtricks.v1.SessionSource
 	2,  // 2: newtricks.v1.OpenSessionRequest.members:type_name -> newtricks.v1.SessionMember
-	13, // 3: newtricks.v1.SessionSource.index_blocks:type_name -> newtricks.v1.LocatedBlocks
-	13, // 4: newtricks.v1.SessionSource.files:type_name -> newtricks.v1.LocatedBlocks
-	14, // 5: newtricks.v1.ReadRangeRequest.block:type_name -> newtricks.v1.LocatedBlock
+	14, // 3: newtricks.v1.SessionSource.index_blocks:type_name -> newtricks.v1.LocatedBlocks
+	14, // 4: newtricks.v1.SessionSource.files:type_name -> newtricks.v1.LocatedBlocks
+	15, // 5: newtricks.v1.ReadRangeRequest.block:type_name -> newtricks.v1.LocatedBlock
 	0,  // 6: newtricks.v1.Offload.OpenSession:input_type -> newtricks.v1.OpenSessionRequest
 	4,  // 7: newtricks.v1.Offload.GetStep:input_type -> newtricks.v1.GetStepRequest
 	6,  // 8: newtricks.v1.Offload.CloseSession:input_type -> newtricks.v1.CloseSessionRequest
 	8,  // 9: newtricks.v1.Offload.ReadRange:input_type -> newtricks.v1.ReadRangeRequest
 	10, // 10: newtricks.v1.Offload.NodeStatus:input_type -> newtricks.v1.OffloadNodeStatusRequest
-	3,  // 11: newtricks.v1.Offload.OpenSession:output_type -> newtricks.v1.OpenSessionResponse
-	5,  // 12: newtricks.v1.Offload.GetStep:output_type -> newtricks.v1.OffloadSample
-	7,  // 13: newtricks.v1.Offload.CloseSession:output_type -> newtricks.v1.CloseSessionResponse
-	9,  // 14: newtricks.v1.Offload.ReadRange:output_type -> newtricks.v1.ReadRangeResponse
-	11, // 15: newtricks.v1.Offload.NodeStatus:output_type -> newtricks.v1.OffloadNodeStatus
-	11, // [11:16] is the sub-list for method output_type
-	6,  // [6:11] is the sub-list for method input_type
+	12, // 11: newtricks.v1.Offload.SetGovernor:input_type -> newtricks.v1.SetGovernorRequest
+	3,  // 12: newtricks.v1.Offload.OpenSession:output_type -> newtricks.v1.OpenSessionResponse
+	5,  // 13: newtricks.v1.Offload.GetStep:output_type -> newtricks.v1.OffloadSample
+	7,  // 14: newtricks.v1.Offload.CloseSession:output_type -> newtricks.v1.CloseSessionResponse
+	9,  // 15: newtricks.v1.Offload.ReadRange:output_type -> newtricks.v1.ReadRangeResponse
+	11, // 16: newtricks.v1.Offload.NodeStatus:output_type -> newtricks.v1.OffloadNodeStatus
+	11, // 17: newtricks.v1.Offload.SetGovernor:output_type -> newtricks.v1.OffloadNodeStatus
+	12, // [12:18] is the sub-list for method output_type
+	6,  // [6:12] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -1163,7 +1232,7 @@ func file_newtricks_v1_offload_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_newtricks_v1_offload_proto_rawDesc), len(file_newtricks_v1_offload_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -45,6 +45,7 @@ const (
 	Offload_CloseSession_FullMethodName = "/newtricks.v1.Offload/CloseSession"
 	Offload_ReadRange_FullMethodName    = "/newtricks.v1.Offload/ReadRange"
 	Offload_NodeStatus_FullMethodName   = "/newtricks.v1.Offload/NodeStatus"
+	Offload_SetGovernor_FullMethodName  = "/newtricks.v1.Offload/SetGovernor"
 )
 
 // OffloadClient is the client API for Offload service.
@@ -69,6 +70,10 @@ type OffloadClient interface {
 	// NodeStatus reports the node's identity, its governor and its queues. Readers call it first
 	// to learn every node's UUID and transfer address (to build the member list).
 	NodeStatus(ctx context.Context, in *OffloadNodeStatusRequest, opts ...grpc.CallOption) (*OffloadNodeStatus, error)
+	// SetGovernor changes this node's CPU thresholds at run time (HDFS administrators only:
+	// the DataNode's superuser or dfs.permissions.superusergroup). The hdfs-site.xml values
+	// (newtricks.datanode.ext.offload.cpu.high/low) come back when datanode-ext restarts.
+	SetGovernor(ctx context.Context, in *SetGovernorRequest, opts ...grpc.CallOption) (*OffloadNodeStatus, error)
 }
 
 type offloadClient struct {
@@ -138,6 +143,16 @@ func (c *offloadClient) NodeStatus(ctx context.Context, in *OffloadNodeStatusReq
 	return out, nil
 }
 
+func (c *offloadClient) SetGovernor(ctx context.Context, in *SetGovernorRequest, opts ...grpc.CallOption) (*OffloadNodeStatus, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OffloadNodeStatus)
+	err := c.cc.Invoke(ctx, Offload_SetGovernor_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // OffloadServer is the server API for Offload service.
 // All implementations must embed UnimplementedOffloadServer
 // for forward compatibility.
@@ -160,6 +175,10 @@ type OffloadServer interface {
 	// NodeStatus reports the node's identity, its governor and its queues. Readers call it first
 	// to learn every node's UUID and transfer address (to build the member list).
 	NodeStatus(context.Context, *OffloadNodeStatusRequest) (*OffloadNodeStatus, error)
+	// SetGovernor changes this node's CPU thresholds at run time (HDFS administrators only:
+	// the DataNode's superuser or dfs.permissions.superusergroup). The hdfs-site.xml values
+	// (newtricks.datanode.ext.offload.cpu.high/low) come back when datanode-ext restarts.
+	SetGovernor(context.Context, *SetGovernorRequest) (*OffloadNodeStatus, error)
 	mustEmbedUnimplementedOffloadServer()
 }
 
@@ -184,6 +203,9 @@ func (UnimplementedOffloadServer) ReadRange(context.Context, *ReadRangeRequest) 
 }
 func (UnimplementedOffloadServer) NodeStatus(context.Context, *OffloadNodeStatusRequest) (*OffloadNodeStatus, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method NodeStatus not implemented")
+}
+func (UnimplementedOffloadServer) SetGovernor(context.Context, *SetGovernorRequest) (*OffloadNodeStatus, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetGovernor not implemented")
 }
 func (UnimplementedOffloadServer) mustEmbedUnimplementedOffloadServer() {}
 func (UnimplementedOffloadServer) testEmbeddedByValue()                 {}
@@ -289,6 +311,24 @@ func _Offload_NodeStatus_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Offload_SetGovernor_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetGovernorRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OffloadServer).SetGovernor(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Offload_SetGovernor_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OffloadServer).SetGovernor(ctx, req.(*SetGovernorRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Offload_ServiceDesc is the grpc.ServiceDesc for Offload service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -311,6 +351,10 @@ var Offload_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "NodeStatus",
 			Handler:    _Offload_NodeStatus_Handler,
+		},
+		{
+			MethodName: "SetGovernor",
+			Handler:    _Offload_SetGovernor_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

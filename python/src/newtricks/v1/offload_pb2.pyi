@@ -177,3 +177,13 @@ class OffloadNodeStatus(_message.Message):
     sample_errors: int
     shed_transitions: int
     def __init__(self, datanode_uuid: _Optional[str] = ..., xfer_addr: _Optional[str] = ..., determinism_domain: _Optional[str] = ..., shedding: _Optional[bool] = ..., cpu_other: _Optional[float] = ..., cpu_own: _Optional[float] = ..., threshold_high: _Optional[float] = ..., threshold_low: _Optional[float] = ..., workers: _Optional[int] = ..., cpu_budget: _Optional[float] = ..., sessions: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., queue_max_bytes: _Optional[int] = ..., samples_transformed: _Optional[int] = ..., samples_raw: _Optional[int] = ..., sample_errors: _Optional[int] = ..., shed_transitions: _Optional[int] = ...) -> None: ...
+
+class SetGovernorRequest(_message.Message):
+    __slots__ = ("user", "threshold_high", "threshold_low")
+    USER_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_HIGH_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_LOW_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    threshold_high: float
+    threshold_low: float
+    def __init__(self, user: _Optional[str] = ..., threshold_high: _Optional[float] = ..., threshold_low: _Optional[float] = ...) -> None: ...

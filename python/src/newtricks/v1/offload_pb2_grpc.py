@@ -59,6 +59,11 @@ class OffloadStub:
                 request_serializer=newtricks_dot_v1_dot_offload__pb2.OffloadNodeStatusRequest.SerializeToString,
                 response_deserializer=newtricks_dot_v1_dot_offload__pb2.OffloadNodeStatus.FromString,
                 _registered_method=True)
+        self.SetGovernor = channel.unary_unary(
+                '/newtricks.v1.Offload/SetGovernor',
+                request_serializer=newtricks_dot_v1_dot_offload__pb2.SetGovernorRequest.SerializeToString,
+                response_deserializer=newtricks_dot_v1_dot_offload__pb2.OffloadNodeStatus.FromString,
+                _registered_method=True)
 
 
 class OffloadServicer:
@@ -107,6 +112,15 @@ class OffloadServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetGovernor(self, request, context):
+        """SetGovernor changes this node's CPU thresholds at run time (HDFS administrators only:
+        the DataNode's superuser or dfs.permissions.superusergroup). The hdfs-site.xml values
+        (newtricks.datanode.ext.offload.cpu.high/low) come back when datanode-ext restarts.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OffloadServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -133,6 +147,11 @@ def add_OffloadServicer_to_server(servicer, server):
             'NodeStatus': grpc.unary_unary_rpc_method_handler(
                     servicer.NodeStatus,
                     request_deserializer=newtricks_dot_v1_dot_offload__pb2.OffloadNodeStatusRequest.FromString,
+                    response_serializer=newtricks_dot_v1_dot_offload__pb2.OffloadNodeStatus.SerializeToString,
+            ),
+            'SetGovernor': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetGovernor,
+                    request_deserializer=newtricks_dot_v1_dot_offload__pb2.SetGovernorRequest.FromString,
                     response_serializer=newtricks_dot_v1_dot_offload__pb2.OffloadNodeStatus.SerializeToString,
             ),
     }
@@ -270,6 +289,33 @@ class Offload:
             target,
             '/newtricks.v1.Offload/NodeStatus',
             newtricks_dot_v1_dot_offload__pb2.OffloadNodeStatusRequest.SerializeToString,
+            newtricks_dot_v1_dot_offload__pb2.OffloadNodeStatus.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetGovernor(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/newtricks.v1.Offload/SetGovernor',
+            newtricks_dot_v1_dot_offload__pb2.SetGovernorRequest.SerializeToString,
             newtricks_dot_v1_dot_offload__pb2.OffloadNodeStatus.FromString,
             options,
             channel_credentials,
