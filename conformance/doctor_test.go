@@ -276,3 +276,53 @@ func TestDoctorBrokenCluster(t *testing.T) {
 	wantFinding(t, r, "namenode.coprocess", doctor.Fail, "newtricks.namenode.ext.binary")
 	wantFinding(t, r, "namenode.reachable", doctor.Pass, "")
 }
+
+// TestDoctorSecure runs doctor against a Kerberized cluster with HTTPS-only DataNodes: the
+// co-processes' Kerberos and TLS material checks pass, and the DataNodes' hooks are read over
+// HTTPS once doctor trusts their certificate (--ca), and not before.
+func TestDoctorSecure(t *testing.T) {
+	a := artifacts(t)
+	s := startSecureCluster(t, a, exttest.Options{Name: "doctor-secure", DataNodes: 2})
+	st := s.c.State()
+	cp := filepath.Join(hadoopLib(a), "*") + ":" + a.HooksJar
+	for _, m := range append([]string{s.lay.NameNodeMetrics}, s.lay.DataNodeMetrics...) {
+		eventually(t, 60*time.Second, "co-process metrics at "+m, func() error {
+			_, err := doctor.Scrape(context.Background(), http.DefaultClient, m)
+			return err
+		})
+	}
+	dnCA := filepath.Join(t.TempDir(), "datanode.pem")
+	if out, err := exec.Command("keytool", "-exportcert", "-rfc", "-alias", "datanode", "-keystore", s.sec.Keystore,
+		"-storepass", s.sec.StorePass, "-file", dnCA).CombinedOutput(); err != nil {
+		t.Fatalf("keytool -exportcert: %v\n%s", err, out)
+	}
+	args := []string{"--conf", st.DataNodes[0].ConfDir, "--classpath", cp, "--namenode-http", s.c.NameNodeHTTPAddr()}
+
+	r, code := runDoctor(t, a, args...)
+	t.Logf("without --ca:\n%s", reportText(r))
+	wantFinding(t, r, "security", doctor.Pass, "")
+	for _, f := range r.Find("datanode.hook") {
+		if f.Status != doctor.Warn || !strings.Contains(f.Message, "https://") || !strings.Contains(f.Message, "certificate") {
+			t.Errorf("unverified HTTPS DataNode: %+v", f)
+		}
+	}
+	if len(r.Find("datanode.hook")) != 2 || code != 0 {
+		t.Errorf("without --ca: exit %d, %d datanode.hook findings, want 0 and 2 warnings", code, len(r.Find("datanode.hook")))
+	}
+
+	r, code = runDoctor(t, a, append(args, "--ca", dnCA)...)
+	t.Logf("with --ca:\n%s", reportText(r))
+	if code != 0 || r.Fail != 0 || r.Warn != 0 {
+		t.Errorf("secure cluster with --ca: exit %d, %d failures, %d warnings", code, r.Fail, r.Warn)
+	}
+	n := 0
+	for _, f := range r.Find("datanode.coprocess") {
+		if f.Status == doctor.Pass {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d healthy datanode-ext read over HTTPS, want 2", n)
+	}
+	wantFinding(t, r, "security", doctor.Pass, "")
+}

@@ -21,7 +21,7 @@ func init() {
 
 const doctorUsage = `usage:
   newtricks doctor --conf DIR [--user U] [--classpath CP] [--namenode-http HOST:PORT]
-                   [--metrics HOST:PORT ...] [--offline] [--timeout 10s] [--json]
+                   [--metrics HOST:PORT ...] [--ca PEM ...] [--offline] [--timeout 10s] [--json]
 
 Checks what an admin must get right to run newtricks, and prints one line per finding:
 PASS, WARN or FAIL, what was found, and in brackets the hdfs-site key to change.
@@ -43,7 +43,10 @@ PASS, WARN or FAIL, what was found, and in brackets the hdfs-site key to change.
 --user is the daemons' user (default: you; run doctor as that user for the binary checks).
 --classpath is the daemons' classpath (default: $HADOOP_CLASSPATH and $HADOOP_HOME's jars),
 e.g. --classpath "$(hadoop classpath)". --namenode-http defaults to dfs.namenode.http-address.
---metrics adds co-process /metrics addresses (datanode-ext's, say) to scrape.
+--metrics adds co-process /metrics addresses (datanode-ext's, say) to scrape. HTTPS-only
+daemons (dfs.http.policy=HTTPS_ONLY) are read over HTTPS, trusting the system's CAs and --ca;
+doctor does not speak SPNEGO, so on a Kerberized cluster /jmx must be whitelisted for it
+(hadoop.http.authentication.kerberos.endpoint.whitelist) or run it with --offline.
 Exit status: 0 when nothing failed (warnings allowed), 1 when a check failed, 2 for bad usage.
 `
 
@@ -52,12 +55,13 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, doctorUsage) }
 	var o doctor.Options
-	var metrics listFlag
+	var metrics, cas listFlag
 	var cp string
 	fs.StringVar(&o.ConfDir, "conf", "", "Hadoop conf `dir` (holds hdfs-site.xml)")
 	fs.StringVar(&o.User, "user", "", "the daemons' user (default: the current user)")
 	fs.StringVar(&cp, "classpath", "", "the daemons' classpath (colon-separated; dir/* allowed)")
 	fs.StringVar(&o.NameNodeHTTP, "namenode-http", "", "NameNode web `host:port` (default: dfs.namenode.http-address)")
+	fs.Var(&cas, "ca", "a PEM `file` of CA certificates to trust for HTTPS web endpoints (repeatable)")
 	fs.Var(&metrics, "metrics", "a co-process metrics `host:port` to scrape (repeatable)")
 	fs.BoolVar(&o.Offline, "offline", false, "check the configuration and this host only, not the running cluster")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "bound on each network call and binary probe")
@@ -78,6 +82,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		o.Classpath = filepath.SplitList(cp)
 	}
 	o.Metrics = metrics
+	o.CAFiles = cas
 	r, err := doctor.Run(ctx, o)
 	if err != nil {
 		return err

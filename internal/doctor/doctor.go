@@ -2,10 +2,13 @@ package doctor
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/user"
 	"strings"
 	"text/tabwriter"
@@ -97,6 +100,9 @@ type Options struct {
 	// Metrics are co-process /metrics addresses (host:port) to check besides the one in
 	// newtricks.namenode.ext.metrics.address.
 	Metrics []string
+	// CAFiles are PEM certificates trusted, besides the system's, for HTTPS web endpoints
+	// (HTTPS-only DataNodes or NameNode).
+	CAFiles []string
 	// Timeout bounds each network call and each binary probe. Default 10s.
 	Timeout time.Duration
 }
@@ -119,7 +125,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	d := &doctor{o: o, conf: conf, r: &Report{ConfDir: o.ConfDir}, http: &http.Client{Timeout: o.Timeout}}
+	hc, err := httpClient(o)
+	if err != nil {
+		return nil, err
+	}
+	d := &doctor{o: o, conf: conf, r: &Report{ConfDir: o.ConfDir}, http: hc}
 	d.r.pass("conf", "", "read %d keys from %s (core-site.xml, hdfs-site.xml)", conf.Len(), o.ConfDir)
 	d.checkConfig(ctx)
 	if !o.Offline {
@@ -156,4 +166,24 @@ func Print(w io.Writer, r *Report) {
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(w, "%s: %d passed, %d warnings, %d failed\n", verdict, r.Pass, r.Warn, r.Fail)
+}
+
+// httpClient is the client of the daemons' web endpoints: the system's CAs plus CAFiles.
+func httpClient(o Options) (*http.Client, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	for _, f := range o.CAFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --ca: %v", ErrBadInput, err)
+		}
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("%w: --ca %s: no PEM certificate in it", ErrBadInput, f)
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return &http.Client{Timeout: o.Timeout, Transport: tr}, nil
 }

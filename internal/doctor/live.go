@@ -20,9 +20,14 @@ const (
 	dnHookBean = "Hadoop:service=DataNode,name=NewtricksDataNodeHook"
 )
 
-// bean fetches the first JMX bean matching query from http://addr/jmx; nil if there is none.
+// bean fetches the first JMX bean matching query from addr's /jmx; nil if there is none.
+// addr is host:port (plain HTTP) or a base URL (https://host:port).
 func (d *doctor) bean(ctx context.Context, addr, query string) (map[string]json.RawMessage, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/jmx?qry="+url.QueryEscape(query), nil)
+	base := addr
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/jmx?qry="+url.QueryEscape(query), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -31,6 +36,10 @@ func (d *doctor) bean(ctx context.Context, addr, query string) (map[string]json.
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return nil, fmt.Errorf("GET %s: %s: the web endpoint wants SPNEGO (hadoop.http.authentication.type=kerberos), which doctor does not speak; "+
+			"list /jmx in hadoop.http.authentication.kerberos.endpoint.whitelist for the admin network, or run doctor --offline", req.URL, resp.Status)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", req.URL, resp.Status)
 	}
@@ -64,6 +73,10 @@ func (d *doctor) nameNodeHTTP() string {
 		return d.o.NameNodeHTTP
 	}
 	addr := d.conf.Get("dfs.namenode.http-address", "0.0.0.0:9870")
+	scheme := ""
+	if strings.EqualFold(d.conf.Get("dfs.http.policy", "HTTP_ONLY"), "HTTPS_ONLY") {
+		addr, scheme = d.conf.Get("dfs.namenode.https-address", "0.0.0.0:9871"), "https://"
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return addr
@@ -74,7 +87,7 @@ func (d *doctor) nameNodeHTTP() string {
 			host = u.Hostname()
 		}
 	}
-	return net.JoinHostPort(host, port)
+	return scheme + net.JoinHostPort(host, port)
 }
 
 func (d *doctor) checkLive(ctx context.Context) {
@@ -97,7 +110,8 @@ func (d *doctor) checkLive(ctx context.Context) {
 		d.r.pass("namenode.safemode", "", "NameNode is out of safe mode")
 	}
 	live := map[string]struct {
-		InfoAddr string `json:"infoAddr"`
+		InfoAddr       string `json:"infoAddr"`
+		InfoSecureAddr string `json:"infoSecureAddr"`
 	}{}
 	_ = json.Unmarshal([]byte(str(info, "LiveNodes")), &live)
 	dead := map[string]json.RawMessage{}
@@ -129,9 +143,13 @@ func (d *doctor) checkLive(ctx context.Context) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		dn := live[n].InfoAddr
 		if !d.dnEnabled {
 			break
+		}
+		// An HTTPS-only DataNode (dfs.http.policy=HTTPS_ONLY) has no HTTP port.
+		dn := live[n].InfoAddr
+		if _, port, err := net.SplitHostPort(dn); (err != nil || port == "0") && live[n].InfoSecureAddr != "" {
+			dn = "https://" + live[n].InfoSecureAddr
 		}
 		hook, err := d.hookBean(ctx, dn, dnHookBean)
 		switch {
