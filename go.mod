@@ -8,6 +8,7 @@ require (
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/jcmturner/gokrb5/v8 v8.4.4
 	github.com/prometheus/client_golang v1.23.2
+	github.com/prometheus/common v0.66.1
 	github.com/shirou/gopsutil/v3 v3.24.5
 	github.com/vbauerster/mpb/v8 v8.16.2
 	golang.org/x/image v0.0.0-20191009234506-e7c1f5e7dbb8
@@ -42,7 +43,6 @@ require (
 	github.com/oklog/run v1.1.0 // indirect
 	github.com/power-devops/perfstat v0.0.0-20210106213030-5aafc221ea8c // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
-	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
 	github.com/shoenig/go-m1cpu v0.1.6 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
