@@ -240,6 +240,10 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "  keytabs           %s (users %s; %s is the superuser)\n", filepath.Dir(sec.KDC.Keytab("alice")),
 			strings.Join(cluster.SecureUsers, ", "), cluster.PrincipalHDFS)
 		fmt.Fprintf(stdout, "  public APIs       TLS (CA %s), Kerberos service principal %s\n", sec.CACert, sec.KDC.Principal(cluster.PrincipalNewtricks))
+		if layout != nil {
+			fmt.Fprintf(stdout, "  try               newtricks hint list --addr %s --ca %s --keytab %s --principal alice --spn %s --krb5-conf %s\n",
+				layout.NameNodeAPI, sec.CACert, sec.KDC.Keytab("alice"), cluster.PrincipalNewtricks, sec.KDC.Krb5Conf)
+		}
 	} else {
 		printSimpleWarning(stdout)
 	}

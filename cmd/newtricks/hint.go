@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/progress"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
@@ -31,12 +32,15 @@ const hintUsage = `usage:
   newtricks hint extend --addr HOST:PORT [--user U] --by 10m ID
   newtricks hint done   --addr HOST:PORT [--user U] [--cancel] ID
   newtricks hint list   --addr HOST:PORT [--user U] [--json]
+  secure clusters, on any subcommand: --ca CA.pem and either
+    --keytab K --principal P --spn newtricks/HOST [--krb5-conf F]   or   --token T
 
 A hint says that files (absolute paths, directories recursively, or globs) will be read by
 --readers concurrent readers starting --in from now, for --for. namenode-ext raises their
 replication factor in time (the plan says to what, and why a part was left out), and puts it
 back after the window or on 'done'. --addr is namenode-ext's public API address; --user is the
-HDFS user the hint is made for (default: the local user); it must be allowed to change the files.
+HDFS user the hint is made for (default: the local user, or with Kerberos or a token the
+authenticated user); it must be allowed to change the files.
 'create --wait' shows the replicas placed so far on stderr (a bar on a terminal, plain lines
 otherwise, JSON lines with --json); with --json --wait, stdout gets one object
 {"plan": ..., "status": ...} once the hint is ready.
@@ -45,6 +49,7 @@ otherwise, JSON lines with --json); with --json --wait, stdout gets one object
 type hintFlags struct {
 	addr, user string
 	json       bool
+	auth       authn.ClientConfig
 }
 
 func newHintFlagSet(sub string, stderr io.Writer, hf *hintFlags) *flag.FlagSet {
@@ -58,6 +63,12 @@ func newHintFlagSet(sub string, stderr io.Writer, hf *hintFlags) *flag.FlagSet {
 	fs.StringVar(&hf.addr, "addr", "", "namenode-ext public API address host:port")
 	fs.StringVar(&hf.user, "user", def, "HDFS user the hint is made for")
 	fs.BoolVar(&hf.json, "json", false, "print JSON")
+	fs.StringVar(&hf.auth.CACert, "ca", "", "PEM CA certificate of the API's TLS certificate (secure clusters)")
+	fs.StringVar(&hf.auth.Keytab, "keytab", "", "log in to Kerberos from this keytab (with --principal, --spn, --krb5-conf)")
+	fs.StringVar(&hf.auth.Principal, "principal", "", "Kerberos principal to log in as, e.g. alice@EXAMPLE.COM")
+	fs.StringVar(&hf.auth.SPN, "spn", "", "namenode-ext's service principal, e.g. newtricks/nn1.example.com")
+	fs.StringVar(&hf.auth.Krb5Conf, "krb5-conf", "/etc/krb5.conf", "krb5.conf for the Kerberos login")
+	fs.StringVar(&hf.auth.Token, "token", "", "HDFS delegation token (URL-safe string) instead of Kerberos")
 	return fs
 }
 
@@ -105,7 +116,15 @@ func runHint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if hf.addr == "" {
 		return usagef("--addr is required")
 	}
-	c, err := hintclient.Dial(hf.addr, hf.user)
+	authOpts, logout, err := hf.auth.DialOptions()
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer logout()
+	if hf.auth.Authenticated() && !userSet(fs) {
+		hf.user = "" // act as the authenticated identity, not the local user
+	}
+	c, err := hintclient.Dial(hf.addr, hf.user, authOpts...)
 	if err != nil {
 		return err
 	}
@@ -213,6 +232,13 @@ func runHint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return nil
 	}
 	return nil
+}
+
+// userSet reports whether --user was given on the command line.
+func userSet(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "user" })
+	return set
 }
 
 func printJSON(w io.Writer, v any) error {

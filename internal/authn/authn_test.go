@@ -107,3 +107,21 @@ func TestReplaceHost(t *testing.T) {
 		t.Errorf("wildcard: %q, %v", got, err)
 	}
 }
+
+func TestClientConfigRefuses(t *testing.T) {
+	for name, c := range map[string]ClientConfig{
+		"keytab and token":     {CACert: "ca.pem", Keytab: "k", Token: "t"},
+		"kerberos without TLS": {Keytab: "k", Principal: "alice", SPN: "newtricks/h"},
+		"token without TLS":    {Token: "t"},
+		"missing CA file":      {CACert: "/nonexistent/ca.pem"},
+	} {
+		if _, _, err := c.DialOptions(); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("%s: %v, want ErrBadConfig", name, err)
+		}
+	}
+	if opts, done, err := (ClientConfig{}).DialOptions(); err != nil || len(opts) != 0 {
+		t.Fatalf("plain client: %v %v", opts, err)
+	} else {
+		done()
+	}
+}

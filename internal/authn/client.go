@@ -1,0 +1,85 @@
+package authn
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/jcmturner/gokrb5/v8/client"
+	krbconfig "github.com/jcmturner/gokrb5/v8/config"
+	"github.com/jcmturner/gokrb5/v8/keytab"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+)
+
+// ClientConfig is how a client (the CLI, a trainer) authenticates to a public API.
+type ClientConfig struct {
+	// CACert is a PEM file of the CA that signed the API's certificate; set, the client uses
+	// TLS (required for Kerberos and tokens).
+	CACert string
+	// Krb5Conf, Keytab and Principal log in to Kerberos ("alice" or "alice@EXAMPLE.COM"; the
+	// realm defaults to krb5.conf's default_realm). SPN is the API's service principal
+	// ("newtricks/nn1.example.com").
+	Krb5Conf, Keytab, Principal, SPN string
+	// Token is an HDFS delegation token in Hadoop's URL-safe string form.
+	Token string
+}
+
+// Authenticated reports whether c proves an identity (Kerberos or a token).
+func (c ClientConfig) Authenticated() bool { return c.Keytab != "" || c.Token != "" }
+
+// DialOptions returns the gRPC dial options for c and a function releasing the Kerberos
+// login. Without CACert and credentials the options are empty (plaintext, simple).
+func (c ClientConfig) DialOptions() ([]grpc.DialOption, func(), error) {
+	noop := func() {}
+	if c.Keytab != "" && c.Token != "" {
+		return nil, noop, fmt.Errorf("%w: a keytab or a token, not both", ErrBadConfig)
+	}
+	if c.Authenticated() && c.CACert == "" {
+		return nil, noop, fmt.Errorf("%w: Kerberos and tokens need TLS: give the API's CA certificate", ErrBadConfig)
+	}
+	var opts []grpc.DialOption
+	if c.CACert != "" {
+		pemBytes, err := os.ReadFile(c.CACert)
+		if err != nil {
+			return nil, noop, fmt.Errorf("%w: CA certificate: %v", ErrBadConfig, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pemBytes) {
+			return nil, noop, fmt.Errorf("%w: %s holds no PEM certificate", ErrBadConfig, c.CACert)
+		}
+		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})))
+	}
+	switch {
+	case c.Token != "":
+		if _, err := DecodeToken(c.Token); err != nil {
+			return nil, noop, err
+		}
+		opts = append(opts, grpc.WithPerRPCCredentials(TokenCredentials{Token: c.Token}))
+	case c.Keytab != "":
+		if c.Principal == "" || c.SPN == "" {
+			return nil, noop, fmt.Errorf("%w: a keytab needs the principal to log in as and the API's service principal", ErrBadConfig)
+		}
+		conf, err := krbconfig.Load(c.Krb5Conf)
+		if err != nil {
+			return nil, noop, fmt.Errorf("%w: krb5.conf %s: %v", ErrBadConfig, c.Krb5Conf, err)
+		}
+		kt, err := keytab.Load(c.Keytab)
+		if err != nil {
+			return nil, noop, fmt.Errorf("%w: keytab %s: %v", ErrBadConfig, c.Keytab, err)
+		}
+		name, realm, _ := strings.Cut(c.Principal, "@")
+		if realm == "" {
+			realm = conf.LibDefaults.DefaultRealm
+		}
+		cl := client.NewWithKeytab(name, realm, kt, conf, client.DisablePAFXFAST(true))
+		if err := cl.Login(); err != nil {
+			return nil, noop, fmt.Errorf("kerberos login as %s@%s: %w", name, realm, err)
+		}
+		opts = append(opts, grpc.WithPerRPCCredentials(NewKerberosCredentials(cl, c.SPN)))
+		return opts, cl.Destroy, nil
+	}
+	return opts, noop, nil
+}
