@@ -2,6 +2,7 @@ package nnext
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/newtricks/newtricks/internal/coproc"
 	"github.com/newtricks/newtricks/namenode-ext/events"
@@ -20,6 +21,8 @@ type Config struct {
 	// Events (newtricks.namenode.ext.events.subscribe, default none) are events to receive
 	// and keep for RecentEvents besides what the subsystems subscribe to: namespace types
 	// ("CLOSE") and "audit:<cmd>", comma-separated. The hook forwards nothing else.
+	// newtricks.namenode.ext.events.subscribe.prefixes (comma-separated, default every path)
+	// limits those namespace events to paths starting with one of the prefixes.
 	Events events.Interest
 }
 
@@ -32,6 +35,14 @@ func ConfigFromConf(c coproc.Conf) (Config, error) {
 	in, err := events.ParseInterest(c.String(Prefix+".events.subscribe", ""))
 	if err != nil {
 		return Config{}, fmt.Errorf("%w: %s.events.subscribe: %v", coproc.ErrBadConfig, Prefix, err)
+	}
+	for _, p := range strings.Split(c.String(Prefix+".events.subscribe.prefixes", ""), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			if !strings.HasPrefix(p, "/") {
+				return Config{}, fmt.Errorf("%w: %s.events.subscribe.prefixes: %q is not an absolute path", coproc.ErrBadConfig, Prefix, p)
+			}
+			in.PathPrefixes = append(in.PathPrefixes, p)
+		}
 	}
 	cfg := Config{EventsRetain: int(retain), LogLevel: c.String(Prefix+".log.level", "info"), Events: in}
 	return cfg, cfg.Validate()
