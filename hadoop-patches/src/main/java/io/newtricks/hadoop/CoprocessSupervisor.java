@@ -66,6 +66,8 @@ final class CoprocessSupervisor {
   private Handshake handshake;      // guarded by lock
   private Thread thread;
   private Thread shutdownHook;
+  /** Tests: sees each wait before a restart attempt. */
+  volatile java.util.function.LongConsumer backoffListener;
 
   CoprocessSupervisor(String kind, String daemonId, String hostAddress, Map<String, String> conf,
       HookConf hc, HookMetrics metrics) {
@@ -200,6 +202,10 @@ final class CoprocessSupervisor {
       attempt++;
       LOG.warn("newtricks: {}-ext {} (attempt {}); restarting in {} ms; the {} is unaffected. "
           + "Co-process log: {}", kind, why, attempt, backoff, kind, logFile);
+      java.util.function.LongConsumer l = backoffListener;
+      if (l != null) {
+        l.accept(backoff);
+      }
       try {
         Thread.sleep(backoff);
       } catch (InterruptedException e) {
