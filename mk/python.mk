@@ -98,3 +98,11 @@ python-test-torch: hadoop jar build $(PY_TORCH_VENV)/.tools-$(PY_TORCH) $(XFORMG
 proto: python-proto
 verify: python-proto-check
 test: python-test
+
+PY_PILLOW ?= 13.0.0
+
+.PHONY: bench-python
+bench-python: hadoop jar build xform-media python-install ## Python training loop: Pillow+numpy workers vs newtricks.Reader offload; last line BENCH python ...
+	$(PY_VENV)/bin/pip install -q pillow==$(PY_PILLOW)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) bench/python/bench.py --cli $(BIN)/newtricks \
+	  --jar $(HOOKS_JAR) --media $(XFORM_MEDIA) $(BENCH_PYTHON_FLAGS)
