@@ -4,6 +4,11 @@
 // (the same code through the C API) with these lines.
 //
 //	refrun -graph g.json -epochs 0,1,2 FILE...     (the sample key is the file's base name)
+//	refrun -golden                                 (the golden cases, one JSON line each)
+//
+// -golden lists package golden's cases (id, input file name under
+// xformgraph/golden/testdata/inputs, key, epoch, graph spec with its seed, digest) so that
+// another language can check its own outputs against the committed digests.
 package main
 
 import (
@@ -19,7 +24,30 @@ import (
 	"strings"
 
 	"github.com/newtricks/newtricks/xformgraph"
+	"github.com/newtricks/newtricks/xformgraph/golden"
 )
+
+type goldenLine struct {
+	ID     string          `json:"id"`
+	Sample string          `json:"sample"`
+	Key    string          `json:"key"`
+	Epoch  uint64          `json:"epoch"`
+	Graph  json.RawMessage `json:"graph"`
+	Digest string          `json:"digest"`
+	Domain string          `json:"recorded_domain"`
+}
+
+func listGolden() error {
+	enc := json.NewEncoder(os.Stdout)
+	for _, c := range golden.Cases() {
+		l := goldenLine{ID: c.ID, Sample: c.Sample, Key: c.Key, Epoch: c.Epoch, Graph: c.GraphJSON(), Digest: c.Digest,
+			Domain: golden.RecordedDomain()}
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 type line struct {
 	Key    string `json:"key"`
@@ -32,7 +60,15 @@ type line struct {
 func main() {
 	graph := flag.String("graph", "", "graph spec file (JSON form)")
 	epochs := flag.String("epochs", "0", "comma-separated epochs")
+	goldens := flag.Bool("golden", false, "list the golden cases instead")
 	flag.Parse()
+	if *goldens {
+		if err := listGolden(); err != nil {
+			fmt.Fprintln(os.Stderr, "refrun:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*graph, *epochs, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "refrun:", err)
 		os.Exit(1)
