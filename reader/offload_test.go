@@ -158,6 +158,14 @@ func (s store) Size(_ context.Context, p string) (int64, error) {
 	return st.Size(), nil
 }
 
+// adminImp says "hdfs" is the only administrator.
+type adminImp struct{}
+
+func (adminImp) AuthorizeProxy(context.Context, string, string, string) error {
+	return errors.New("no proxy users")
+}
+func (adminImp) IsAdmin(_ context.Context, u string) (bool, error) { return u == "hdfs", nil }
+
 type fakeNode struct {
 	cpu  governor.Sample // cumulative, for shed
 	addr string
@@ -188,7 +196,7 @@ func startNode(t *testing.T, f *fakeHDFS, uuid, addr string) *fakeNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(authn.ServerOptions(authn.Simple{})...)
+	srv := grpc.NewServer(authn.ServerOptions(authn.Simple{Imp: adminImp{}})...)
 	sv := &transformsvc.Server{Sessions: mgr, Gov: gov, Version: "test", Self: func() (string, string) { return uuid, "x:1" }}
 	sv.Register(srv)
 	go srv.Serve(lis)
@@ -635,6 +643,16 @@ func TestSessionRejects(t *testing.T) {
 	}
 	if _, err := c.ReadRange(ctx, &pb.ReadRangeRequest{User: "alice", Block: &pb.LocatedBlock{BlockPoolId: "BP-1", BlockId: 1}, Length: 1 << 30}); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("huge range: %v", err)
+	}
+	// Governor thresholds: administrators only, validated.
+	if _, err := c.SetGovernor(ctx, &pb.SetGovernorRequest{User: "alice", ThresholdHigh: 0.9, ThresholdLow: 0.5}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("SetGovernor as alice: %v, want PermissionDenied", err)
+	}
+	if _, err := c.SetGovernor(ctx, &pb.SetGovernorRequest{User: "hdfs", ThresholdHigh: 0.5, ThresholdLow: 0.9}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("SetGovernor low > high: %v, want InvalidArgument", err)
+	}
+	if st, err := c.SetGovernor(ctx, &pb.SetGovernorRequest{User: "hdfs", ThresholdHigh: 0.9, ThresholdLow: 0.5}); err != nil || st.GetThresholdHigh() != 0.9 || st.GetThresholdLow() != 0.5 {
+		t.Errorf("SetGovernor as hdfs: %v %v", st, err)
 	}
 	if _, err := c.CloseSession(ctx, &pb.CloseSessionRequest{User: "alice", SessionId: id}); err != nil {
 		t.Fatal(err)

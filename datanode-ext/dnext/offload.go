@@ -100,7 +100,7 @@ func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNode
 		return err
 	}
 	mgr.Run(ctx)
-	sv := &transformsvc.Server{Sessions: mgr, Gov: gov, Version: Version, Self: func() (string, string) {
+	sv := &transformsvc.Server{Sessions: mgr, Gov: gov, Version: Version, Log: env.Log.Named("offload"), Self: func() (string, string) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		return e.uuid, e.xfer

@@ -182,6 +182,8 @@ func (g *Governor) Observe(s Sample) {
 	g.st.Samples++
 	was := g.st.Shedding
 	switch {
+	case g.cfg.High >= 1:
+		g.st.Shedding = false
 	case !was && other > g.cfg.High:
 		g.st.Shedding = true
 	case was && other < g.cfg.Low:
@@ -227,5 +229,11 @@ func (g *Governor) SetThresholds(high, low float64) error {
 	}
 	g.cfg = c
 	g.st.High, g.st.Low = high, low
+	if high >= 1 && g.st.Shedding { // never shed: stop now, not at the next sample
+		g.st.Shedding = false
+		g.st.Transitions++
+		close(g.changed)
+		g.changed = make(chan struct{})
+	}
 	return nil
 }

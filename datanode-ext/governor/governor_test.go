@@ -115,3 +115,28 @@ func TestSystemSamplerFollowsAffinity(t *testing.T) {
 		t.Errorf("pinned to one CPU the sampler saw %.2f CPU-s in 200ms, all CPUs %.2f", single, all)
 	}
 }
+
+func TestSetThresholds(t *testing.T) {
+	g, _ := New(Config{High: 0.5, Low: 0.4}, nil)
+	g.Observe(Sample{Total: 1})
+	g.Observe(Sample{Total: 2, Busy: 0.9})
+	if !g.Shedding() {
+		t.Fatal("not shedding at 90%")
+	}
+	ch := g.Changed()
+	if err := g.SetThresholds(1, 1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("raising the threshold to 1 did not stop shedding at once")
+	}
+	g.Observe(Sample{Total: 3, Busy: 1.9})
+	if g.Shedding() {
+		t.Fatal("shedding with threshold 1")
+	}
+	if err := g.SetThresholds(0.5, 0.6); err == nil {
+		t.Fatal("low > high accepted")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -24,6 +25,7 @@ type Server struct {
 	// Self returns the DataNode's UUID and transfer address ("" until known).
 	Self    func() (uuid, xfer string)
 	Version string
+	Log     hclog.Logger // may be nil
 }
 
 // Register adds the Offload service to s.
@@ -99,6 +101,21 @@ func (sv *Server) NodeStatus(ctx context.Context, req *pb.OffloadNodeStatusReque
 		QueuedBytes: c.QueuedBytes, QueueMaxBytes: cfg.QueueMaxBytes,
 		SamplesTransformed: c.Transformed, SamplesRaw: c.Raw, SampleErrors: c.Errors, ShedTransitions: g.Transitions,
 	}, nil
+}
+
+// SetGovernor implements pb.OffloadServer: administrators only.
+func (sv *Server) SetGovernor(ctx context.Context, req *pb.SetGovernorRequest) (*pb.OffloadNodeStatus, error) {
+	user, err := authn.RequireAdmin(ctx, req.GetUser())
+	if err != nil {
+		return nil, coproc.ToStatus(err)
+	}
+	if err := sv.Gov.SetThresholds(req.GetThresholdHigh(), req.GetThresholdLow()); err != nil {
+		return nil, coproc.ToStatus(fmt.Errorf("%w: %v", coproc.ErrInvalid, err))
+	}
+	if sv.Log != nil {
+		sv.Log.Info("governor thresholds changed", "by", user, "high", req.GetThresholdHigh(), "low", req.GetThresholdLow())
+	}
+	return sv.NodeStatus(ctx, &pb.OffloadNodeStatusRequest{User: user})
 }
 
 // Peers reads ranges from other datanode-ext nodes through their Offload.ReadRange, keeping
