@@ -60,6 +60,8 @@ final class EventForwarder {
   private long persistedTxid = Long.MIN_VALUE;
   private String persistedFilter = "";
   private long nextPersistAt;
+  private final boolean auditForwarderConfigured;
+  private boolean hintedAudit;
 
   EventForwarder(EventHub hub, NamespaceTailer tailer, CoprocessSupervisor supervisor,
       HookMetrics metrics, HookConf hc) {
@@ -67,6 +69,7 @@ final class EventForwarder {
     this.tailer = tailer;
     this.stateFile = hc.stateFile;
     this.persistIntervalMs = hc.statePersistMs;
+    this.auditForwarderConfigured = hc.auditForwarderConfigured;
     this.supervisor = supervisor;
     this.metrics = metrics;
     this.batchMax = Math.max(1, hc.batchMax);
@@ -178,6 +181,12 @@ final class EventForwarder {
 
   private void applyFilter(EventFilter f) {
     hub.subscribe(f.getAuditCommandsList());
+    if (f.getAuditCommandsCount() == 0 && auditForwarderConfigured && !hintedAudit) {
+      hintedAudit = true;
+      LOG.info("newtricks: nothing subscribes to audit events; without "
+          + "io.newtricks.hadoop.AuditForwarder in dfs.namenode.audit.loggers the NameNode "
+          + "would not build an audit record per call (when its audit log is off)");
+    }
     if (tailer != null) {
       tailer.setFilter(f.getNamespaceTypesList(), f.getNamespacePathPrefixesList());
     }

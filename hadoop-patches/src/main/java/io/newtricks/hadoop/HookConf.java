@@ -99,6 +99,8 @@ final class HookConf {
   final File stateFile;
   final long statePersistMs;
   final long rollMinIntervalMs;
+  /** AuditForwarder is in dfs.namenode.audit.loggers. */
+  final boolean auditForwarderConfigured;
 
   HookConf(Configuration conf, String binaryKey) {
     this.binary = conf.getTrimmed(binaryKey, "");
@@ -127,6 +129,8 @@ final class HookConf {
     this.stateFile = stateFile(conf);
     this.statePersistMs = conf.getLong(STATE_PERSIST_MS, 200);
     this.rollMinIntervalMs = conf.getLong(ROLL_MIN_INTERVAL_MS, 5_000);
+    this.auditForwarderConfigured = conf.get("dfs.namenode.audit.loggers", "")
+        .contains(AuditForwarder.class.getName());
   }
 
   static File stateFile(Configuration conf) {
