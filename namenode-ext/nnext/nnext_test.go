@@ -47,9 +47,16 @@ func TestConfigureServesNamespaceAPI(t *testing.T) {
 		t.Fatalf("before Configure: %v", st)
 	}
 	resp, err := cp.Configure(ctx, &pb.ConfigureRequest{DaemonKind: "namenode", HostAddress: "unix://" + sock,
-		Conf: map[string]string{Prefix + ".api.address": "127.0.0.1:0", Prefix + ".metrics.address": ""}})
+		Conf: map[string]string{Prefix + ".api.address": "127.0.0.1:0", Prefix + ".metrics.address": "",
+			Prefix + ".events.subscribe": "CLOSE,audit:open", Prefix + ".events.subscribe.prefixes": "/ckpt/"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The answer tells the hook what to forward: nothing else is sent.
+	if f := resp.GetEvents(); len(f.GetAuditCommands()) != 1 || f.GetAuditCommands()[0] != "open" ||
+		len(f.GetNamespaceTypes()) != 1 || f.GetNamespaceTypes()[0] != pb.NamespaceEvent_CLOSE ||
+		len(f.GetNamespacePathPrefixes()) != 1 || f.GetNamespacePathPrefixes()[0] != "/ckpt/" {
+		t.Fatalf("Configure answered event filter %v", resp.GetEvents())
 	}
 	if _, err := cp.Configure(ctx, &pb.ConfigureRequest{HostAddress: "unix://" + sock}); err != nil {
 		t.Fatalf("second Configure: %v", err)
@@ -90,6 +97,14 @@ func TestConfigureRejectsBadConfig(t *testing.T) {
 		Conf: map[string]string{Prefix + ".events.retain": "zero"}})
 	if status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("Configure with a bad key = %v, want InvalidArgument", err)
+	}
+	for _, bad := range []map[string]string{
+		{Prefix + ".events.subscribe": "close"},
+		{Prefix + ".events.subscribe.prefixes": "ckpt"},
+	} {
+		if _, err := cp.Configure(context.Background(), &pb.ConfigureRequest{HostAddress: "unix:///nonexistent", Conf: bad}); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("Configure with %v = %v, want InvalidArgument", bad, err)
+		}
 	}
 	if _, err := cp.Configure(context.Background(), &pb.ConfigureRequest{}); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("Configure without host = %v, want InvalidArgument", err)
