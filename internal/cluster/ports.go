@@ -3,26 +3,47 @@ package cluster
 import (
 	"fmt"
 	"net"
+	"sync"
 )
 
-// FreePorts returns n distinct free TCP ports on 127.0.0.1. All listeners are held until
-// every port is chosen, so the kernel never hands out the same port twice; another process
-// may still take one before the daemon binds it, which Start detects and retries.
+// handedOut holds every port FreePorts has returned in this process. The kernel reuses a
+// released ephemeral port readily, so two calls (say, one for a cluster's daemons and one for
+// its co-processes) could otherwise return the same port, and two daemons would then race
+// for it; one test process asks for a few thousand ports at most.
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[int]bool{}
+)
+
+// FreePorts returns n distinct free TCP ports on 127.0.0.1, none returned before by this
+// process. All listeners are held until every port is chosen, so the kernel never hands out
+// the same port twice; another process may still take one before the daemon binds it, which
+// Start detects and retries.
 func FreePorts(n int) ([]int, error) {
-	ls := make([]net.Listener, 0, n)
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
 			l.Close()
 		}
 	}()
 	ports := make([]int, 0, n)
-	for range n {
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 100*n+1000 {
+			return nil, fmt.Errorf("pick free port: no unused port after %d tries", tries)
+		}
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("pick free port: %w", err)
 		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ls = append(ls, l) // held open (also when skipped) so the kernel offers another
+		p := l.Addr().(*net.TCPAddr).Port
+		if handedOut[p] {
+			continue
+		}
+		handedOut[p] = true
+		ports = append(ports, p)
 	}
 	return ports, nil
 }
