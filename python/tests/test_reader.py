@@ -57,6 +57,16 @@ def test_offload_equals_local_byte_for_byte(data):
         assert k in off_stats
 
 
+def test_raw_answers_are_transformed_here_identically(data):
+    # raw_only: the DataNodes read and send the encoded samples, this process transforms them
+    # (the path taken when a node sheds load): same bytes as the DataNodes' tensors.
+    off, _ = read_all(open_reader(data, rank=0, spec=schedule(steps=3)))
+    raw, st = read_all(open_reader(data, rank=0, spec=schedule(steps=3), raw_only=True))
+    assert [as_bytes(s) for s in raw] == [as_bytes(s) for s in off]
+    assert {s.path for step in raw for s in step.ok} == {"raw"}
+    assert st["raw"] >= 5 and st["offloaded"] == 0 and st["local_transform_s"] > 0, st
+
+
 def test_batches_are_views_and_errors_name_the_sample(data):
     seen_error = False
     with open_reader(data, spec=schedule(steps=10), rank=0) as r:
