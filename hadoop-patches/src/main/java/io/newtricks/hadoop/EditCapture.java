@@ -177,6 +177,16 @@ final class EditCapture {
     }
   }
 
+  /**
+   * Resumes capture if the queue is empty: pop() does that too, but an overflow racing with the
+   * pop that emptied the queue could leave capture paused with nothing left to pop.
+   */
+  void resumeIfDrained() {
+    if (paused && queue.isEmpty()) {
+      paused = false;
+    }
+  }
+
   /** Drops everything queued (the tailer restarts from the edit log). */
   void clear() {
     while (queue.peek() != null) {

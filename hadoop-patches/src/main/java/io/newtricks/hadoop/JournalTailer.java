@@ -57,6 +57,7 @@ final class JournalTailer extends NamespaceTailer {
   private long lastSynced = -1;
   private long lastSyncedAt;
   private long quietTarget = -1;
+  private boolean checkedPosition;
   /** How long without a synced edit before the tailer asks the NameNode for its txid. */
   static final long QUIET_CHECK_MS = 1_000;
 
@@ -82,8 +83,22 @@ final class JournalTailer extends NamespaceTailer {
       if (cursor < 0) {
         cursor = log.currentTxid();
         startAfter(cursor);
+        checkedPosition = true;
         LOG.info("newtricks: event journal tailer starts after txid {}", cursor);
+      } else if (!checkedPosition) {
+        // A resume point beyond the edit log (a reformatted NameNode with an old state file)
+        // would silently drop every event until the txids caught up: start from the present.
+        long current = log.currentTxid();
+        checkedPosition = true;
+        if (cursor > current) {
+          LOG.warn("newtricks: resume point txid {} is beyond the edit log (txid {}); starting "
+              + "from the present", cursor, current);
+          restartAfter(current);
+          cursor = current;
+          startAfter(current);
+        }
       }
+      capture.resumeIfDrained();
       if (!wantsAny()) {
         capture.clear();
         cursor = Math.max(cursor, capture.lastSyncedTxid());

@@ -184,6 +184,36 @@ public class JournalTailerTest {
   }
 
   @Test
+  public void aResumePointBeyondTheEditLogStartsFromThePresent() {
+    EditCapture cap = new EditCapture();
+    FakeLog log = new FakeLog();
+    log.current = 5; // a reformatted NameNode; the state file says 1000
+    JournalTailer t = tailer(cap, log, 100);
+    t.startAfter(1000);
+    t.maybePoll(0);
+    cap.publish(chunk(6, 7));
+    t.maybePoll(1);
+    assertEquals(Arrays.asList(6L, 7L), drain(t));
+  }
+
+  @Test
+  public void captureResumesWhenAnOverflowRacedWithTheLastPop() {
+    EditCapture cap = new EditCapture();
+    cap.install(1);
+    cap.select(EditCapture.Selection.of(Collections.singletonList(NamespaceEvent.Type.CLOSE),
+        Collections.emptyList()));
+    cap.publish(chunk(1, 1));
+    cap.pop();              // the tailer empties the queue...
+    cap.publish(chunk(2, 3)); // ...and a chunk too big for it pauses capture with nothing queued
+    assertTrue(cap.isPaused());
+    FakeLog log = new FakeLog();
+    log.current = 3;
+    JournalTailer t = tailer(cap, log, 100);
+    t.maybePoll(0);
+    assertEquals(false, cap.isPaused());
+  }
+
+  @Test
   public void stateRoundTrips() throws Exception {
     File dir = Files.createTempDirectory("evstate").toFile();
     File f = new File(dir, "sub/state.properties");
