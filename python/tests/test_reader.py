@@ -3,6 +3,12 @@ gives the same bytes, resume, per-sample errors, bad schedules and permission de
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import time
+
 import numpy as np
 import pytest
 
@@ -65,6 +71,56 @@ def test_raw_answers_are_transformed_here_identically(data):
     assert [as_bytes(s) for s in raw] == [as_bytes(s) for s in off]
     assert {s.path for step in raw for s in step.ok} == {"raw"}
     assert st["raw"] >= 5 and st["offloaded"] == 0 and st["local_transform_s"] > 0, st
+
+
+def datanode_ext_pids(c):
+    with open(os.path.join(c.base, "state.json")) as f:
+        st = json.load(f)
+    pids = []
+    for d in st["datanodes"]:
+        for child in subprocess.run(["pgrep", "-P", str(d["pid"])], stdout=subprocess.PIPE, text=True).stdout.split():
+            with open("/proc/%s/comm" % child) as f:
+                if f.read().strip().startswith("datanode-ext"):
+                    pids.append(int(child))
+    return pids
+
+
+def wait_offload_serving(c, within=60):
+    import grpc
+    from newtricks.v1 import offload_pb2, offload_pb2_grpc
+
+    end = time.monotonic() + within
+    for addr in c.datanode_ext:
+        with grpc.insecure_channel(addr) as ch:
+            stub = offload_pb2_grpc.OffloadStub(ch)
+            while True:
+                try:
+                    stub.NodeStatus(offload_pb2.OffloadNodeStatusRequest(user=c.superuser), timeout=2)
+                    break
+                except grpc.RpcError:
+                    if time.monotonic() > end:
+                        raise
+                    time.sleep(0.2)
+
+
+def test_datanode_ext_down_falls_back_to_hdfs(data):
+    # kill -9 every datanode-ext after the first step: their samples are read from HDFS and
+    # transformed here ("local"), byte for byte as before; the hooks restart the co-processes.
+    spec = schedule(steps=8)
+    want, _ = read_all(open_reader(data, datanodes=False, rank=0, spec=spec))
+    pids = datanode_ext_pids(data)
+    assert len(pids) == 3, pids
+    got = []
+    with open_reader(data, rank=0, spec=spec, prefetch=1) as r:
+        got.append(next(r))
+        for p in pids:
+            os.kill(p, signal.SIGKILL)
+        got.extend(r)
+        st = r.stats()
+    assert [as_bytes(s) for s in got] == [as_bytes(s) for s in want]
+    paths = [s.path for step in got for s in step.ok]
+    assert "local" in paths and st["bytes_from_hdfs"] > 0, (paths, st)
+    wait_offload_serving(data)
 
 
 def test_batches_are_views_and_errors_name_the_sample(data):
