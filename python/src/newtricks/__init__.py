@@ -39,3 +39,10 @@ from .hints import Hint, hint  # noqa: F401
 from .reader import Reader, Sample, Step  # noqa: F401
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "hint", "Hint", "Reader", "Step", "Sample", "mirror",
+    "NewtricksError", "ConfigError", "InvalidArgumentError", "NotFoundError", "PermissionDeniedError",
+    "UnauthenticatedError", "ResourceExhaustedError", "UnavailableError", "FailedPreconditionError",
+    "DeadlineExceededError", "LibraryError", "GraphError", "SampleError", "FrameError",
+]

@@ -34,8 +34,6 @@ except ImportError as e:  # pragma: no cover - exercised without torch
 
 import json
 
-import numpy as np
-
 from .errors import ConfigError
 from .reader import Reader, Step, _schedule_json
 
