@@ -293,11 +293,10 @@ func run(o options) error {
 		fmt.Printf("%-8s fresh segment:            %s\n", m.name, fresh)
 		if o.longEdits > 0 {
 			start := time.Now()
-			if _, err := nnbenchArgs(ctx, a, s.c, log4j, "mkdirs", "-dirs", strconv.Itoa(o.longEdits), "-threads", "8", "-dirsPerDir", "1000"); err != nil {
+			if err := longSegment(s, o.longEdits); err != nil {
 				s.c.Stop()
-				return fmt.Errorf("%s: %d mkdirs: %w", m.name, o.longEdits, err)
+				return fmt.Errorf("%s: %d edits: %w", m.name, o.longEdits, err)
 			}
-			// NNThroughputBenchmark then deletes its base dir: one more edit, the segment stays.
 			fmt.Printf("%-8s wrote %d edits (mkdirs, not subscribed) into the segment in %v\n", m.name, o.longEdits, time.Since(start).Round(time.Second))
 			pids := nnPIDs(s.c)
 			before := cpuTicks(pids)
@@ -318,6 +317,29 @@ func run(o options) error {
 		s.c.Stop()
 	}
 	fmt.Printf("BENCH nn-overhead min_ratio=%.3f cpu_ratio=%.3f event_p99_ms=%.0f\n", minRatio, cpuRatio, journalP99)
+	return nil
+}
+
+// longSegment writes at least n edits into the current segment cheaply: one mkdirs call with
+// missing parents logs one edit per directory it creates, so each call of a 900-deep path
+// writes 900 edits (HDFS allows 1000 path components).
+func longSegment(s side, n int) error {
+	me, err := user.Current()
+	if err != nil {
+		return err
+	}
+	cl, err := s.c.Client(me.Username)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	const depth = 900
+	deep := strings.Repeat("/d", depth-1)
+	for i := 0; i*depth < n; i++ {
+		if err := cl.MkdirAll(fmt.Sprintf("/long/%d%s", i, deep), 0o755); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
