@@ -249,3 +249,23 @@ def test_pyav_imported_first(go, media, global_av):
 def test_package_exports():
     assert callable(newtricks.hint)
     assert issubclass(newtricks.SampleError, newtricks.NewtricksError)
+
+
+def test_threads_share_a_graph(go, media):
+    # ctypes releases the GIL during the call: several Python threads run one compiled graph
+    # concurrently inside the Go runtime, each getting Go's bytes.
+    import concurrent.futures
+    import hashlib
+
+    g = transforms.Graph(xformcases.GRAPHS["imagenet"])
+    jobs = [(p, e) for p in xformcases.inputs(media, "imagenet") for e in xformcases.EPOCHS] * 3
+    blobs = {p: open(p, "rb").read() for p, _ in jobs}
+
+    def one(job):
+        p, e = job
+        key = os.path.basename(p)
+        return (key, e), hashlib.sha256(g.run_frames(blobs[p], key=key, epoch=e)).hexdigest()
+
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        for k, d in ex.map(one, jobs):
+            assert d == go["imagenet"][k], k
