@@ -239,6 +239,27 @@ func TestSpine(t *testing.T) {
 			}
 			return nil
 		})
+		// Only the subscribed command is forwarded: bob's getfileinfo and the writer's calls
+		// stop at the audit logger's first line.
+		resp, err := ns.RecentEvents(ctx, &pb.RecentEventsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range resp.GetEvents() {
+			if a := e.GetAudit(); a != nil && a.GetCmd() != "open" {
+				t.Errorf("audit %q of %s forwarded; namenode-ext subscribed only to open", a.GetCmd(), a.GetSrc())
+			}
+		}
+		eventually(t, 25*time.Second, "AuditFiltered > 0 in the NameNode's JMX", func() error {
+			b, err := jmx(c.NameNodeHTTPAddr(), nnHookBean)
+			if err != nil {
+				return err
+			}
+			if f, _ := b["AuditFiltered"].(float64); f <= 0 {
+				return fmt.Errorf("AuditFiltered = %v", b["AuditFiltered"])
+			}
+			return nil
+		})
 	})
 
 	t.Run("every block resolves to a local replica with the written bytes", func(t *testing.T) {
