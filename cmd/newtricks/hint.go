@@ -212,12 +212,21 @@ func runHint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		printStatus(stdout, st)
 		return nil
 	case "list":
-		l, err := c.List(ctx)
+		l, problems, err := c.ListAll(ctx)
 		if err != nil {
 			return err
 		}
 		if hf.json {
+			if len(problems) > 0 {
+				return printJSON(stdout, struct {
+					Hints    []*hotspot.HintStatus
+					Problems []string
+				}{l, problems})
+			}
 			return printJSON(stdout, l)
+		}
+		for _, p := range problems {
+			fmt.Fprintf(stdout, "PROBLEM  %s\n", p)
 		}
 		for _, st := range l {
 			ready := 0
@@ -284,10 +293,17 @@ func printStatus(w io.Writer, s *hotspot.HintStatus) {
 	}
 	fmt.Fprintf(w, "hint %s: %s, %s, user=%s implicit=%v until %s\n", s.ID, s.State, ready, s.User, s.Implicit,
 		s.Deadline.UTC().Format(time.RFC3339))
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PATH\tFACTOR\tPLACED\tREADY")
+	fmt.Fprintln(tw, "PATH\tFACTOR\tPLACED\tREADY\tRESULT")
 	for _, f := range s.Files {
-		fmt.Fprintf(tw, "%s\t%d -> %d\t%d\t%v\n", f.Path, f.Original, f.Target, f.Placed, f.Ready)
+		result := f.Result
+		if f.Error != "" {
+			result = strings.TrimSpace(result + " error: " + f.Error)
+		}
+		fmt.Fprintf(tw, "%s\t%d -> %d\t%d\t%v\t%s\n", f.Path, f.Original, f.Target, f.Placed, f.Ready, result)
 	}
 	tw.Flush()
 }
