@@ -26,9 +26,13 @@ import org.apache.hadoop.security.UserGroupInformation;
  * distance from the reader and shuffles the equidistant ones; every client (Java DFSClient,
  * colinmarc/hdfs) reads from the first. With k replicas and R readers, a random choice leaves
  * the busiest replica with well above R/k readers, and a storm's barrier is set by the busiest
- * DataNode. {@link Topology} replaces the shuffle with a rotation: the n-th sort of one set of
- * equidistant replicas puts replica (n mod k) first, so R readers get each replica R/k times
- * (within one). Locality is kept: only replicas at the same distance are reordered.
+ * DataNode. {@link Topology} replaces the shuffle with a rotation: the n-th open of a file
+ * starts its block j at replica (n + j) mod k of the block's equidistant replicas (in a
+ * canonical order), so R readers get each replica R/k times (within one), and the readers of
+ * any one block at any moment are spread too. (A counter shared by all blocks with the same
+ * replica set would give the j-th block of the n-th open the value 2n + j for two-block files:
+ * every first block on the even replicas, a convoy.) Locality is kept: only replicas at the
+ * same distance are reordered.
  *
  * <p>Enable on the NameNode:
  *
@@ -54,6 +58,10 @@ public final class BalancedReads {
   private static volatile boolean auditHookInstalled;
   private static volatile boolean scopeAll;
   private static final ThreadLocal<String> OPENING = new ThreadLocal<>();
+  /** For the open noted on this thread: its sequence number per path (-1: none) and the
+   * index of the next block sort. */
+  private static final ThreadLocal<long[]> OPEN_SEQ = ThreadLocal.withInitial(() -> new long[] {-1, 0});
+  private static final ConcurrentHashMap<String, AtomicLong> OPENS = new ConcurrentHashMap<>();
 
   /** Bound on the rotation counters kept; past it they start over (balance is per window). */
   private static final int MAX_COUNTERS = 1 << 16;
@@ -103,13 +111,41 @@ public final class BalancedReads {
     if (COUNTERS.size() > MAX_COUNTERS) {
       COUNTERS.clear();
     }
-    long n = COUNTERS.computeIfAbsent(key, k -> new AtomicLong()).getAndIncrement();
+    long[] seq = OPEN_SEQ.get();
+    long n;
+    if (seq[0] >= 0) {
+      n = seq[0] + seq[1]++;
+    } else {
+      n = COUNTERS.computeIfAbsent(key, k -> new AtomicLong()).getAndIncrement();
+    }
     Collections.rotate(list, (int) -(n % list.size()));
+  }
+
+  /** Notes an open of src on this thread, numbered per path if it is rotated. */
+  static void noteOpen(String src) {
+    OPENING.set(src);
+    long[] seq = OPEN_SEQ.get();
+    seq[1] = 0;
+    if (scopeAll || hinted.contains(src)) {
+      if (OPENS.size() > MAX_COUNTERS) {
+        OPENS.clear();
+      }
+      seq[0] = OPENS.computeIfAbsent(src, k -> new AtomicLong()).getAndIncrement();
+    } else {
+      seq[0] = -1;
+    }
+  }
+
+  static void forgetOpen() {
+    OPENING.remove();
+    OPEN_SEQ.get()[0] = -1;
   }
 
   /** For tests: forget every counter. */
   static void resetCounters() {
     COUNTERS.clear();
+    OPENS.clear();
+    forgetOpen();
   }
 
   /** The NameNode's network topology with rotation instead of shuffle among equidistant replicas. */
@@ -170,9 +206,9 @@ public final class BalancedReads {
         UserGroupInformation ugi, DelegationTokenSecretManager dtSecretManager) {
       try {
         if (succeeded && "open".equals(cmd) && src != null) {
-          OPENING.set(src);
+          noteOpen(src);
         } else {
-          OPENING.remove();
+          forgetOpen();
         }
       } catch (Throwable t) {
         // Never fail a client call.

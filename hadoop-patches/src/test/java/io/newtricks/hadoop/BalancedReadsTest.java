@@ -50,6 +50,39 @@ public class BalancedReadsTest {
     }
   }
 
+  /**
+   * 32 opens of a two-block file whose blocks share one set of 12 replicas: at any block index
+   * the readers are spread over all replicas (2 or 3 each), not over every other one.
+   */
+  @Test
+  public void noConvoyAcrossBlocksOfOneOpen() {
+    DFSNetworkTopology t = topology("hinted");
+    BalancedReads.resetCounters();
+    BalancedReads.setHinted(Arrays.asList("/hot/two"));
+    BalancedReads.AuditHook hook = new BalancedReads.AuditHook();
+    hook.initialize(new Configuration(false));
+    Node reader = new NodeBase("/default-rack/10.0.0.9");
+    Node[] base = replicas(12);
+    java.util.List<Map<String, Integer>> perBlock = Arrays.asList(new HashMap<>(), new HashMap<>());
+    for (int i = 0; i < 32; i++) {
+      hook.logAuditEvent(true, "alice", null, "open", "/hot/two", null, null, null, null);
+      for (int b = 0; b < 2; b++) {
+        Node[] locs = base.clone();
+        java.util.Collections.shuffle(Arrays.asList(locs));
+        t.sortByDistanceUsingNetworkLocation(reader, locs, locs.length, null);
+        perBlock.get(b).merge(locs[0].getName(), 1, Integer::sum);
+      }
+    }
+    for (Map<String, Integer> m : perBlock) {
+      assertEquals(12, m.size());
+      for (int v : m.values()) {
+        assertTrue("share " + v + " in " + m, v == 2 || v == 3);
+      }
+    }
+    BalancedReads.setHinted(Arrays.asList());
+    BalancedReads.resetCounters();
+  }
+
   /** Scope "hinted": only an open of a hinted path, noted by the audit hook, is rotated. */
   @Test
   public void hintedScopeRotatesOnlyHintedOpens() {
