@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -59,6 +60,18 @@ const jmxCacheTTL = 11 * time.Second
 // returns how many distinct DataNodes served blocks.
 func servingNodes(t *testing.T, c *cluster.Cluster, cl *hdfs.Client, name string, n int) int {
 	t.Helper()
+	served := 0
+	for _, v := range readsPerNode(t, c, cl, name, n) {
+		if v > 0 {
+			served++
+		}
+	}
+	return served
+}
+
+// readsPerNode reads name n times and returns the blocks each DataNode served meanwhile.
+func readsPerNode(t *testing.T, c *cluster.Cluster, cl *hdfs.Client, name string, n int) map[int]int64 {
+	t.Helper()
 	time.Sleep(jmxCacheTTL)
 	before, err := blocksRead(c)
 	if err != nil {
@@ -79,13 +92,20 @@ func servingNodes(t *testing.T, c *cluster.Cluster, cl *hdfs.Client, name string
 	if err != nil {
 		t.Fatal(err)
 	}
-	served := 0
+	out := map[int]int64{}
 	for i, v := range after {
-		if v > before[i] {
-			served++
-		}
+		out[i] = v - before[i]
 	}
-	return served
+	return out
+}
+
+// farClient connects as user from 127.0.0.2, an address no DataNode has: on loopback a
+// client at 127.0.0.1 is "local" to a random DataNode, which the NameNode sorts first.
+func farClient(c *cluster.Cluster, user string) (*hdfs.Client, error) {
+	opts := c.ClientOptions(user)
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 10 * time.Second}
+	opts.NamenodeDialFunc = d.DialContext
+	return hdfs.NewClient(opts)
 }
 
 // setSpaceQuota runs Hadoop's own DFSAdmin as the superuser.
@@ -179,6 +199,9 @@ func TestHotspot(t *testing.T) {
 			"newtricks.hotspot.reactive.clients":  "3",
 			"newtricks.hotspot.reactive.window":   "20s",
 			"newtricks.hotspot.reactive.duration": "15s",
+			// Balanced reads for the hinted files (docs/hotspot.md).
+			"dfs.net.topology.impl":      "io.newtricks.hadoop.BalancedReads$Topology",
+			"dfs.namenode.audit.loggers": "default," + exttest.AuditLoggerClass + ",io.newtricks.hadoop.BalancedReads$AuditHook",
 		}})
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
@@ -302,6 +325,21 @@ func TestHotspot(t *testing.T) {
 		t.Logf("DataNodes serving one hot block: %d before the hint, %d after", spreadBefore, spreadAfter)
 		if spreadBefore > 3 || spreadAfter <= 3 {
 			t.Fatalf("readers not spread: %d before, %d after", spreadBefore, spreadAfter)
+		}
+		// Balanced reads: 24 plain-client opens of the hinted one-block file from a host with no
+		// DataNode are rotated over its 6 replicas, 4 each (a shuffle gives 4 on average with
+		// a busiest node near 7).
+		far, err := farClient(c, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer far.Close()
+		per := readsPerNode(t, c, far, "/hot/one", 24)
+		t.Logf("blocks served per DataNode, 24 reads with balanced reads: %v", per)
+		for i, v := range per {
+			if v != 4 {
+				t.Fatalf("DataNode %d served %d of 24 reads, want 4 each: %v", i, v, per)
+			}
 		}
 		for name, want := range files {
 			if strings.HasPrefix(name, "/hot/") {
