@@ -45,6 +45,7 @@ type fakeHDFS struct {
 	nodes     []string // UUIDs
 	repDir    string
 	denied    map[string]bool // HDFS paths the user may not read
+	queueMax  int64           // nodes' queue.max.bytes (0: default)
 
 	mu     sync.Mutex
 	blocks map[string]*pb.LocatedBlocks
@@ -183,7 +184,7 @@ func startNode(t *testing.T, f *fakeHDFS, uuid, addr string) *fakeNode {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := session.NewManager(session.Config{Workers: 1, Lookahead: 3}, session.Options{
+	mgr, err := session.NewManager(session.Config{Workers: 1, Lookahead: 3, QueueMaxBytes: f.queueMax}, session.Options{
 		Host: host{f, uuid}, Peers: transformsvc.NewPeers(), Gov: gov, Self: func() string { return uuid }})
 	if err != nil {
 		t.Fatal(err)
@@ -660,4 +661,32 @@ func TestSessionRejects(t *testing.T) {
 	if err := getStep(&pb.GetStepRequest{User: "alice", SessionId: id}); status.Code(err) != codes.NotFound {
 		t.Errorf("closed session: %v", err)
 	}
+}
+
+// TestQueueIsCapped: with a 1 MiB cap and 0.8 MB samples, a node holds about one step's worth
+// of finished samples beyond the one the reader waits for, however far it may look ahead.
+func TestQueueIsCapped(t *testing.T) {
+	fx := newFixture(t, nil)
+	fx.f.queueMax = 1 << 20
+	for i := range fx.nodes {
+		fx.nodes[i].close()
+		fx.nodes[i] = startNode(t, fx.f, fx.f.nodes[i], "")
+	}
+	big := *fx.spec
+	big.Sources = append([]schedule.Source(nil), fx.spec.Sources...)
+	g := imageGraph()
+	g.Nodes[1] = xformgraph.NewNodeSpec("rrc", "random_resized_crop", "dec", map[string]any{"size": []any{256}}) // 256x256x3 float32 = 786 KB
+	big.Sources[0].Graph = g
+	fx.spec = &big
+	r := fx.open(t, 0, 0, true, func(c *reader.Config) { c.Lookahead = 30; c.Prefetch = 1 })
+	steps(t, r, 1)
+	time.Sleep(time.Second) // let the workers run ahead as far as they may
+	for i, n := range fx.nodes {
+		q := n.sv.Sessions.Counters().QueuedBytes
+		if q > 1<<20+800_000 {
+			t.Errorf("node %d holds %d bytes of finished samples, cap 1 MiB", i, q)
+		}
+		t.Logf("node %d: %d bytes queued", i, q)
+	}
+	steps(t, r, 3) // and it still serves
 }
