@@ -265,13 +265,18 @@ func encodeStep(st *reader.Step, alloc func(n int) []byte) ([]byte, error) {
 	if buf == nil {
 		return nil, errors.New("cannot allocate the step buffer")
 	}
-	clear(buf)
+	// Only the header and the padding need zeroing: every data byte is written below.
+	clear(buf[:start])
 	copy(buf, "NTST")
 	binary.LittleEndian.PutUint64(buf[8:], st.Step)
 	binary.LittleEndian.PutUint64(buf[16:], uint64(len(hdr)))
 	copy(buf[24:], hdr)
 	data := buf[start:]
+	pad := func(off, n int) { clear(data[off+n : off+(n+7)&^7]) }
 	if h.Batched {
+		for _, o := range h.Outputs {
+			pad(o.Off, o.Len)
+		}
 		for i, fs := range parsed {
 			r := h.Samples[i].Row
 			if r < 0 {
@@ -286,6 +291,7 @@ func encodeStep(st *reader.Step, alloc func(n int) []byte) ([]byte, error) {
 		for i, s := range st.Samples {
 			if m := h.Samples[i]; m.Error == "" {
 				copy(data[m.Off:], s.Frames)
+				pad(m.Off, m.Len)
 			}
 		}
 	}

@@ -27,6 +27,15 @@ func tensorFrames(t *testing.T, shape []int, fill byte) []byte {
 	return b
 }
 
+// dirty allocates like malloc may: memory full of garbage.
+func dirty(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 0xAA
+	}
+	return b
+}
+
 func decodeStep(t *testing.T, b []byte) (stepHeader, []byte) {
 	t.Helper()
 	if string(b[:4]) != "NTST" {
@@ -46,7 +55,7 @@ func TestEncodeStepBatchesUniformOutputs(t *testing.T) {
 		{Slot: 1, Key: "bad", Err: errors.New("corrupt")},
 		{Slot: 2, Key: "c", Frames: tensorFrames(t, []int{2, 3, 1}, 50), Path: "raw"},
 	}}
-	b, err := encodeStep(st, func(n int) []byte { return make([]byte, n) })
+	b, err := encodeStep(st, dirty)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,16 +69,22 @@ func TestEncodeStepBatchesUniformOutputs(t *testing.T) {
 	if data[0] != 10 || data[5] != 15 || data[6] != 50 || data[11] != 55 {
 		t.Fatalf("batch %v", data[:12])
 	}
+	if len(data) != 16 || data[12]|data[13]|data[14]|data[15] != 0 {
+		t.Fatalf("padding after the batch: % x", data[12:])
+	}
 }
 
 func TestEncodeStepKeepsFramesWhenShapesDiffer(t *testing.T) {
 	a, c := tensorFrames(t, []int{2, 3, 1}, 1), tensorFrames(t, []int{3, 3, 1}, 2)
 	st := &reader.Step{Step: 1, Samples: []reader.Sample{{Slot: 0, Key: "a", Frames: a}, {Slot: 1, Key: "c", Frames: c}}}
-	b, err := encodeStep(st, func(n int) []byte { return make([]byte, n) })
+	b, err := encodeStep(st, dirty)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h, data := decodeStep(t, b)
+	if data[len(a)] != 0 || data[len(a)+1] != 0 { // padding after the first sample's frames
+		t.Fatalf("padding not zeroed: % x", data[len(a):h.Samples[1].Off])
+	}
 	if h.Batched || h.Samples[1].Off%8 != 0 {
 		t.Fatalf("header %+v", h)
 	}
