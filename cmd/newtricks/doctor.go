@@ -36,7 +36,9 @@ PASS, WARN or FAIL, what was found, and in brackets the hdfs-site key to change.
                  version matches the binaries'
   the cluster    (unless --offline) the NameNode answers and is out of safe mode, DataNodes
                  are live, every daemon loaded its hook and reports its co-process healthy
-                 (JMX), no audit events were dropped, each co-process's /metrics answers,
+                 (JMX), no audit events were dropped, the daemons run with this conf's
+                 settings (/conf: security keys must agree, newtricks keys may await a
+                 restart), each co-process's /metrics answers,
                  the mirror's destination NameNode accepts connections
 
 --conf is the directory holding hdfs-site.xml (and core-site.xml) as the daemons read it.

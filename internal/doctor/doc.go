@@ -21,6 +21,8 @@
 //     classpath, once, and its version matches the binaries';
 //   - the running cluster: the NameNode answers, is out of safe mode and has live DataNodes;
 //     each daemon loaded its hook (JMX) and reports its co-process healthy, with restarts,
-//     dropped audit events and namespace gaps; each co-process's /metrics answers; the
+//     dropped audit events and namespace gaps; each daemon runs with this conf's settings
+//     (its /conf: authentication and block tokens must agree, a changed newtricks key means a
+//     restart is pending); each co-process's /metrics answers; the
 //     mirror's destination accepts connections.
 package doctor

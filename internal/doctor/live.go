@@ -36,12 +36,8 @@ func (d *doctor) bean(ctx context.Context, addr, query string) (map[string]json.
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusUnauthorized {
-		return nil, fmt.Errorf("GET %s: %s: the web endpoint wants SPNEGO (hadoop.http.authentication.type=kerberos), which doctor does not speak; "+
-			"list /jmx in hadoop.http.authentication.kerberos.endpoint.whitelist for the admin network, or run doctor --offline", req.URL, resp.Status)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", req.URL, resp.Status)
+	if err := statusErr(req, resp); err != nil {
+		return nil, err
 	}
 	var r struct {
 		Beans []map[string]json.RawMessage `json:"beans"`
@@ -125,6 +121,8 @@ func (d *doctor) checkLive(ctx context.Context) {
 		d.r.pass("datanodes.live", "", "%d live DataNodes", len(live))
 	}
 
+	d.compareRunning(ctx, "the running NameNode", addr, d.nameNodeKeys)
+
 	hook, err := d.hookBean(ctx, addr, nnHookBean)
 	switch {
 	case err != nil:
@@ -152,6 +150,9 @@ func (d *doctor) checkLive(ctx context.Context) {
 			dn = "https://" + live[n].InfoSecureAddr
 		}
 		hook, err := d.hookBean(ctx, dn, dnHookBean)
+		if err == nil {
+			d.compareRunning(ctx, "DataNode "+n, dn, d.dataNodeKeys)
+		}
 		switch {
 		case err != nil:
 			d.r.warn("datanode.hook", "", "DataNode %s: JMX at %s does not answer: %v", n, dn, err)
@@ -378,4 +379,19 @@ func dataNodeHere[T any](live map[string]T) bool {
 		}
 	}
 	return false
+}
+
+// statusErr explains a non-200 answer of a daemon's web endpoint.
+func statusErr(req *http.Request, resp *http.Response) error {
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return nil
+	case http.StatusUnauthorized:
+		return fmt.Errorf("GET %s: %s: the endpoint wants SPNEGO (hadoop.http.authentication.type=kerberos), which doctor does not speak; "+
+			"list %s in hadoop.http.authentication.kerberos.endpoint.whitelist for the admin network, or run doctor --offline",
+			req.URL, resp.Status, req.URL.Path)
+	case http.StatusForbidden:
+		return fmt.Errorf("GET %s: %s (hadoop.security.instrumentation.requires.admin?)", req.URL, resp.Status)
+	}
+	return fmt.Errorf("GET %s: %s", req.URL, resp.Status)
 }
