@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/newtricks/newtricks/internal/authn"
+	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 )
 
 // Class names and keys (see BUILDING.md).
@@ -165,10 +166,14 @@ func (d *doctor) checkAuditLoggers() {
 	case len(loggers) > 0 && !hasDefault:
 		d.r.fail("namenode.audit-loggers", keyAuditLoggers,
 			"%s=%s drops Hadoop's own audit log; keep it first: default,%s", keyAuditLoggers, strings.Join(loggers, ","), AuditLoggerClass)
-	case !hasOurs:
-		d.r.warn("namenode.audit-loggers", keyAuditLoggers,
-			"%s does not list %s: namenode-ext sees no opens, so reactive hints and recent events lack them; set default,%s",
+	case !hasOurs && d.reactiveHints():
+		d.r.fail("namenode.audit-loggers", keyAuditLoggers,
+			"newtricks.hotspot.reactive is on but %s does not list %s: reactive hints count opens, which only the audit logger sees; set default,%s",
 			keyAuditLoggers, AuditLoggerClass, AuditLoggerClass)
+	case !hasOurs:
+		d.r.pass("namenode.audit-loggers", keyAuditLoggers,
+			"%s does not list %s: fine while reactive hints are off (it costs each audited call a filter check)",
+			keyAuditLoggers, AuditLoggerClass)
 	default:
 		d.r.pass("namenode.audit-loggers", keyAuditLoggers, "%s=%s", keyAuditLoggers, strings.Join(loggers, ","))
 	}
@@ -271,4 +276,11 @@ func (d *doctor) checkVersions() {
 		return
 	}
 	d.r.pass("versions", "", "hooks jar %s matches the binaries", d.jarVersion)
+}
+
+// reactiveHints reports whether hotspot will make implicit hints from audited opens (as
+// namenode-ext parses newtricks.hotspot.reactive).
+func (d *doctor) reactiveHints() bool {
+	cfg, err := hotspot.ConfigFromMap(d.configureMap())
+	return err == nil && cfg.Reactive
 }

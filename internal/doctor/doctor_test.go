@@ -188,8 +188,15 @@ func TestNotEnabled(t *testing.T) {
 
 func TestAuditListWithoutOurs(t *testing.T) {
 	r := newFixture(t).run(t, func(f *fixture) { f.hdfs[keyAuditLoggers] = "default" })
-	if status(r, "namenode.audit-loggers") != Warn {
-		t.Fatalf("audit list without AuditForwarder:\n%s", dump(r))
+	if status(r, "namenode.audit-loggers") != Pass {
+		t.Fatalf("audit list without AuditForwarder, reactive hints off:\n%s", dump(r))
+	}
+	r = newFixture(t).run(t, func(f *fixture) {
+		f.hdfs[keyAuditLoggers] = "default"
+		f.hdfs["newtricks.hotspot.reactive"] = "true"
+	})
+	if status(r, "namenode.audit-loggers") != Fail {
+		t.Fatalf("audit list without AuditForwarder, reactive hints on:\n%s", dump(r))
 	}
 }
 
