@@ -3,6 +3,7 @@ package hotspot
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,6 +61,11 @@ type Config struct {
 	// CopyBandwidth is the assumed replication copy rate of one DataNode in bytes/s, for the
 	// ready-time estimate (newtricks.hotspot.copy-bandwidth, default 100 MiB/s).
 	CopyBandwidth int64
+	// RedundancyInterval is the NameNode's dfs.namenode.redundancy.interval.seconds: each
+	// interval it schedules at most live DataNodes x work multiplier blocks, which bounds the
+	// ready time of a hint of many blocks (newtricks.hotspot.redundancy-interval, falls back to
+	// dfs.namenode.redundancy.interval.seconds, default 3s).
+	RedundancyInterval time.Duration
 	// ScheduleDelay is the assumed delay before the NameNode schedules new replication work
 	// (about two redundancy intervals plus a heartbeat), for the ready-time estimate
 	// (newtricks.hotspot.schedule-delay, default 6s).
@@ -148,6 +154,7 @@ func DefaultConfig() Config {
 		MaxSpaceFraction:   0.1,
 		CopyBandwidth:      100 << 20,
 		ScheduleDelay:      6 * time.Second,
+		RedundancyInterval: 3 * time.Second,
 		ReactiveClients:    8,
 		ReactiveWindow:     10 * time.Second,
 		ReactiveDuration:   10 * time.Minute,
@@ -231,6 +238,15 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 	intKey(&bw, confPrefix+"copy-bandwidth")
 	cfg.CopyBandwidth = int64(bw)
 	durKey(&cfg.ScheduleDelay, confPrefix+"schedule-delay")
+	if v := c.String("dfs.namenode.redundancy.interval.seconds", ""); v != "" {
+		// Hadoop's key is in seconds (a bare number, or with a time unit suffix).
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			cfg.RedundancyInterval = time.Duration(n) * time.Second
+		} else if d, err := time.ParseDuration(strings.TrimSpace(v)); err == nil {
+			cfg.RedundancyInterval = d
+		}
+	}
+	durKey(&cfg.RedundancyInterval, confPrefix+"redundancy-interval")
 	if b, err := c.Bool(confPrefix+"reactive", cfg.Reactive); err != nil {
 		errs = append(errs, err)
 	} else {
@@ -312,6 +328,8 @@ func (c Config) Validate() error {
 		return bad("max-space-fraction %v outside (0, 1]", c.MaxSpaceFraction)
 	case c.CopyBandwidth <= 0:
 		return bad("copy-bandwidth %d <= 0", c.CopyBandwidth)
+	case c.RedundancyInterval <= 0:
+		return bad("redundancy-interval %v <= 0", c.RedundancyInterval)
 	case c.ScheduleDelay < 0:
 		return bad("schedule-delay %v < 0", c.ScheduleDelay)
 	case c.ReactiveClients < 2:

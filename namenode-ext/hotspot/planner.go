@@ -271,11 +271,13 @@ func ancestors(p string) []string {
 
 // estimateReady estimates when the extra replicas are in place: the NameNode schedules the
 // work after ScheduleDelay; each block is copied as one pipeline to all its new targets, so the
-// copy takes at least the biggest block's transfer time, and at least the bytes every live
-// DataNode must receive divided by its copy bandwidth.
+// copy takes at least the biggest block's transfer time, at least the bytes every live
+// DataNode must receive divided by its copy bandwidth, and at least the redundancy intervals
+// the NameNode needs to schedule every block (live x work multiplier blocks per interval).
 func (c Config) estimateReady(files []FilePlan, blockSize map[string]int64, live int) time.Duration {
 	var bytes int64
 	var biggest int64
+	blocks := 0
 	for _, f := range files {
 		if f.Target <= f.Current {
 			continue
@@ -286,6 +288,9 @@ func (c Config) estimateReady(files []FilePlan, blockSize map[string]int64, live
 			b = f.Length
 		}
 		biggest = max(biggest, b)
+		if b > 0 {
+			blocks += int((f.Length + b - 1) / b)
+		}
 	}
 	if bytes == 0 {
 		return 0
@@ -293,7 +298,16 @@ func (c Config) estimateReady(files []FilePlan, blockSize map[string]int64, live
 	live = max(live, 1)
 	perNode := float64(bytes) / float64(live) / float64(c.CopyBandwidth)
 	pipe := float64(biggest) / float64(c.CopyBandwidth)
-	return c.ScheduleDelay + time.Duration(math.Max(perNode, pipe)*float64(time.Second))
+	// The NameNode schedules at most live x work multiplier blocks per redundancy interval.
+	mult := 2 // Hadoop's default
+	for _, b := range c.Boost {
+		if b.Key == KeyWorkMultiplier {
+			mult = b.Value
+		}
+	}
+	rounds := math.Ceil(float64(blocks) / float64(live*mult))
+	sched := math.Max(0, rounds-1) * c.RedundancyInterval.Seconds()
+	return c.ScheduleDelay + time.Duration(math.Max(math.Max(perNode, pipe), sched)*float64(time.Second))
 }
 
 // sortSkipped orders skipped entries by path for stable answers.

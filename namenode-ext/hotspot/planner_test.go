@@ -2,6 +2,7 @@ package hotspot
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -296,5 +297,31 @@ func TestMarkerRequests(t *testing.T) {
 	}
 	if _, err := decodeMarker([]byte(`{"o":3,"h":"h1"}`)); err == nil {
 		t.Fatal("marker of the first format decoded")
+	}
+}
+
+func TestEstimateReady(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.RedundancyInterval = time.Second
+	// Bandwidth-bound: one 64 MiB file to 12 DataNodes at 100 MiB/s: 0.64 s per pipeline.
+	one := []FilePlan{{Path: "/a", Length: 64 << 20, Current: 3, Target: 12}}
+	if d := cfg.estimateReady(one, map[string]int64{"/a": 128 << 20}, 12); d < cfg.ScheduleDelay || d > cfg.ScheduleDelay+2*time.Second {
+		t.Fatalf("one file: %v", d)
+	}
+	// Scheduling-bound: 10,000 one-block files on 3 DataNodes, 3 x 16 blocks per interval:
+	// 208 more intervals after the first.
+	var many []FilePlan
+	bs := map[string]int64{}
+	for i := 0; i < 10000; i++ {
+		p := fmt.Sprintf("/m/%d", i)
+		many = append(many, FilePlan{Path: p, Length: 1, Current: 1, Target: 3})
+		bs[p] = 128 << 20
+	}
+	if d := cfg.estimateReady(many, bs, 3); d != cfg.ScheduleDelay+208*time.Second {
+		t.Fatalf("many blocks: %v, want %v", d, cfg.ScheduleDelay+208*time.Second)
+	}
+	c, err := ConfigFromMap(map[string]string{"dfs.namenode.redundancy.interval.seconds": "1"})
+	if err != nil || c.RedundancyInterval != time.Second {
+		t.Fatalf("interval from the HDFS key: %v %v", c.RedundancyInterval, err)
 	}
 }

@@ -74,6 +74,9 @@ final class HookConf {
     "hadoop.tmp.dir", "dfs.replication",
     // The co-processes pick their public API's authenticator and bind address from these.
     "hadoop.security.authentication", "dfs.datanode.ipc.address",
+    // namenode-ext's hotspot planner: HDFS limits it must respect and the replication pace.
+    "dfs.replication.max", "dfs.namenode.fs-limits.max-xattr-size",
+    "dfs.namenode.redundancy.interval.seconds",
   };
 
   static final int DEFAULT_AUDIT_QUEUE_CAPACITY = 65536;
