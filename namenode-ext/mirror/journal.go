@@ -223,6 +223,17 @@ func (j *journal) dropSegments(c *checkpoint) {
 	}
 }
 
+// remove deletes a checkpoint's journal directory.
+func (j *journal) remove(id string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.client != nil {
+		if err := j.client.RemoveAll(j.ckptDir(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			j.e.log.Warn("journal: removing a finished checkpoint", "id", id, "error", err)
+		}
+	}
+}
+
 // load reads every journaled checkpoint with its verified files.
 func (j *journal) load() ([]metaRecord, map[string][]fileRecord, error) {
 	j.mu.Lock()

@@ -39,6 +39,28 @@ func (e *Engine) recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Forget finished checkpoints beyond keep-finished (the oldest first): the journal must not
+	// grow with every checkpoint ever mirrored.
+	var finished []metaRecord
+	for _, m := range metas {
+		if m.State.terminal() {
+			finished = append(finished, m)
+		}
+	}
+	if over := len(finished) - e.cfg.KeepFinished; over > 0 {
+		drop := map[string]bool{}
+		for _, m := range finished[:over] { // metas are sorted by FirstSeen
+			drop[m.ID] = true
+			e.journal.remove(m.ID)
+		}
+		kept := metas[:0]
+		for _, m := range metas {
+			if !drop[m.ID] {
+				kept = append(kept, m)
+			}
+		}
+		metas = kept
+	}
 	e.mu.Lock()
 	var active []*checkpoint
 	for _, m := range metas {

@@ -175,11 +175,22 @@ func (e *Engine) Complete(ctx context.Context, k Key, user string, admin bool) (
 		}
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if c.resolved {
-		if err := e.allowed(c, user, admin); err != nil {
-			return nil, err
+	resolved, dir := c.resolved, c.srcDir
+	e.mu.Unlock()
+	if !resolved {
+		// Only the owner (or an administrator) may complete it: look the owner up now.
+		st, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrNotFound, dir, err)
 		}
+		if !admin && st.Owner != user {
+			return nil, fmt.Errorf("%w: %s is %s's", ErrPermission, dir, st.Owner)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.allowed(c, user, admin); err != nil {
+		return nil, err
 	}
 	e.markCompleteLocked(c)
 	return e.statusLocked(c), nil
