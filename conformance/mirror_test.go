@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path"
@@ -634,6 +635,20 @@ func TestMirror(t *testing.T) {
 			t.Fatal("status without a user accepted")
 		}
 		t.Logf("link: %v", mine.Link)
+
+		// Metrics on namenode-ext's /metrics.
+		resp, err := http.Get("http://" + env.lay.NameNodeMetrics + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, m := range []string{"newtricks_mirror_bytes_total", "newtricks_mirror_commit_lag_seconds_count", "newtricks_mirror_link_utilization",
+			"newtricks_mirror_files_in_flight", "newtricks_mirror_retries_total", "newtricks_mirror_checkpoints_committed_total"} {
+			if !strings.Contains(string(body), m) {
+				t.Errorf("/metrics lacks %s", m)
+			}
+		}
 
 		// The CLI: status and wait as JSON.
 		out, err := exec.CommandContext(ctx, env.cli, "mirror", "status", "--addr", env.lay.NameNodeAPI, "--user", "alice", "--job", "llama", "--json").Output()

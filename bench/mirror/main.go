@@ -62,6 +62,7 @@ type options struct {
 	concurrency        int
 	serialSample       int
 	distcpLib, user    string
+	methods            string
 	hadoopLib, cliPath string
 }
 
@@ -79,6 +80,7 @@ func main() {
 	flag.IntVar(&o.readers, "readers", 16, "parallel readers of the evaluator")
 	flag.IntVar(&o.distcpMaps, "maps", 16, "DistCp -m")
 	flag.IntVar(&o.concurrency, "concurrency", 128, "newtricks.mirror.concurrency")
+	flag.StringVar(&o.methods, "methods", "wan,distcp,mirror", "which of wan, distcp, mirror to run (a quick look; the BENCH line needs all three)")
 	flag.IntVar(&o.serialSample, "serial-sample", 50, "files read one by one across the WAN to extrapolate the file-by-file reader")
 	flag.Parse()
 	o.distcpLib = os.Getenv("NEWTRICKS_DISTCP_LIB")
@@ -274,6 +276,9 @@ func run(o options) error {
 			return fmt.Errorf("write baseline checkpoint: %w", err)
 		}
 		for _, m := range order {
+			if !strings.Contains(o.methods, m) {
+				continue
+			}
 			var d time.Duration
 			switch m {
 			case "wan":
@@ -318,6 +323,9 @@ func run(o options) error {
 	a, _, _ := stats(res["wan"])
 	b, _, _ := stats(res["distcp"])
 	c, _, _ := stats(res["mirror"])
+	if len(res["wan"]) == 0 || len(res["distcp"]) == 0 || len(res["mirror"]) == 0 {
+		return fmt.Errorf("-methods %q: the BENCH line needs wan, distcp and mirror", o.methods)
+	}
 	best := min(a, b)
 	fmt.Printf("ratios: wan/mirror %.1fx, distcp/mirror %.1fx, distcp/wan %.2f\n", a/c, b/c, b/a)
 	u, ulo, uhi := stats(util)

@@ -67,8 +67,8 @@ func plotTimeline(path, title string, ss []series) error {
 			thick(img, px(s.x[i-1]), py(s.y[i-1]/(1<<20)), px(s.x[i]), py(s.y[i]/(1<<20)), s.color)
 		}
 		ly := top + 30 + 16*k
-		thick(img, w-right-260, ly-4, w-right-230, ly-4, s.color)
-		text(img, w-right-224, ly, s.name, black)
+		thick(img, w-right-430, ly-4, w-right-400, ly-4, s.color)
+		text(img, w-right-394, ly, s.name, black)
 	}
 	text(img, w/2-60, h-10, "seconds from checkpoint complete on dc-a", black)
 	f, err := os.Create(path)

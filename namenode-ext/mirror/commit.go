@@ -63,10 +63,18 @@ func (e *Engine) commit(ctx context.Context, c *checkpoint) {
 	e.changedLocked(c)
 	e.finishLocked(c)
 	lag := c.committedAt.Sub(c.completedAt)
+	since := func(t time.Time) time.Duration {
+		if t.IsZero() || t.Before(c.completedAt) {
+			return 0
+		}
+		return t.Sub(c.completedAt)
+	}
+	listed, verified, nfiles := since(c.listedAt), since(c.verifiedAt), len(c.files)
 	e.mu.Unlock()
 	e.metrics.committed.Inc()
 	e.metrics.lag.Observe(lag.Seconds())
-	e.log.Info("checkpoint committed", "checkpoint", c.key, "dest", c.dest, "files", len(c.files), "lag", lag)
+	e.log.Info("checkpoint committed", "checkpoint", c.key, "dest", c.dest, "files", nfiles, "lag", lag,
+		"listed_after", listed, "verified_after", verified)
 	e.journal.saveMeta(c)
 	e.journal.dropSegments(c)
 	e.retain(ctx, c)
@@ -74,107 +82,179 @@ func (e *Engine) commit(ctx context.Context, c *checkpoint) {
 
 func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	e.mu.Lock()
-	owner, dir, staging, dest := c.owner, c.srcDir, c.staging, c.dest
+	owner, dir, staging, dest, attempt := c.owner, c.srcDir, c.staging, c.dest, c.commitAttempts
+	c.commitAttempts++
 	m := Manifest{V: 1, ID: c.id, Rule: c.key.Rule, Job: c.key.Job, Step: c.key.Step, Source: dir, Owner: owner,
 		CompletedAt: c.completedAt.UnixMilli()}
 	dirs := append([]string(nil), c.dirsList...)
 	e.mu.Unlock()
+	began := time.Now()
 
-	dc, err := e.dst.get(owner)
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() { e.dst.put(owner, dc, ok) }()
-	// Already committed by a run that crashed before journaling it?
-	if _, serr := dc.Stat(dest); serr == nil {
-		old, err := readManifest(dc, dest+"/"+e.cfg.Manifest)
-		if err == nil && old.ID == c.id {
-			ok = true
-			return nil
-		}
-		if err == nil {
-			return fmt.Errorf("%w: %s holds checkpoint %s", ErrDestConflict, dest, old.ID)
-		}
-		return fmt.Errorf("%w: %s exists", ErrDestConflict, dest)
-	} else if !errors.Is(serr, os.ErrNotExist) {
-		return fmt.Errorf("stat %s on dc-b: %w", dest, serr)
-	}
-	if err := e.ensureDir(c, dc, "."); err != nil {
-		return err
-	}
 	sc, err := e.src.get(owner)
 	if err != nil {
 		return err
 	}
 	defer e.src.put(owner, sc, true)
-	// A fresh look at every file: content changed since its copy (a rewrite after the copy)
-	// sends it back to the queue, a permission or group change is applied here.
+	// A fresh look at every file (on dc-a, local): content changed since its copy sends it back
+	// to the queue; a permission or group change is applied below.
 	fixups, dirInfos, err := e.recheck(c, sc, dir)
 	if err != nil {
 		return err
 	}
-	// Directories that hold no file were never created on dc-b.
-	for _, rel := range dirs {
-		e.mu.Lock()
-		made := c.dirsMade[rel]
-		e.mu.Unlock()
-		if !made {
-			if err := dc.MkdirAll(staging+"/"+rel, 0o755); err != nil {
-				return fmt.Errorf("create %s/%s on dc-b: %w", staging, rel, err)
-			}
-		}
-	}
-	// Fix-ups and directory attributes, in parallel: none of them changes a directory's
-	// entries, so no order is needed. Only the manifest, below, adds an entry (to the top).
-	var jobs []func(*hdfs.Client) error
-	for _, fx := range fixups {
-		fx := fx
-		jobs = append(jobs, func(dc *hdfs.Client) error {
-			p := staging + "/" + fx.rel
-			if err := dc.Chmod(p, fx.perm); err != nil {
-				return fmt.Errorf("chmod %s on dc-b: %w", p, err)
-			}
-			if fx.group != "" {
-				if err := dc.Chown(p, owner, fx.group); err != nil {
-					e.log.Warn("group not preserved", "file", p, "group", fx.group, "error", err)
-				}
-			}
-			e.mu.Lock()
-			if f := c.files[fx.rel]; f != nil {
-				f.rec.Perm, f.rec.Group = uint32(fx.perm.Perm()), fx.group
-			}
-			e.mu.Unlock()
-			return nil
-		})
-	}
-	for _, rel := range dirs {
-		fi := dirInfos[rel]
-		if fi == nil {
-			return fmt.Errorf("%w: directory %s/%s vanished", ErrSourceChanged, dir, rel)
-		}
-		p := staging + "/" + rel
-		jobs = append(jobs, func(dc *hdfs.Client) error { return e.setAttrs(ctx, dc, owner, p, fi) })
-	}
-	if err := e.parallel(owner, jobs); err != nil {
-		return err
+	top, err := sc.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
 	}
 	e.mu.Lock()
+	for _, fx := range fixups {
+		if f := c.files[fx.rel]; f != nil {
+			f.rec.Perm, f.rec.Group = uint32(fx.perm.Perm()), fx.group
+		}
+	}
 	for _, f := range c.order {
 		m.Files = append(m.Files, f.rec)
 	}
+	var empty []string // directories that hold no file were never created on dc-b
+	for _, rel := range dirs {
+		if !c.dirsMade[rel] {
+			empty = append(empty, rel)
+		}
+	}
 	e.mu.Unlock()
 	sort.Slice(m.Files, func(a, b int) bool { return m.Files[a].Path < m.Files[b].Path })
-	b, _ := json.MarshalIndent(m, "", " ")
-	mp := staging + "/" + e.cfg.Manifest
-	if err := dc.Remove(mp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove old manifest on dc-b: %w", err)
+	manifest, _ := json.MarshalIndent(m, "", " ")
+
+	// Two independent paths over the WAN, at once: (1) the conflict check and the manifest,
+	// (2) fix-ups and the attributes of every subdirectory (none of which adds a directory
+	// entry: only the manifest does, in the top directory, whose times are set last).
+	var wg sync.WaitGroup
+	var errManifest, errAttrs error
+	committedBefore := false
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		errManifest = e.withDst(owner, func(dc *hdfs.Client) error {
+			if _, serr := dc.Stat(dest); serr == nil {
+				old, err := readManifest(dc, dest+"/"+e.cfg.Manifest)
+				if err == nil && old.ID == c.id {
+					committedBefore = true // by a run that crashed before journaling it
+					return nil
+				}
+				if err == nil {
+					return fmt.Errorf("%w: %s holds checkpoint %s", ErrDestConflict, dest, old.ID)
+				}
+				return fmt.Errorf("%w: %s exists", ErrDestConflict, dest)
+			} else if !errors.Is(serr, os.ErrNotExist) {
+				return fmt.Errorf("stat %s on dc-b: %w", dest, serr)
+			}
+			if err := e.ensureDir(c, dc, "."); err != nil {
+				return err
+			}
+			return e.writeManifest(dc, staging+"/"+e.cfg.Manifest, manifest, attempt > 0)
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		var jobs []func(*hdfs.Client) error
+		for _, rel := range empty {
+			p := staging + "/" + rel
+			jobs = append(jobs, func(dc *hdfs.Client) error { return dc.MkdirAll(p, 0o755) })
+		}
+		if errAttrs = e.parallel(owner, jobs); errAttrs != nil {
+			return
+		}
+		jobs = nil
+		for _, fx := range fixups {
+			p := staging + "/" + fx.rel
+			jobs = append(jobs, func(dc *hdfs.Client) error {
+				if err := dc.Chmod(p, fx.perm); err != nil {
+					return fmt.Errorf("chmod %s on dc-b: %w", p, err)
+				}
+				if fx.group != "" {
+					if err := dc.Chown(p, owner, fx.group); err != nil {
+						e.log.Warn("group not preserved", "file", p, "group", fx.group, "error", err)
+					}
+				}
+				return nil
+			})
+		}
+		for _, rel := range dirs {
+			fi := dirInfos[rel]
+			if fi == nil {
+				errAttrs = fmt.Errorf("%w: directory %s/%s vanished", ErrSourceChanged, dir, rel)
+				return
+			}
+			p := staging + "/" + rel
+			jobs = append(jobs, func(dc *hdfs.Client) error { return e.setAttrs(ctx, dc, owner, p, fi) })
+		}
+		errAttrs = e.parallel(owner, jobs)
+	}()
+	wg.Wait()
+	if errManifest != nil {
+		return errManifest
+	}
+	if committedBefore {
+		return nil
+	}
+	if errAttrs != nil {
+		return errAttrs
+	}
+	// The top directory: permission and times (in parallel), then the rename into place.
+	if err := e.parallel(owner, []func(*hdfs.Client) error{
+		func(dc *hdfs.Client) error { return e.times.set(ctx, dc, owner, staging, top.ModTime()) },
+		func(dc *hdfs.Client) error { return dc.Chmod(staging, top.Mode().Perm()|top.Mode()&os.ModeSticky) },
+	}); err != nil {
+		return fmt.Errorf("attributes of %s on dc-b: %w", staging, err)
+	}
+	err = e.withDst(owner, func(dc *hdfs.Client) error {
+		err := dc.Rename(staging, dest)
+		if errors.Is(err, os.ErrNotExist) {
+			// The destination's parent does not exist yet.
+			if err := dc.MkdirAll(path.Dir(dest), 0o755); err != nil {
+				return fmt.Errorf("create %s on dc-b as %s: %w", path.Dir(dest), owner, err)
+			}
+			err = dc.Rename(staging, dest)
+		}
+		if err != nil {
+			return fmt.Errorf("rename %s to %s on dc-b: %w", staging, dest, err)
+		}
+		return nil
+	})
+	if err == nil {
+		e.log.Info("commit steps", "checkpoint", c.key, "took", time.Since(began))
+	}
+	return err
+}
+
+// withDst runs fn with a pooled dc-b client of owner.
+func (e *Engine) withDst(owner string, fn func(*hdfs.Client) error) error {
+	dc, err := e.dst.get(owner)
+	if err != nil {
+		return err
+	}
+	err = fn(dc)
+	e.dst.put(owner, dc, !isConnErr(err))
+	return err
+}
+
+// writeManifest writes the manifest into the staging directory (replacing one from an earlier
+// attempt).
+func (e *Engine) writeManifest(dc *hdfs.Client, mp string, b []byte, again bool) error {
+	if again {
+		if err := dc.Remove(mp); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove old manifest on dc-b: %w", err)
+		}
 	}
 	def, err := e.destDefaults(dc)
 	if err != nil {
 		return fmt.Errorf("server defaults of dc-b: %w", err)
 	}
 	w, err := dc.CreateFile(mp, def.Replication, def.BlockSize, 0o444)
+	if errors.Is(err, os.ErrExist) {
+		if rerr := dc.Remove(mp); rerr == nil {
+			w, err = dc.CreateFile(mp, def.Replication, def.BlockSize, 0o444)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("create manifest on dc-b: %w", err)
 	}
@@ -185,25 +265,6 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	if err := closeWriter(w); err != nil {
 		return fmt.Errorf("close manifest on dc-b: %w", err)
 	}
-	top, err := sc.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
-	}
-	if err := e.setAttrs(ctx, dc, owner, staging, top); err != nil {
-		return err
-	}
-	err = dc.Rename(staging, dest)
-	if errors.Is(err, os.ErrNotExist) {
-		// The destination's parent does not exist yet.
-		if err := dc.MkdirAll(path.Dir(dest), 0o755); err != nil {
-			return fmt.Errorf("create %s on dc-b as %s: %w", path.Dir(dest), owner, err)
-		}
-		err = dc.Rename(staging, dest)
-	}
-	if err != nil {
-		return fmt.Errorf("rename %s to %s on dc-b: %w", staging, dest, err)
-	}
-	ok = true
 	return nil
 }
 

@@ -87,13 +87,16 @@ type checkpoint struct {
 	dest     string
 	staging  string
 
-	state    State
-	complete bool // complete on dc-a (listing may still be under way)
-	listed   bool // the complete checkpoint's files are all known
-	urgent   bool
-	err      string
-	lastErr  string // last transient error (retrying)
-	commitOn bool   // a commit is under way
+	state          State
+	complete       bool // complete on dc-a (listing may still be under way)
+	listed         bool // the complete checkpoint's files are all known
+	urgent         bool
+	err            string
+	lastErr        string // last transient error (retrying)
+	commitOn       bool   // a commit is under way
+	commitAttempts int
+	listedAt       time.Time // the completion listing finished
+	verifiedAt     time.Time // the last file was journaled
 
 	files      map[string]*file
 	order      []*file // queue order
@@ -696,6 +699,7 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 		return fmt.Errorf("%d files still open for writing (e.g. %s)", len(uc), uc[0])
 	}
 	c.listed = true
+	c.listedAt = e.now()
 	signal(e.kick)
 	signal(e.flushNow)
 	e.log.Info("checkpoint complete on dc-a", "checkpoint", c.key, "files", len(c.files), "dir", dir)

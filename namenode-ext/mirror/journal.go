@@ -198,6 +198,7 @@ func (j *journal) flush() {
 		}
 		e.changedLocked(s.c)
 		if s.c.listed && s.c.filesDone == len(s.c.files) {
+			s.c.verifiedAt = e.now()
 			signal(e.kick) // ready to commit
 		}
 		e.mu.Unlock()
