@@ -27,10 +27,11 @@ func init() {
 
 // demo is the state `make demo` walks through; each step prints what it saw.
 type demo struct {
-	out io.Writer
-	c   *cluster.Cluster
-	lay exttest.Layout
-	ns  pb.NamespaceClient
+	out      io.Writer
+	c        *cluster.Cluster
+	lay      exttest.Layout
+	ns       pb.NamespaceClient
+	mirrorDC *mirrorDemo // dc-b and the WAN, for the mirror section
 }
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -49,6 +50,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer os.RemoveAll(base)
+	// The evaluation cluster first: dc-a's mirror keys name it.
+	mdc, mirrorKeys, err := startMirrorDemo(ctx, a, base, stdout)
+	if err != nil {
+		return err
+	}
+	defer mdc.stop()
 	// Six DataNodes, each read-throttled, so that a hot file at replication 3 is limited by
 	// its three DataNodes' bandwidth, as in a real initialization storm.
 	cfg, lay, err := exttest.Setup(a, filepath.Join(base, "dc-a"), exttest.Options{Name: "dc-a", DataNodes: demoDataNodes,
@@ -58,6 +65,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	for k, v := range mirrorKeys {
+		cfg.NameNodeSite[k] = v
+	}
+	cfg.CoreSite = map[string]string{"hadoop.proxyuser.mirror.hosts": "127.0.0.1", "hadoop.proxyuser.mirror.users": "*"}
 	defer os.RemoveAll(lay.SocketDir)
 	fmt.Fprintf(stdout, "== starting dc-a: 1 NameNode + %d DataNodes (reads throttled to %d MiB/s each) with the newtricks hooks (logs in %s)\n",
 		demoDataNodes, demoReadBandwidth>>20, base)
@@ -76,8 +87,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer cc.Close()
-	d := &demo{out: stdout, c: c, lay: lay, ns: pb.NewNamespaceClient(cc)}
-	for _, step := range []func(context.Context) error{d.waitExtensions, d.writeAndRead, d.showEvents, d.showReplicas, d.hotspot, d.offload} {
+	d := &demo{out: stdout, c: c, lay: lay, ns: pb.NewNamespaceClient(cc), mirrorDC: mdc}
+	for _, step := range []func(context.Context) error{d.waitExtensions, d.writeAndRead, d.showEvents, d.showReplicas, d.hotspot, d.offload, d.mirror} {
 		if err := step(ctx); err != nil {
 			var b bytes.Buffer
 			c.DumpLogs(&b, 30)
