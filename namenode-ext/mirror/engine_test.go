@@ -1,0 +1,139 @@
+package mirror
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/newtricks/newtricks/namenode-ext/events"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// fakeHost answers GetFileStatus with alice as every directory's owner.
+type fakeHost struct {
+	pb.NameNodeHostClient
+}
+
+func (fakeHost) GetFileStatus(_ context.Context, r *pb.GetFileStatusRequest, _ ...grpc.CallOption) (*pb.FileStatus, error) {
+	return &pb.FileStatus{Path: r.Path, Owner: "alice", Group: "ml", Permission: 0o755, IsDir: true}, nil
+}
+
+func testEngine(t *testing.T) *Engine {
+	t.Helper()
+	conf := baseConf()
+	conf["newtricks.mirror.rules"] = "ck,rn"
+	conf["newtricks.mirror.rule.rn.source"] = "/rn/{job}/step_{step}"
+	conf["newtricks.mirror.rule.rn.completion"] = "rename"
+	conf["newtricks.mirror.rule.rn.temp"] = "/rn/{job}/step_{step}.tmp"
+	cfg, err := ConfigFromMap(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(cfg, fakeHost{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func ns(typ, p, dst string, size int64) *events.Namespace {
+	return &events.Namespace{Type: typ, Path: p, DstPath: dst, Size: size, Time: time.Now()}
+}
+
+// waitResolved waits for the background owner lookup of a checkpoint.
+func waitResolved(t *testing.T, e *Engine, k Key) *checkpoint {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		e.mu.Lock()
+		c := e.ckpts[k]
+		ok := c != nil && c.resolved
+		e.mu.Unlock()
+		if ok {
+			return c
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("checkpoint %v not resolved", k)
+	return nil
+}
+
+func TestEventsBuildCheckpoints(t *testing.T) {
+	e := testEngine(t)
+	ctx := context.Background()
+	e.handle(ctx, ns("CLOSE", "/ckpt/llama/step_5/a.pt", "", 10))
+	e.handle(ctx, ns("CLOSE", "/ckpt/llama/step_5/sub/b.pt", "", 20))
+	e.handle(ctx, ns("CLOSE", "/elsewhere/step_5/c.pt", "", 30)) // no rule
+	k := Key{Rule: "ck", Job: "llama", Step: 5}
+	c := waitResolved(t, e, k)
+	e.mu.Lock()
+	if len(c.files) != 2 || c.bytesTotal != 30 || c.state != StateOpen || c.owner != "alice" || c.dest != "/ckpt/llama/step_5" {
+		t.Fatalf("checkpoint %+v", c)
+	}
+	e.mu.Unlock()
+	e.handle(ctx, ns("CLOSE", "/ckpt/llama/step_5/_SUCCESS", "", 0))
+	e.mu.Lock()
+	if !c.complete || c.state != StateCopying || c.files["_SUCCESS"] == nil {
+		t.Fatalf("marker did not complete the checkpoint: %v %v", c.complete, c.state)
+	}
+	e.mu.Unlock()
+	// A file of the checkpoint deleted: it fails, and stays failed.
+	e.handle(ctx, ns("UNLINK", "/ckpt/llama/step_5/a.pt", "", 0))
+	e.handle(ctx, ns("CLOSE", "/ckpt/llama/step_5/a.pt", "", 10))
+	e.mu.Lock()
+	if c.state != StateFailed || !strings.Contains(c.err, "source changed") || e.ckpts[k] != c {
+		t.Fatalf("after unlink: %v %q", c.state, c.err)
+	}
+	e.mu.Unlock()
+}
+
+func TestRenameCompletes(t *testing.T) {
+	e := testEngine(t)
+	ctx := context.Background()
+	e.handle(ctx, ns("CLOSE", "/rn/gpt/step_000007.tmp/w.pt", "", 5))
+	k := Key{Rule: "rn", Job: "gpt", Step: 7}
+	c := waitResolved(t, e, k)
+	e.handle(ctx, ns("RENAME", "/rn/gpt/step_000007.tmp", "/rn/gpt/step_000007", 0))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !c.complete || c.srcDir != "/rn/gpt/step_000007" || c.dest != "/rn/gpt/step_000007" || e.byDir["/rn/gpt/step_000007"] != c {
+		t.Fatalf("after rename: complete=%v src=%s dest=%s", c.complete, c.srcDir, c.dest)
+	}
+}
+
+func TestUrgentFirstAndBulkWaits(t *testing.T) {
+	e := testEngine(t)
+	ctx := context.Background()
+	e.handle(ctx, ns("CLOSE", "/ckpt/j/step_1/bulk.pt", "", 100))
+	waitResolved(t, e, Key{Rule: "ck", Job: "j", Step: 1})
+	e.mu.Lock()
+	e.recovered = true
+	e.mu.Unlock()
+	if _, err := e.Urgent(ctx, Key{Rule: "ck", Job: "j", Step: 2}, "alice", false); err != nil {
+		t.Fatal(err) // not seen yet: urgent from its first file
+	}
+	e.handle(ctx, ns("CLOSE", "/ckpt/j/step_2/urgent.pt", "", 100))
+	waitResolved(t, e, Key{Rule: "ck", Job: "j", Step: 2})
+	e.mu.Lock()
+	c, f, _, _ := e.pickLocked()
+	if c == nil || f.rel != "urgent.pt" {
+		t.Fatalf("picked %v, want the urgent checkpoint's file", f)
+	}
+	f.state = fileCopying
+	e.recountUrgentLocked()
+	if c2, f2, _, _ := e.pickLocked(); c2 != nil {
+		t.Fatalf("bulk file %s picked while the urgent checkpoint has work in flight", f2.rel)
+	}
+	f.state = fileVerified
+	e.recountUrgentLocked()
+	if _, f3, _, _ := e.pickLocked(); f3 == nil || f3.rel != "bulk.pt" {
+		t.Fatalf("bulk not resumed: %v", f3)
+	}
+	e.mu.Unlock()
+	// Another user may not mark alice's checkpoint urgent.
+	if _, err := e.Urgent(ctx, Key{Rule: "ck", Job: "j", Step: 1}, "bob", false); err == nil {
+		t.Fatal("bob marked alice's checkpoint urgent")
+	}
+}
