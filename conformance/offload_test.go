@@ -263,7 +263,7 @@ func TestOffload(t *testing.T) {
 	const steps = 12
 	var local [2][]*reader.Step
 	for rank := 0; rank < 2; rank++ {
-		local[rank] = nextSteps(t, e.open(t, e.su, rank, 0, false), 40)
+		local[rank] = nextSteps(t, e.open(t, e.su, rank, 0, false), 64)
 	}
 
 	t.Run("storage output equals local output byte for byte", func(t *testing.T) {
@@ -472,16 +472,23 @@ func TestOffload(t *testing.T) {
 			_, err := e.nodes[0].NodeStatus(ctx, &pb.OffloadNodeStatusRequest{User: e.su})
 			return err
 		})
-		var paths2 map[string]int
-		for i := 12; i < 40; i += 4 {
-			paths2 = sameSteps(t, "node 0 back", nextSteps(t, r, 4), local[1][i:i+4])
-			if paths2["local"] == 0 {
-				break
+		// The reader reopens node 0's session in the background (again every Retry while that
+		// fails) and reads its slots from HDFS meanwhile: consume one step at a time until the
+		// session is back, then the steps made after it (past the prefetched ones) must all
+		// come from the nodes.
+		i := 12
+		for deadline := time.Now().Add(30 * time.Second); r.Stats().Reconnects == 0; i++ {
+			if i+8 > len(local[1]) || time.Now().After(deadline) {
+				t.Fatalf("node 0's session not reopened after %d steps and %v", i-12, 30*time.Second)
 			}
+			sameSteps(t, "node 0 back, before the reconnect", nextSteps(t, r, 1), local[1][i:i+1])
+			time.Sleep(500 * time.Millisecond)
 		}
-		t.Logf("DataNode 0 back: %v (reconnects %d)", paths2, r.Stats().Reconnects)
+		sameSteps(t, "prefetched before the reconnect", nextSteps(t, r, 4), local[1][i:i+4])
+		paths2 := sameSteps(t, "node 0 back", nextSteps(t, r, 4), local[1][i+4:i+8])
+		t.Logf("DataNode 0 back: %v (reconnects %d, after %d steps)", paths2, r.Stats().Reconnects, i-12)
 		if paths2["local"] > 0 {
-			t.Errorf("still reading locally after DataNode 0 came back: %v", paths2)
+			t.Errorf("still reading locally after DataNode 0's session was reopened: %v", paths2)
 		}
 	})
 
