@@ -54,25 +54,6 @@ func offloadVideoGraph() *xformv1.Graph {
 	}, Outputs: []string{"t"}}
 }
 
-// uploadDir copies a local directory tree into HDFS.
-func uploadDir(ctx context.Context, c *hdfs.Client, local, remote string) error {
-	return filepath.Walk(local, func(p string, st os.FileInfo, err error) error {
-		if err != nil || st.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(local, p)
-		dst := path.Join(remote, filepath.ToSlash(rel))
-		if err := c.MkdirAll(path.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return clustertest.WriteFile(ctx, c, dst, data)
-	})
-}
-
 type offloadEnv struct {
 	c     *cluster.Cluster
 	lay   exttest.Layout
@@ -230,7 +211,7 @@ func TestOffload(t *testing.T) {
 			t.Fatal(err)
 		}
 		remote := "/data/" + ds.name
-		if err := uploadDir(ctx, e.fs, local, remote); err != nil {
+		if err := clustertest.UploadDir(ctx, e.fs, local, remote); err != nil {
 			t.Fatal(err)
 		}
 		out, err := exec.CommandContext(ctx, a.NewtricksCLI, "dataset", "index", "--namenode", c.NameNodeAddr(), "--user", e.su, remote).CombinedOutput()

@@ -30,7 +30,6 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
-	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -340,21 +339,7 @@ func (b *bench) dataset(ctx context.Context, base, name string, m datasettest.Me
 }
 
 func (b *bench) upload(ctx context.Context, local, remote string) error {
-	err := filepath.Walk(local, func(p string, st os.FileInfo, err error) error {
-		if err != nil || st.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(local, p)
-		dst := path.Join(remote, filepath.ToSlash(rel))
-		if err := b.fs.MkdirAll(path.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return clustertest.WriteFile(ctx, b.fs, dst, data)
-	})
+	err := clustertest.UploadDir(ctx, b.fs, local, remote)
 	if err != nil {
 		return err
 	}

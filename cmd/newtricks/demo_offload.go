@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/user"
-	"path"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"time"
-
-	"github.com/colinmarc/hdfs/v2"
 
 	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/dataset/datasettest"
@@ -59,7 +56,7 @@ func (d *demo) offload(ctx context.Context) error {
 			return err
 		}
 		remote := "/demo/offload/" + ds.name
-		if err := demoUpload(ctx, fs, local, remote); err != nil {
+		if err := clustertest.UploadDir(ctx, fs, local, remote); err != nil {
 			return err
 		}
 		idx, err := dataset.Build(ctx, dataset.HDFSFS{Client: fs}, remote, dataset.BuildOptions{})
@@ -188,24 +185,6 @@ func existingDir(p string) string {
 		return p
 	}
 	return ""
-}
-
-func demoUpload(ctx context.Context, fs *hdfs.Client, local, remote string) error {
-	return filepath.Walk(local, func(p string, st os.FileInfo, err error) error {
-		if err != nil || st.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(local, p)
-		dst := path.Join(remote, filepath.ToSlash(rel))
-		if err := fs.MkdirAll(path.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return clustertest.WriteFile(ctx, fs, dst, data)
-	})
 }
 
 func demoImageGraph() *xformv1.Graph {

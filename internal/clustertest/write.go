@@ -3,6 +3,9 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
@@ -39,4 +42,24 @@ func CloseFile(ctx context.Context, w *hdfs.FileWriter) error {
 		}
 		delay = min(2*delay, time.Second)
 	}
+}
+
+// UploadDir copies the local directory tree local into HDFS under remote (directories made
+// 0755, each file written with WriteFile).
+func UploadDir(ctx context.Context, cl *hdfs.Client, local, remote string) error {
+	return filepath.Walk(local, func(p string, st os.FileInfo, err error) error {
+		if err != nil || st.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(local, p)
+		dst := path.Join(remote, filepath.ToSlash(rel))
+		if err := cl.MkdirAll(path.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return WriteFile(ctx, cl, dst, data)
+	})
 }
