@@ -52,10 +52,6 @@ public class AuditForwarder extends HdfsAuditLogger {
   public void logAuditEvent(boolean succeeded, String userName, InetAddress addr, String cmd,
       String src, String dst, FileStatus stat, UserGroupInformation ugi,
       DelegationTokenSecretManager dtSecretManager) {
-    if (!hub.wants(cmd)) {
-      hub.countFiltered();
-      return;
-    }
     logAuditEvent(succeeded, userName, addr, cmd, src, dst, stat, null, ugi, dtSecretManager);
   }
 
