@@ -146,7 +146,7 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 	if err := c.comp.Start(runCtx, env); err != nil {
 		cancel()
 		host.Close()
-		return nil, toStatus(fmt.Errorf("configure: %w", err))
+		return nil, ToStatus(fmt.Errorf("configure: %w", err))
 	}
 
 	apiAddr, err := serveAPI(apiAddrConf, api, c.log)

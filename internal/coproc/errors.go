@@ -21,40 +21,53 @@ var (
 	ErrResourceLimit = errors.New("resource exhausted")
 )
 
-var statusTable = []struct {
-	err  error
-	code codes.Code
-}{
-	{ErrInvalid, codes.InvalidArgument},
-	{ErrBadConfig, codes.InvalidArgument},
-	{ErrNotFound, codes.NotFound},
-	{ErrPermission, codes.PermissionDenied},
-	{ErrUnavailable, codes.Unavailable},
-	{ErrPrecondition, codes.FailedPrecondition},
-	{ErrResourceLimit, codes.ResourceExhausted},
-	{authn.ErrUnauthenticated, codes.Unauthenticated},
-	{authn.ErrForbidden, codes.PermissionDenied},
-	{authn.ErrNoUser, codes.InvalidArgument},
-	{context.DeadlineExceeded, codes.DeadlineExceeded},
-	{context.Canceled, codes.Canceled},
+// StatusCodes maps sentinel errors to gRPC codes at an RPC edge and back; each public API
+// keeps its own table (the co-processes' shared one is statusTable).
+type StatusCodes []StatusCode
+
+// StatusCode is one row of a StatusCodes table.
+type StatusCode struct {
+	Err  error
+	Code codes.Code
+}
+
+var statusTable = StatusCodes{
+	{Err: ErrInvalid, Code: codes.InvalidArgument},
+	{Err: ErrBadConfig, Code: codes.InvalidArgument},
+	{Err: ErrNotFound, Code: codes.NotFound},
+	{Err: ErrPermission, Code: codes.PermissionDenied},
+	{Err: ErrUnavailable, Code: codes.Unavailable},
+	{Err: ErrPrecondition, Code: codes.FailedPrecondition},
+	{Err: ErrResourceLimit, Code: codes.ResourceExhausted},
+	{Err: authn.ErrUnauthenticated, Code: codes.Unauthenticated},
+	{Err: authn.ErrForbidden, Code: codes.PermissionDenied},
+	{Err: authn.ErrNoUser, Code: codes.InvalidArgument},
+	{Err: context.DeadlineExceeded, Code: codes.DeadlineExceeded},
+	{Err: context.Canceled, Code: codes.Canceled},
 }
 
 // ToStatus converts err to a gRPC status error at an RPC edge.
-func ToStatus(err error) error { return toStatus(err) }
+func ToStatus(err error) error { return statusTable.ToStatus(err) }
 
-func toStatus(err error) error {
+// FromStatus turns a gRPC error from the host or a co-process back into a sentinel, so
+// callers branch with errors.Is.
+func FromStatus(err error) error { return statusTable.FromStatus(err) }
+
+// ToStatus converts err to a gRPC status error: an error that already carries a status (from
+// the Java host, or wrapped with %w) keeps its code, a sentinel of the table gets its row's
+// code, anything else is Internal.
+func (t StatusCodes) ToStatus(err error) error {
 	if err == nil {
 		return nil
 	}
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	for _, row := range statusTable {
-		if errors.Is(err, row.err) {
-			return status.Error(row.code, err.Error())
+	for _, row := range t {
+		if errors.Is(err, row.Err) {
+			return status.Error(row.Code, err.Error())
 		}
 	}
-	// A host error wrapped with %w keeps its code.
 	var se interface{ GRPCStatus() *status.Status }
 	if errors.As(err, &se) {
 		return status.Error(se.GRPCStatus().Code(), err.Error())
@@ -62,16 +75,17 @@ func toStatus(err error) error {
 	return status.Error(codes.Internal, err.Error())
 }
 
-// FromStatus turns a gRPC error from the host or a co-process back into a sentinel, so
-// callers branch with errors.Is.
-func FromStatus(err error) error {
+// FromStatus turns a gRPC error back into an error that unwraps to the first sentinel of the
+// table with its code and matches (errors.Is) every sentinel sharing that code: the wire
+// cannot tell them apart.
+func (t StatusCodes) FromStatus(err error) error {
 	s, ok := status.FromError(err)
 	if !ok || err == nil {
 		return err
 	}
-	for _, row := range statusTable {
-		if row.code == s.Code() {
-			return &codedError{sentinel: row.err, st: s}
+	for _, row := range t {
+		if row.Code == s.Code() {
+			return &codedError{sentinel: row.Err, st: s, table: t}
 		}
 	}
 	return err
@@ -80,8 +94,19 @@ func FromStatus(err error) error {
 type codedError struct {
 	sentinel error
 	st       *status.Status
+	table    StatusCodes
 }
 
 func (e *codedError) Error() string              { return e.st.Message() }
 func (e *codedError) Unwrap() error              { return e.sentinel }
 func (e *codedError) GRPCStatus() *status.Status { return e.st }
+
+// Is matches every sentinel of the table that shares the status code.
+func (e *codedError) Is(target error) bool {
+	for _, row := range e.table {
+		if row.Err == target {
+			return row.Code == e.st.Code()
+		}
+	}
+	return false
+}

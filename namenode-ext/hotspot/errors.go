@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/newtricks/newtricks/internal/authn"
+	"github.com/newtricks/newtricks/internal/coproc"
 )
 
 // Sentinel errors of the hotspot manager. statusTable maps them to gRPC codes at the Hints
@@ -25,76 +26,30 @@ var (
 	ErrNothingPlanned = errors.New("nothing to plan")
 )
 
-var statusTable = []struct {
-	err  error
-	code codes.Code
-}{
-	{ErrBadConfig, codes.InvalidArgument},
-	{ErrInvalid, codes.InvalidArgument},
-	{ErrNotFound, codes.NotFound},
-	{ErrPermission, codes.PermissionDenied},
-	{ErrUnavailable, codes.Unavailable},
-	{ErrRecovering, codes.Unavailable},
-	{ErrTooManyHints, codes.ResourceExhausted},
-	{ErrQuota, codes.ResourceExhausted},
-	{ErrFinished, codes.FailedPrecondition},
-	{ErrNothingPlanned, codes.FailedPrecondition},
-	{authn.ErrUnauthenticated, codes.Unauthenticated},
-	{authn.ErrForbidden, codes.PermissionDenied},
-	{authn.ErrNoUser, codes.InvalidArgument},
-	{context.DeadlineExceeded, codes.DeadlineExceeded},
-	{context.Canceled, codes.Canceled},
+var statusTable = coproc.StatusCodes{
+	{Err: ErrBadConfig, Code: codes.InvalidArgument},
+	{Err: ErrInvalid, Code: codes.InvalidArgument},
+	{Err: ErrNotFound, Code: codes.NotFound},
+	{Err: ErrPermission, Code: codes.PermissionDenied},
+	{Err: ErrUnavailable, Code: codes.Unavailable},
+	{Err: ErrRecovering, Code: codes.Unavailable},
+	{Err: ErrTooManyHints, Code: codes.ResourceExhausted},
+	{Err: ErrQuota, Code: codes.ResourceExhausted},
+	{Err: ErrFinished, Code: codes.FailedPrecondition},
+	{Err: ErrNothingPlanned, Code: codes.FailedPrecondition},
+	{Err: authn.ErrUnauthenticated, Code: codes.Unauthenticated},
+	{Err: authn.ErrForbidden, Code: codes.PermissionDenied},
+	{Err: authn.ErrNoUser, Code: codes.InvalidArgument},
+	{Err: context.DeadlineExceeded, Code: codes.DeadlineExceeded},
+	{Err: context.Canceled, Code: codes.Canceled},
 }
 
 // ToStatus converts an error of this package to a gRPC status error.
-func ToStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	for _, row := range statusTable {
-		if errors.Is(err, row.err) {
-			return status.Error(row.code, err.Error())
-		}
-	}
-	return status.Error(codes.Internal, err.Error())
-}
+func ToStatus(err error) error { return statusTable.ToStatus(err) }
 
 // FromStatus turns a gRPC error of the Hints service back into a wrapped sentinel, so clients
 // branch with errors.Is.
-func FromStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	st, ok := status.FromError(err)
-	if !ok {
-		return err
-	}
-	for _, row := range statusTable {
-		if row.code == st.Code() {
-			return &statusError{st: st, sentinel: row.err}
-		}
-	}
-	return err
-}
-
-type statusError struct {
-	st       *status.Status
-	sentinel error
-}
-
-func (e *statusError) Error() string { return e.st.Message() }
-func (e *statusError) Unwrap() error { return e.sentinel }
-
-// Is matches every sentinel sharing the status code: the wire cannot tell them apart.
-func (e *statusError) Is(target error) bool {
-	for _, row := range statusTable {
-		if row.err == target {
-			return row.code == e.st.Code()
-		}
-	}
-	return false
-}
-func (e *statusError) GRPCStatus() *status.Status { return e.st }
+func FromStatus(err error) error { return statusTable.FromStatus(err) }
 
 // hostCode classifies an error returned by the NameNode host service.
 func hostCode(err error) codes.Code {
