@@ -196,6 +196,7 @@ func TestHotspot(t *testing.T) {
 			// Reactive mode with K=3: on loopback every client is 127.0.0.1, so only distinct
 			// users count as distinct clients, and the other cases read as alice alone.
 			"newtricks.hotspot.reactive":          "true",
+			"newtricks.hotspot.reactive.user":     "hotspot-svc",
 			"newtricks.hotspot.reactive.clients":  "3",
 			"newtricks.hotspot.reactive.window":   "20s",
 			"newtricks.hotspot.reactive.duration": "15s",
@@ -229,15 +230,20 @@ func TestHotspot(t *testing.T) {
 		}
 	}
 	files := map[string][]byte{}
-	for _, name := range []string{"/hot/meta", "/hot/emb-0", "/hot/emb-1", "/hot/one", "/react/x", "/q/f", "/other/x"} {
+	for _, name := range []string{"/hot/meta", "/hot/emb-0", "/hot/emb-1", "/hot/one", "/react/x", "/react/y", "/q/f", "/other/x"} {
 		size := 3 << 20
-		if name == "/hot/one" || name == "/react/x" || name == "/q/f" {
+		if name == "/hot/one" || strings.HasPrefix(name, "/react/") || name == "/q/f" {
 			size = 1 << 20 // one block
 		}
 		files[name] = randomBytes(t, size)
 		if err := writeFile(aliceFS, name, files[name], 0o644); err != nil {
 			t.Fatalf("write %s: %v", name, err)
 		}
+	}
+	// Implicit hints act as newtricks.hotspot.reactive.user with its rights only: it may write
+	// /react/y (mode 0666) but not /react/x (alice's, 0644).
+	if err := aliceFS.Chmod("/react/y", 0o666); err != nil {
+		t.Fatal(err)
 	}
 	alice, err := hintclient.Dial(lay.NameNodeAPI, "alice")
 	if err != nil {
@@ -601,24 +607,36 @@ func TestHotspot(t *testing.T) {
 		}
 	})
 
-	t.Run("reactive: K distinct clients opening a file make an implicit hint", func(t *testing.T) {
+	t.Run("reactive: K distinct clients opening a file make an implicit hint, as the service user", func(t *testing.T) {
 		for _, u := range []string{"r1", "r2", "r3"} {
 			fs, err := c.Client(u)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := fs.ReadFile("/react/x"); err != nil {
-				t.Fatal(err)
+			for _, name := range []string{"/react/x", "/react/y"} {
+				if _, err := fs.ReadFile(name); err != nil {
+					t.Fatal(err)
+				}
 			}
 			fs.Close()
 		}
-		// 4·K = 12 readers: factor 6, capped at the 6 live DataNodes.
-		waitFactor(t, "/react/x", 6, 20*time.Second)
+		// 4·K = 12 readers: factor 6, capped at the 6 live DataNodes; only for the file the
+		// service user may write.
+		waitFactor(t, "/react/y", 6, 20*time.Second)
 		l, err := e2List(ctx, lay, su.Username)
-		if err != nil || len(l) != 1 || !l[0].Implicit {
-			t.Fatalf("implicit hint listed for the superuser: %+v %v", l, err)
+		if err != nil || len(l) != 1 || !l[0].Implicit || l[0].User != "hotspot-svc" {
+			t.Fatalf("implicit hints listed for the superuser: %+v %v (want one, of hotspot-svc)", l, err)
 		}
-		waitFactor(t, "/react/x", 3, 40*time.Second)
+		if len(l[0].Files) != 1 || l[0].Files[0].Path != "/react/y" {
+			t.Fatalf("implicit hint files %+v, want /react/y only", l[0].Files)
+		}
+		if r, err := replication(root, "/react/x"); err != nil || r != 3 {
+			t.Fatalf("/react/x (not writable by hotspot-svc) has factor %d (%v), want 3", r, err)
+		}
+		waitFactor(t, "/react/y", 3, 40*time.Second)
+		if r, err := replication(root, "/react/x"); err != nil || r != 3 {
+			t.Fatalf("/react/x factor %d (%v), want 3", r, err)
+		}
 	})
 
 	t.Run("space quota lowers the target", func(t *testing.T) {

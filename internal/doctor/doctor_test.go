@@ -194,6 +194,7 @@ func TestAuditListWithoutOurs(t *testing.T) {
 	r = newFixture(t).run(t, func(f *fixture) {
 		f.hdfs[keyAuditLoggers] = "default"
 		f.hdfs["newtricks.hotspot.reactive"] = "true"
+		f.hdfs["newtricks.hotspot.reactive.user"] = "hotspot-svc"
 	})
 	if status(r, "namenode.audit-loggers") != Fail {
 		t.Fatalf("audit list without AuditForwarder, reactive hints on:\n%s", dump(r))

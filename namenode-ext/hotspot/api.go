@@ -201,7 +201,7 @@ func (m *Manager) writeRecord(ctx context.Context, rec *record) error {
 		return fmt.Errorf("encode hint record: %w", err)
 	}
 	callStart := time.Now()
-	_, err = m.host.SetXAttr(ctx, &nnv1.SetXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.hintName(rec.ID), Value: enc})
+	_, err = m.host.SetXAttr(ctx, &nnv1.SetXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.hintName(rec.ID), Value: enc, Service: true})
 	m.called("set_xattr", callStart)
 	if err != nil {
 		m.metrics.hostErrors.WithLabelValues("set_xattr").Inc()

@@ -61,14 +61,27 @@ type changeResult struct {
 
 func (r changeResult) ok() bool { return r.code == codes.OK }
 
-// writeChanges applies one batch (at most batchSize changes). Callers hold writeMu. A failed
-// call fails every change of the batch with the call's code.
-func (m *Manager) writeChanges(ctx context.Context, changes []fileChange) []changeResult {
+// caller says whom a host call acts as (host.proto): a hint's user (raising its files) or the
+// manager itself (restoring what it changed, markers of files it lets go, its records and the
+// NameNode limits it tunes). There is no default: a zero caller is refused by the host.
+type caller struct {
+	user    string
+	service bool
+}
+
+// asService is the manager acting on its own behalf; asUser(u) acts as u with u's rights.
+var asService = caller{service: true}
+
+func asUser(u string) caller { return caller{user: u} }
+
+// writeChanges applies one batch (at most batchSize changes) as who. Callers hold writeMu. A
+// failed call fails every change of the batch with the call's code.
+func (m *Manager) writeChanges(ctx context.Context, who caller, changes []fileChange) []changeResult {
 	out := make([]changeResult, len(changes))
 	if len(changes) == 0 {
 		return out
 	}
-	req := &nnv1.SetReplicationsRequest{}
+	req := &nnv1.SetReplicationsRequest{User: who.user, Service: who.service}
 	for _, c := range changes {
 		req.Changes = append(req.Changes, m.request(c))
 	}
@@ -120,7 +133,7 @@ func (m *Manager) releaseExternal(ctx context.Context, ids []int64) {
 		for _, id := range ids[start:end] {
 			changes = append(changes, fileChange{id: id})
 		}
-		for i, r := range m.writeChanges(ctx, changes) {
+		for i, r := range m.writeChanges(ctx, asService, changes) {
 			if !r.ok() && r.code != codes.NotFound {
 				m.log.Warn("marker of an externally changed file not removed", "file_id", ids[start+i], "error", r.msg)
 			}

@@ -85,6 +85,10 @@ type Config struct {
 	// ReactiveCooldown: a file is not hinted implicitly again until this long after its
 	// implicit hint ended (newtricks.hotspot.reactive.cooldown, default 30m).
 	ReactiveCooldown time.Duration
+	// ReactiveUser is the HDFS user implicit hints act as (newtricks.hotspot.reactive.user,
+	// required when Reactive is on): they expand, check and raise files with that user's rights
+	// only, so a file it may not write is skipped with the reason, as for any user.
+	ReactiveUser string
 	// ReactiveMaxTracked bounds the files reactive mode tracks at once
 	// (newtricks.hotspot.reactive.max-tracked, default 10000).
 	ReactiveMaxTracked int
@@ -257,6 +261,7 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 	durKey(&cfg.ReactiveDuration, confPrefix+"reactive.duration")
 	durKey(&cfg.ReactiveCooldown, confPrefix+"reactive.cooldown")
 	intKey(&cfg.ReactiveMaxTracked, confPrefix+"reactive.max-tracked")
+	cfg.ReactiveUser = strings.TrimSpace(c.String(confPrefix+"reactive.user", cfg.ReactiveUser))
 	cfg.StateDir = c.String(confPrefix+"state.dir", cfg.StateDir)
 	cfg.XAttrPrefix = c.String(confPrefix+"state.xattr-prefix", cfg.XAttrPrefix)
 	intKey(&cfg.MaxXAttrBytes, confPrefix+"state.max-xattr-bytes", "dfs.namenode.fs-limits.max-xattr-size")
@@ -342,10 +347,14 @@ func (c Config) Validate() error {
 		return bad("reactive.cooldown %v < 0", c.ReactiveCooldown)
 	case c.ReactiveMaxTracked < 1:
 		return bad("reactive.max-tracked %d < 1", c.ReactiveMaxTracked)
+	case c.Reactive && c.ReactiveUser == "":
+		return bad("newtricks.hotspot.reactive is on but newtricks.hotspot.reactive.user is not set: implicit hints act as that HDFS user, with its rights only (never as the NameNode)")
 	case !strings.HasPrefix(c.StateDir, "/") || path.Clean(c.StateDir) != c.StateDir:
 		return bad("state.dir %q is not a clean absolute path", c.StateDir)
-	case !strings.HasPrefix(c.XAttrPrefix, "user.") && !strings.HasPrefix(c.XAttrPrefix, "trusted."):
-		return bad("state.xattr-prefix %q must be in the user. or trusted. namespace", c.XAttrPrefix)
+	case !strings.HasPrefix(c.XAttrPrefix, "user."):
+		// The marker on a hinted file is written as the hint's user, who needs only write
+		// access to the file for a user. xattr (trusted. is the superuser's alone).
+		return bad("state.xattr-prefix %q must be in the user. namespace", c.XAttrPrefix)
 	case c.MaxXAttrBytes < 1024:
 		return bad("state.max-xattr-bytes %d < 1024", c.MaxXAttrBytes)
 	case c.BoostMaxDuration < 0:

@@ -68,7 +68,8 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 	m.mu.Unlock()
 	hostUser := req.User
 	if implicit {
-		hostUser = "" // reactive hints act as the NameNode identity; the admin switched them on
+		// Reactive hints act as the configured service user, with its rights only.
+		hostUser = m.cfg.ReactiveUser
 	}
 
 	ex, err := m.expand(ctx, req.Paths, hostUser, m.cfg.MaxFiles)
@@ -88,14 +89,12 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 		}
 		cands = append(cands, st)
 	}
-	if !implicit {
-		var denied []Skipped
-		cands, denied, err = m.checkWrite(ctx, cands, req.User)
-		if err != nil {
-			return nil, err
-		}
-		skipped = append(skipped, denied...)
+	var denied []Skipped
+	cands, denied, err = m.checkWrite(ctx, cands, hostUser)
+	if err != nil {
+		return nil, err
 	}
+	skipped = append(skipped, denied...)
 
 	rep, err := m.host.GetDatanodeReport(ctx, &nnv1.GetDatanodeReportRequest{})
 	if err != nil {
@@ -155,7 +154,7 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 	rec := record{V: recordVersion, User: req.User, Created: now.UnixMilli(), HotFrom: plan.HotFrom.UnixMilli(),
 		Until: plan.Deadline.UnixMilli(), Readers: req.Readers, Implicit: implicit}
 	if implicit {
-		rec.User = ""
+		rec.User = hostUser
 	}
 	if !req.DryRun {
 		rec.ID = newID()
@@ -307,7 +306,7 @@ func (m *Manager) raise(ctx context.Context, h *hint, plans []FilePlan) {
 			idx = append(idx, i)
 		}
 		m.mu.Unlock()
-		results := m.writeChanges(ctx, changes)
+		results := m.writeChanges(ctx, asUser(h.rec.User), changes)
 		var external []int64
 		m.mu.Lock()
 		for k, r := range results {
@@ -392,7 +391,7 @@ func (m *Manager) fitQuotas(ctx context.Context, files []FilePlan) ([]FilePlan, 
 	for start := 0; start < len(paths); start += batchSize {
 		end := min(start+batchSize, len(paths))
 		callStart := time.Now()
-		resp, err := m.host.GetQuotaUsage(ctx, &nnv1.GetQuotaUsageRequest{Paths: paths[start:end]})
+		resp, err := m.host.GetQuotaUsage(ctx, &nnv1.GetQuotaUsageRequest{Paths: paths[start:end], Service: true})
 		m.called("get_quota_usage", callStart)
 		if err != nil {
 			if terr := m.transient("quota usage", err); terr != nil {
@@ -509,7 +508,7 @@ func (m *Manager) placement(ctx context.Context, files []*nnv1.FileStatus, rep *
 	}
 	for start := 0; start < len(files); start += batchSize {
 		end := min(start+batchSize, len(files))
-		req := &nnv1.InspectFilesRequest{Holders: true}
+		req := &nnv1.InspectFilesRequest{Holders: true, Service: true}
 		for _, st := range files[start:end] {
 			req.FileIds = append(req.FileIds, st.FileId)
 		}

@@ -177,8 +177,44 @@ func (h *FakeHost) canRead(user string, n *fnode) bool {
 	return user == "" || n.readable || user == n.owner
 }
 
+func (h *FakeHost) canWrite(user string, n *fnode) bool {
+	return user == n.owner || n.writers[user]
+}
+
+// Who a call acts as, checked as the Java host does (host.proto): exactly one of a user and
+// service; some calls are for one of them only.
+const (
+	userOrService = iota
+	userOnly
+	serviceOnly
+)
+
+func checkCaller(call, user string, service bool, mode int) error {
+	switch {
+	case user != "" && service:
+		return status.Errorf(codes.InvalidArgument, "%s: names user %s and service", call, user)
+	case user == "" && !service:
+		return status.Errorf(codes.InvalidArgument, "%s: no user", call)
+	case mode == userOnly && service:
+		return status.Errorf(codes.PermissionDenied, "%s acts only for a user", call)
+	case mode == serviceOnly && !service:
+		return status.Errorf(codes.InvalidArgument, "%s is a service call", call)
+	}
+	return nil
+}
+
+func serviceXAttr(name string) error {
+	if !strings.HasPrefix(name, "user.newtricks.") {
+		return status.Errorf(codes.PermissionDenied, "service may not name xattr %q", name)
+	}
+	return nil
+}
+
 func (h *FakeHost) SetReplication(ctx context.Context, in *nnv1.SetReplicationRequest, _ ...grpc.CallOption) (*nnv1.SetReplicationResponse, error) {
 	if err := h.enter("SetReplication"); err != nil {
+		return nil, err
+	}
+	if err := checkCaller("SetReplication", in.User, in.Service, userOnly); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -190,7 +226,7 @@ func (h *FakeHost) SetReplication(ctx context.Context, in *nnv1.SetReplicationRe
 	if err != nil {
 		return nil, err
 	}
-	if in.User != "" && in.User != n.owner && !n.writers[in.User] {
+	if !h.canWrite(in.User, n) {
 		return nil, status.Error(codes.PermissionDenied, "AccessControlException")
 	}
 	n.rep = int(in.Replication)
@@ -207,6 +243,9 @@ func (h *FakeHost) GetFileStatus(ctx context.Context, in *nnv1.GetFileStatusRequ
 	if err := h.enter("GetFileStatus"); err != nil {
 		return nil, err
 	}
+	if err := checkCaller("GetFileStatus", in.User, in.Service, userOrService); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n, err := h.lookup(in.Path)
@@ -218,6 +257,9 @@ func (h *FakeHost) GetFileStatus(ctx context.Context, in *nnv1.GetFileStatusRequ
 
 func (h *FakeHost) ListStatus(ctx context.Context, in *nnv1.ListStatusRequest, _ ...grpc.CallOption) (*nnv1.ListStatusResponse, error) {
 	if err := h.enter("ListStatus"); err != nil {
+		return nil, err
+	}
+	if err := checkCaller("ListStatus", in.User, in.Service, userOnly); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -263,6 +305,9 @@ func (h *FakeHost) GetBlockLocations(ctx context.Context, in *nnv1.GetBlockLocat
 	if err := h.enter("GetBlockLocations"); err != nil {
 		return nil, err
 	}
+	if err := checkCaller("GetBlockLocations", in.User, in.Service, userOrService); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n, err := h.lookup(in.Path)
@@ -284,6 +329,9 @@ func (h *FakeHost) CheckAccess(ctx context.Context, in *nnv1.CheckAccessRequest,
 	if err := h.enter("CheckAccess"); err != nil {
 		return nil, err
 	}
+	if err := checkCaller("CheckAccess", in.User, in.Service, userOnly); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(in.Paths) > 0 {
@@ -294,7 +342,7 @@ func (h *FakeHost) CheckAccess(ctx context.Context, in *nnv1.CheckAccessRequest,
 			switch {
 			case err != nil:
 				r.Code, r.Message = int32(codes.NotFound), err.Error()
-			case in.Action == "WRITE" && in.User != "" && in.User != n.owner && !n.writers[in.User]:
+			case in.Action == "WRITE" && !h.canWrite(in.User, n):
 				r.Code, r.Message = int32(codes.PermissionDenied), fmt.Sprintf("Permission denied: user=%s, access=WRITE, inode=%q", in.User, p)
 			}
 			out.Results = append(out.Results, r)
@@ -305,7 +353,7 @@ func (h *FakeHost) CheckAccess(ctx context.Context, in *nnv1.CheckAccessRequest,
 	if err != nil {
 		return nil, err
 	}
-	if in.Action == "WRITE" && in.User != "" && in.User != n.owner && !n.writers[in.User] {
+	if in.Action == "WRITE" && !h.canWrite(in.User, n) {
 		return nil, status.Errorf(codes.PermissionDenied, "Permission denied: user=%s, access=WRITE, inode=%q", in.User, in.Path)
 	}
 	return &nnv1.CheckAccessResponse{}, nil
@@ -313,6 +361,9 @@ func (h *FakeHost) CheckAccess(ctx context.Context, in *nnv1.CheckAccessRequest,
 
 func (h *FakeHost) GetContentSummary(ctx context.Context, in *nnv1.GetContentSummaryRequest, _ ...grpc.CallOption) (*nnv1.ContentSummary, error) {
 	if err := h.enter("GetContentSummary"); err != nil {
+		return nil, err
+	}
+	if err := checkCaller("GetContentSummary", in.User, in.Service, userOnly); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -337,6 +388,9 @@ func (h *FakeHost) GetXAttrs(ctx context.Context, in *nnv1.GetXAttrsRequest, _ .
 	if err := h.enter("GetXAttrs"); err != nil {
 		return nil, err
 	}
+	if err := checkCaller("GetXAttrs", in.User, in.Service, userOrService); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n, err := h.lookup(in.Path)
@@ -345,6 +399,9 @@ func (h *FakeHost) GetXAttrs(ctx context.Context, in *nnv1.GetXAttrsRequest, _ .
 	}
 	out := &nnv1.GetXAttrsResponse{Xattrs: map[string][]byte{}}
 	for k, v := range n.xattrs {
+		if in.Service && serviceXAttr(k) != nil {
+			continue
+		}
 		out.Xattrs[k] = append([]byte(nil), v...)
 	}
 	return out, nil
@@ -354,11 +411,19 @@ func (h *FakeHost) SetXAttr(ctx context.Context, in *nnv1.SetXAttrRequest, _ ...
 	if err := h.enter("SetXAttr"); err != nil {
 		return nil, err
 	}
+	if err := checkCaller("SetXAttr", in.User, in.Service, userOrService); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n, err := h.lookup(in.Path)
 	if err != nil {
 		return nil, err
+	}
+	if in.Service {
+		if err := serviceXAttr(in.Name); err != nil {
+			return nil, err
+		}
 	}
 	if len(in.Name)+len(in.Value) > 16384 {
 		return nil, status.Error(codes.InvalidArgument, "xattr too big")
@@ -371,11 +436,19 @@ func (h *FakeHost) RemoveXAttr(ctx context.Context, in *nnv1.RemoveXAttrRequest,
 	if err := h.enter("RemoveXAttr"); err != nil {
 		return nil, err
 	}
+	if err := checkCaller("RemoveXAttr", in.User, in.Service, userOrService); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n, err := h.lookup(in.Path)
 	if err != nil {
 		return nil, err
+	}
+	if in.Service {
+		if err := serviceXAttr(in.Name); err != nil {
+			return nil, err
+		}
 	}
 	if _, ok := n.xattrs[in.Name]; !ok {
 		return nil, status.Error(codes.InvalidArgument, "No matching attributes found for remove operation")
@@ -386,6 +459,9 @@ func (h *FakeHost) RemoveXAttr(ctx context.Context, in *nnv1.RemoveXAttrRequest,
 
 func (h *FakeHost) Reconfigure(ctx context.Context, in *nnv1.ReconfigureRequest, _ ...grpc.CallOption) (*nnv1.ReconfigureResponse, error) {
 	if err := h.enter("Reconfigure"); err != nil {
+		return nil, err
+	}
+	if err := checkCaller("Reconfigure", "", in.Service, serviceOnly); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -453,6 +529,9 @@ func (h *FakeHost) GetQuotaUsage(ctx context.Context, in *nnv1.GetQuotaUsageRequ
 	if err := h.enter("GetQuotaUsage"); err != nil {
 		return nil, err
 	}
+	if err := checkCaller("GetQuotaUsage", "", in.Service, serviceOnly); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := &nnv1.GetQuotaUsageResponse{}
@@ -485,6 +564,14 @@ func (h *FakeHost) GetQuotaUsage(ctx context.Context, in *nnv1.GetQuotaUsageRequ
 func (h *FakeHost) InspectFiles(ctx context.Context, in *nnv1.InspectFilesRequest, _ ...grpc.CallOption) (*nnv1.InspectFilesResponse, error) {
 	if err := h.enter("InspectFiles"); err != nil {
 		return nil, err
+	}
+	if err := checkCaller("InspectFiles", "", in.Service, serviceOnly); err != nil {
+		return nil, err
+	}
+	if in.Xattr != "" {
+		if err := serviceXAttr(in.Xattr); err != nil {
+			return nil, err
+		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -531,6 +618,9 @@ func (h *FakeHost) SetReplications(ctx context.Context, in *nnv1.SetReplications
 	if err := h.enter("SetReplications"); err != nil {
 		return nil, err
 	}
+	if err := checkCaller("SetReplications", in.User, in.Service, userOrService); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := &nnv1.SetReplicationsResponse{}
@@ -549,6 +639,27 @@ func (h *FakeHost) SetReplications(ctx context.Context, in *nnv1.SetReplications
 		}
 		if h.safeMode {
 			r.Code, r.Message = int32(codes.FailedPrecondition), "SafeModeException"
+			continue
+		}
+		if in.Service {
+			// The service changes only files carrying its marker (host.proto).
+			marker := c.SetXattr
+			if marker == "" {
+				marker = c.RemoveXattr
+			}
+			if err := serviceXAttr(marker); err != nil {
+				r.Code, r.Message = int32(codes.PermissionDenied), err.Error()
+				continue
+			}
+			if _, ok := n.xattrs[marker]; !ok {
+				if c.Replication == 0 && c.SetXattr == "" {
+					continue // removing an absent marker: nothing to do
+				}
+				r.Code, r.Message = int32(codes.PermissionDenied), "the service changes only files carrying its marker"
+				continue
+			}
+		} else if !h.canWrite(in.User, n) {
+			r.Code, r.Message = int32(codes.PermissionDenied), fmt.Sprintf("Permission denied: user=%s, access=WRITE", in.User)
 			continue
 		}
 		r.Before = int32(n.rep)

@@ -75,7 +75,7 @@ func (m *Manager) ensureBoost(ctx context.Context) error {
 	}
 	m.boosted = map[string]string{}
 	for _, b := range m.cfg.Boost {
-		resp, err := m.host.Reconfigure(ctx, &nnv1.ReconfigureRequest{Key: b.Key, Value: strconv.Itoa(b.Value)})
+		resp, err := m.host.Reconfigure(ctx, &nnv1.ReconfigureRequest{Key: b.Key, Value: strconv.Itoa(b.Value), Service: true})
 		if err != nil {
 			m.metrics.hostErrors.WithLabelValues("reconfigure").Inc()
 			// Keep what was raised so far recorded; release puts it back.
@@ -86,7 +86,7 @@ func (m *Manager) ensureBoost(ctx context.Context) error {
 		m.boosted[b.Key] = old
 		ls.Old[b.Key] = old
 		if n, err := strconv.Atoi(old); err == nil && n > b.Value {
-			if _, err := m.host.Reconfigure(ctx, &nnv1.ReconfigureRequest{Key: b.Key, Value: old}); err == nil {
+			if _, err := m.host.Reconfigure(ctx, &nnv1.ReconfigureRequest{Key: b.Key, Value: old, Service: true}); err == nil {
 				m.log.Info("replication limit already above boost; kept", "key", b.Key, "value", old)
 			}
 		}
@@ -121,13 +121,13 @@ func (m *Manager) releaseBoost(ctx context.Context, reason string) error {
 		if !ok {
 			continue
 		}
-		if _, err := m.host.Reconfigure(ctx, &nnv1.ReconfigureRequest{Key: k, Value: old}); err != nil {
+		if _, err := m.host.Reconfigure(ctx, &nnv1.ReconfigureRequest{Key: k, Value: old, Service: true}); err != nil {
 			m.metrics.hostErrors.WithLabelValues("reconfigure").Inc()
 			return fmt.Errorf("restore %s=%q: %w", k, old, err)
 		}
 		delete(m.boosted, k)
 	}
-	if _, err := m.host.RemoveXAttr(ctx, &nnv1.RemoveXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.limitsName()}); err != nil && hostRetryable(err) {
+	if _, err := m.host.RemoveXAttr(ctx, &nnv1.RemoveXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.limitsName(), Service: true}); err != nil && hostRetryable(err) {
 		return fmt.Errorf("clear limits state: %w", err)
 	}
 	m.boosted = nil
@@ -138,7 +138,7 @@ func (m *Manager) releaseBoost(ctx context.Context, reason string) error {
 
 func (m *Manager) writeLimits(ctx context.Context, ls *limitsState) error {
 	b, _ := json.Marshal(ls)
-	if _, err := m.host.SetXAttr(ctx, &nnv1.SetXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.limitsName(), Value: b}); err != nil {
+	if _, err := m.host.SetXAttr(ctx, &nnv1.SetXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.limitsName(), Value: b, Service: true}); err != nil {
 		m.metrics.hostErrors.WithLabelValues("setxattr").Inc()
 		return fmt.Errorf("record replication limits: %w", err)
 	}

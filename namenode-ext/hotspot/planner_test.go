@@ -187,6 +187,7 @@ func TestConfigFromMap(t *testing.T) {
 	c, err := ConfigFromMap(map[string]string{
 		"newtricks.hotspot.allowed-prefixes":   "/ckpt, /data",
 		"newtricks.hotspot.reactive":           "true",
+		"newtricks.hotspot.reactive.user":      "hotspot-svc",
 		"newtricks.hotspot.reactive.window":    "5s",
 		"newtricks.hotspot.max-duration":       "3600000",
 		"newtricks.hotspot.boost.max-streams":  "0",
@@ -196,7 +197,7 @@ func TestConfigFromMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.AllowedPrefixes) != 2 || c.AllowedPrefixes[1] != "/data" || !c.Reactive || c.ReactiveWindow != 5*time.Second ||
+	if len(c.AllowedPrefixes) != 2 || c.AllowedPrefixes[1] != "/data" || !c.Reactive || c.ReactiveUser != "hotspot-svc" || c.ReactiveWindow != 5*time.Second ||
 		c.MaxDuration != time.Hour || len(c.Boost) != 2 || c.BusyXceivers != 10.5 || c.ReplicationMax != 40 {
 		t.Fatalf("parsed: %+v", c)
 	}
@@ -213,10 +214,17 @@ func TestConfigFromMap(t *testing.T) {
 		{"newtricks.hotspot.reactive.clients": "1"},
 		{"newtricks.hotspot.load.busy-xceivers": "lots"},
 		{"newtricks.hotspot.reactive": "maybe"},
+		{"newtricks.hotspot.state.xattr-prefix": "trusted.newtricks"}, // markers are written as the hint's user
 	} {
 		if _, err := ConfigFromMap(bad); !errors.Is(err, ErrBadConfig) {
 			t.Errorf("%v: err %v, want ErrBadConfig", bad, err)
 		}
+	}
+	// Reactive mode without its service user fails Configure naming the key: implicit hints
+	// never act as the NameNode.
+	if _, err := ConfigFromMap(map[string]string{"newtricks.hotspot.reactive": "true"}); !errors.Is(err, ErrBadConfig) ||
+		!strings.Contains(err.Error(), "newtricks.hotspot.reactive.user") {
+		t.Errorf("reactive without a user: %v", err)
 	}
 }
 

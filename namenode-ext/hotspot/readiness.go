@@ -49,7 +49,7 @@ func (m *Manager) trackReadiness(ctx context.Context) {
 
 	for start := 0; start < len(probes); start += batchSize {
 		end := min(start+batchSize, len(probes))
-		req := &nnv1.InspectFilesRequest{}
+		req := &nnv1.InspectFilesRequest{Service: true}
 		for _, p := range probes[start:end] {
 			req.FileIds = append(req.FileIds, p.f.id)
 			req.Want = append(req.Want, int32(p.want))

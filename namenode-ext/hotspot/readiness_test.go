@@ -20,7 +20,7 @@ func TestNotReadyWhileRaising(t *testing.T) {
 	if err := m.recover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	st, err := host.GetFileStatus(ctx, &nnv1.GetFileStatusRequest{Path: "/ckpt/a"})
+	st, err := host.GetFileStatus(ctx, &nnv1.GetFileStatusRequest{Path: "/ckpt/a", Service: true})
 	if err != nil {
 		t.Fatal(err)
 	}

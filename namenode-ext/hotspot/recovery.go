@@ -36,7 +36,7 @@ func (m *Manager) recover(ctx context.Context) error {
 	if !ns.Active || ns.SafeMode {
 		return fmt.Errorf("%w: NameNode active=%v safe_mode=%v", ErrUnavailable, ns.Active, ns.SafeMode)
 	}
-	xa, err := m.host.GetXAttrs(ctx, &nnv1.GetXAttrsRequest{Path: m.cfg.StateDir})
+	xa, err := m.host.GetXAttrs(ctx, &nnv1.GetXAttrsRequest{Path: m.cfg.StateDir, Service: true})
 	if err != nil {
 		return fmt.Errorf("read registry on %s: %w", m.cfg.StateDir, err)
 	}
@@ -92,7 +92,7 @@ func (m *Manager) recover(ctx context.Context) error {
 	for start := 0; start < len(ids); start += inspectBatch {
 		end := min(start+inspectBatch, len(ids))
 		callStart := time.Now()
-		resp, err := m.host.InspectFiles(ctx, &nnv1.InspectFilesRequest{FileIds: ids[start:end], Xattr: m.cfg.markerName()})
+		resp, err := m.host.InspectFiles(ctx, &nnv1.InspectFilesRequest{FileIds: ids[start:end], Xattr: m.cfg.markerName(), Service: true})
 		m.called("inspect_files", callStart)
 		if err == nil && len(resp.Files) != end-start {
 			err = errShortAnswer
@@ -163,7 +163,7 @@ func (m *Manager) recover(ctx context.Context) error {
 	m.releaseExternal(ctx, external)
 	for start := 0; start < len(fixes); start += batchSize {
 		end := min(start+batchSize, len(fixes))
-		for i, r := range m.writeChanges(ctx, fixes[start:end]) {
+		for i, r := range m.writeChanges(ctx, asService, fixes[start:end]) {
 			c := fixes[start+i]
 			switch {
 			case r.ok():

@@ -61,7 +61,7 @@ func (m *Manager) restore(ctx context.Context, h *hint) error {
 			batch = append(batch, f)
 		}
 		m.mu.Unlock()
-		results := m.writeChanges(ctx, changes)
+		results := m.writeChanges(ctx, asService, changes)
 		var external []int64
 		m.mu.Lock()
 		for k, r := range results {
@@ -97,7 +97,7 @@ func (m *Manager) restore(ctx context.Context, h *hint) error {
 
 	m.writeMu.Lock()
 	callStart := time.Now()
-	_, err := m.host.RemoveXAttr(ctx, &nnv1.RemoveXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.hintName(h.rec.ID)})
+	_, err := m.host.RemoveXAttr(ctx, &nnv1.RemoveXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.hintName(h.rec.ID), Service: true})
 	m.called("remove_xattr", callStart)
 	m.writeMu.Unlock()
 	if err != nil && hostRetryable(err) {

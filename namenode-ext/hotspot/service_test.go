@@ -506,7 +506,9 @@ func TestReactive(t *testing.T) {
 	cfg.ReactiveWindow = 10 * time.Second
 	cfg.ReactiveDuration = time.Minute
 	cfg.ReactiveCooldown = time.Hour
+	cfg.ReactiveUser = "hotspot-svc"
 	host := cluster(12)
+	host.Grant("/ckpt/s1/meta", "hotspot-svc") // emb-0 stays alice's alone
 	e := newEnv(t, cfg, host)
 	now := e.clk.now()
 	open := func(ip string, at time.Duration) {
@@ -528,8 +530,22 @@ func TestReactive(t *testing.T) {
 		t.Fatalf("implicit factor %d, want 6 (4K readers / 2 per replica)", host.Rep("/ckpt/s1/meta"))
 	}
 	list, _ := e.client("hdfs").List(e.ctx)
-	if len(list) != 1 || !list[0].Implicit {
+	if len(list) != 1 || !list[0].Implicit || list[0].User != "hotspot-svc" {
 		t.Fatalf("list %+v", list)
+	}
+	// A file the service user may not write is not raised: the implicit hint is refused as
+	// any user's would be (nothing to boost, permission), and the file keeps its factor.
+	for i := 0; i < 3; i++ {
+		e.m.ObserveAudit("open", "/ckpt/s1/emb-0", "trainer", "10.0.5."+string(rune('0'+i)), now.Add(22*time.Second))
+	}
+	if n := hotspot.DrainImplicit(e.m, e.ctx); n != 1 {
+		t.Fatalf("implicit triggers for emb-0: %d, want 1", n)
+	}
+	if host.Rep("/ckpt/s1/emb-0") != 3 {
+		t.Fatalf("emb-0 raised to %d as a user who may not write it", host.Rep("/ckpt/s1/emb-0"))
+	}
+	if list, _ := e.client("hdfs").List(e.ctx); len(list) != 1 {
+		t.Fatalf("an implicit hint for emb-0 was kept: %+v", list)
 	}
 	// More opens while held: nothing new. After the window, restore; within cool-down, no refire.
 	for i := 0; i < 10; i++ {

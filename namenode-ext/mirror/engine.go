@@ -443,7 +443,7 @@ func (e *Engine) resolve(c *checkpoint) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		st, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir})
+		st, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir, Service: true})
 		cancel()
 		if err == nil {
 			e.mu.Lock()
@@ -648,7 +648,7 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 	var uc []string
 	for rel := range found {
 		if f := c.files[rel]; f == nil || f.state == fileQueued {
-			lb, err := e.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: dir + "/" + rel, Length: 1})
+			lb, err := e.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: dir + "/" + rel, Length: 1, Service: true})
 			if err == nil && lb.UnderConstruction {
 				uc = append(uc, rel)
 			}

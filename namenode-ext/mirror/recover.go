@@ -153,10 +153,10 @@ func (e *Engine) rescanOnce(ctx context.Context, c *checkpoint) error {
 	e.mu.Lock()
 	dir, owner, r, complete := c.srcDir, c.owner, c.rule, c.complete
 	e.mu.Unlock()
-	if _, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir}); err != nil {
+	if _, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir, Service: true}); err != nil {
 		final := expand(r.Source, c.key.Job, c.stepStr)
 		if r.Completion == CompleteRename && final != dir {
-			if _, ferr := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: final}); ferr == nil {
+			if _, ferr := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: final, Service: true}); ferr == nil {
 				e.mu.Lock()
 				delete(e.byDir, c.srcDir)
 				c.srcDir, c.finalSrc = final, final
@@ -190,7 +190,7 @@ func (e *Engine) rescanOnce(ctx context.Context, c *checkpoint) error {
 		return err
 	}
 	for rel, info := range infos {
-		lb, err := e.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: dir + "/" + rel, Length: 1})
+		lb, err := e.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: dir + "/" + rel, Length: 1, Service: true})
 		if err != nil || lb.UnderConstruction {
 			continue // its CLOSE event will come
 		}

@@ -179,7 +179,7 @@ func (e *Engine) Complete(ctx context.Context, k Key, user string, admin bool) (
 	e.mu.Unlock()
 	if !resolved {
 		// Only the owner (or an administrator) may complete it: look the owner up now.
-		st, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir})
+		st, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir, Service: true})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrNotFound, dir, err)
 		}

@@ -7,14 +7,16 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class SetReplicationRequest(_message.Message):
-    __slots__ = ("path", "replication", "user")
+    __slots__ = ("path", "replication", "user", "service")
     PATH_FIELD_NUMBER: _ClassVar[int]
     REPLICATION_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     path: str
     replication: int
     user: str
-    def __init__(self, path: _Optional[str] = ..., replication: _Optional[int] = ..., user: _Optional[str] = ...) -> None: ...
+    service: bool
+    def __init__(self, path: _Optional[str] = ..., replication: _Optional[int] = ..., user: _Optional[str] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class SetReplicationResponse(_message.Message):
     __slots__ = ("changed",)
@@ -23,12 +25,14 @@ class SetReplicationResponse(_message.Message):
     def __init__(self, changed: _Optional[bool] = ...) -> None: ...
 
 class GetFileStatusRequest(_message.Message):
-    __slots__ = ("path", "user")
+    __slots__ = ("path", "user", "service")
     PATH_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     path: str
     user: str
-    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
+    service: bool
+    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class FileStatus(_message.Message):
     __slots__ = ("path", "length", "is_dir", "replication", "block_size", "mtime_ms", "owner", "group", "permission", "file_id", "children")
@@ -57,12 +61,14 @@ class FileStatus(_message.Message):
     def __init__(self, path: _Optional[str] = ..., length: _Optional[int] = ..., is_dir: _Optional[bool] = ..., replication: _Optional[int] = ..., block_size: _Optional[int] = ..., mtime_ms: _Optional[int] = ..., owner: _Optional[str] = ..., group: _Optional[str] = ..., permission: _Optional[int] = ..., file_id: _Optional[int] = ..., children: _Optional[int] = ...) -> None: ...
 
 class ListStatusRequest(_message.Message):
-    __slots__ = ("path", "user")
+    __slots__ = ("path", "user", "service")
     PATH_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     path: str
     user: str
-    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
+    service: bool
+    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class ListStatusResponse(_message.Message):
     __slots__ = ("entries",)
@@ -119,16 +125,18 @@ class DatanodeReport(_message.Message):
     def __init__(self, live: _Optional[_Iterable[_Union[DatanodeLoad, _Mapping]]] = ..., dead: _Optional[int] = ..., total_load: _Optional[int] = ..., pending_reconstruction: _Optional[int] = ..., under_replicated: _Optional[int] = ..., safe_mode: _Optional[bool] = ...) -> None: ...
 
 class GetBlockLocationsRequest(_message.Message):
-    __slots__ = ("path", "user", "offset", "length")
+    __slots__ = ("path", "user", "offset", "length", "service")
     PATH_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     LENGTH_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     path: str
     user: str
     offset: int
     length: int
-    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ...) -> None: ...
+    service: bool
+    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class Token(_message.Message):
     __slots__ = ("identifier", "password", "kind", "service")
@@ -185,16 +193,18 @@ class LocatedBlocks(_message.Message):
     def __init__(self, file_length: _Optional[int] = ..., blocks: _Optional[_Iterable[_Union[LocatedBlock, _Mapping]]] = ..., under_construction: _Optional[bool] = ...) -> None: ...
 
 class CheckAccessRequest(_message.Message):
-    __slots__ = ("path", "user", "action", "paths")
+    __slots__ = ("path", "user", "action", "paths", "service")
     PATH_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     PATHS_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     path: str
     user: str
     action: str
     paths: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ..., action: _Optional[str] = ..., paths: _Optional[_Iterable[str]] = ...) -> None: ...
+    service: bool
+    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ..., action: _Optional[str] = ..., paths: _Optional[_Iterable[str]] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class AccessResult(_message.Message):
     __slots__ = ("code", "message")
@@ -211,12 +221,14 @@ class CheckAccessResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[AccessResult, _Mapping]]] = ...) -> None: ...
 
 class GetContentSummaryRequest(_message.Message):
-    __slots__ = ("path", "user")
+    __slots__ = ("path", "user", "service")
     PATH_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     path: str
     user: str
-    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
+    service: bool
+    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class ContentSummary(_message.Message):
     __slots__ = ("length", "file_count", "directory_count", "quota", "space_consumed", "space_quota")
@@ -235,14 +247,16 @@ class ContentSummary(_message.Message):
     def __init__(self, length: _Optional[int] = ..., file_count: _Optional[int] = ..., directory_count: _Optional[int] = ..., quota: _Optional[int] = ..., space_consumed: _Optional[int] = ..., space_quota: _Optional[int] = ...) -> None: ...
 
 class GetXAttrsRequest(_message.Message):
-    __slots__ = ("path", "names", "user")
+    __slots__ = ("path", "names", "user", "service")
     PATH_FIELD_NUMBER: _ClassVar[int]
     NAMES_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     path: str
     names: _containers.RepeatedScalarFieldContainer[str]
     user: str
-    def __init__(self, path: _Optional[str] = ..., names: _Optional[_Iterable[str]] = ..., user: _Optional[str] = ...) -> None: ...
+    service: bool
+    def __init__(self, path: _Optional[str] = ..., names: _Optional[_Iterable[str]] = ..., user: _Optional[str] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class GetXAttrsResponse(_message.Message):
     __slots__ = ("xattrs",)
@@ -258,42 +272,48 @@ class GetXAttrsResponse(_message.Message):
     def __init__(self, xattrs: _Optional[_Mapping[str, bytes]] = ...) -> None: ...
 
 class SetXAttrRequest(_message.Message):
-    __slots__ = ("path", "name", "value", "user")
+    __slots__ = ("path", "name", "value", "user", "service")
     PATH_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     path: str
     name: str
     value: bytes
     user: str
-    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[bytes] = ..., user: _Optional[str] = ...) -> None: ...
+    service: bool
+    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[bytes] = ..., user: _Optional[str] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class SetXAttrResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class RemoveXAttrRequest(_message.Message):
-    __slots__ = ("path", "name", "user")
+    __slots__ = ("path", "name", "user", "service")
     PATH_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     path: str
     name: str
     user: str
-    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
+    service: bool
+    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., user: _Optional[str] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class RemoveXAttrResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class ReconfigureRequest(_message.Message):
-    __slots__ = ("key", "value")
+    __slots__ = ("key", "value", "service")
     KEY_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     key: str
     value: str
-    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    service: bool
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class ReconfigureResponse(_message.Message):
     __slots__ = ("old_value",)
@@ -436,10 +456,12 @@ class VerifyDelegationTokenResponse(_message.Message):
     def __init__(self, user: _Optional[str] = ..., real_user: _Optional[str] = ..., owner: _Optional[str] = ..., max_date_ms: _Optional[int] = ...) -> None: ...
 
 class GetQuotaUsageRequest(_message.Message):
-    __slots__ = ("paths",)
+    __slots__ = ("paths", "service")
     PATHS_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     paths: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, paths: _Optional[_Iterable[str]] = ...) -> None: ...
+    service: bool
+    def __init__(self, paths: _Optional[_Iterable[str]] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class QuotaDir(_message.Message):
     __slots__ = ("path", "space_quota", "space_consumed", "ns_quota", "ns_consumed")
@@ -464,18 +486,20 @@ class GetQuotaUsageResponse(_message.Message):
     def __init__(self, dirs: _Optional[_Iterable[_Union[QuotaDir, _Mapping]]] = ..., missing: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class InspectFilesRequest(_message.Message):
-    __slots__ = ("file_ids", "xattr", "want", "from_block", "holders")
+    __slots__ = ("file_ids", "xattr", "want", "from_block", "holders", "service")
     FILE_IDS_FIELD_NUMBER: _ClassVar[int]
     XATTR_FIELD_NUMBER: _ClassVar[int]
     WANT_FIELD_NUMBER: _ClassVar[int]
     FROM_BLOCK_FIELD_NUMBER: _ClassVar[int]
     HOLDERS_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     file_ids: _containers.RepeatedScalarFieldContainer[int]
     xattr: str
     want: _containers.RepeatedScalarFieldContainer[int]
     from_block: _containers.RepeatedScalarFieldContainer[int]
     holders: bool
-    def __init__(self, file_ids: _Optional[_Iterable[int]] = ..., xattr: _Optional[str] = ..., want: _Optional[_Iterable[int]] = ..., from_block: _Optional[_Iterable[int]] = ..., holders: _Optional[bool] = ...) -> None: ...
+    service: bool
+    def __init__(self, file_ids: _Optional[_Iterable[int]] = ..., xattr: _Optional[str] = ..., want: _Optional[_Iterable[int]] = ..., from_block: _Optional[_Iterable[int]] = ..., holders: _Optional[bool] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class FileInspection(_message.Message):
     __slots__ = ("file_id", "exists", "path", "replication", "length", "blocks", "min_live_replicas", "has_xattr", "xattr", "block_size", "first_short_block", "short_blocks", "holders")
@@ -546,10 +570,14 @@ class ReplicationResult(_message.Message):
     def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., before: _Optional[int] = ..., changed: _Optional[bool] = ...) -> None: ...
 
 class SetReplicationsRequest(_message.Message):
-    __slots__ = ("changes",)
+    __slots__ = ("changes", "user", "service")
     CHANGES_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     changes: _containers.RepeatedCompositeFieldContainer[ReplicationChange]
-    def __init__(self, changes: _Optional[_Iterable[_Union[ReplicationChange, _Mapping]]] = ...) -> None: ...
+    user: str
+    service: bool
+    def __init__(self, changes: _Optional[_Iterable[_Union[ReplicationChange, _Mapping]]] = ..., user: _Optional[str] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class SetReplicationsResponse(_message.Message):
     __slots__ = ("results",)

@@ -126,19 +126,22 @@ class NameNodeHostServicer:
     """
 
     def SetReplication(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """User only.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetFileStatus(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """User or service (metadata, e.g. a checkpoint directory's owner).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListStatus(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """User only.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -150,26 +153,31 @@ class NameNodeHostServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetBlockLocations(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """User, or service for lengths and the under-construction state: a service answer carries
+        no block tokens.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def CheckAccess(self, request, context):
-        """CheckAccess runs ClientProtocol.checkAccess(path, action) as the user.
+        """CheckAccess runs ClientProtocol.checkAccess(path, action) as the user. User only.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetContentSummary(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """User only.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetXAttrs(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """User or service (a service call names, and is answered, only xattrs under the service
+        prefixes).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -188,7 +196,8 @@ class NameNodeHostServicer:
 
     def Reconfigure(self, request, context):
         """Reconfigure changes one runtime-reconfigurable NameNode property
-        (NameNode.reconfigureProperty) and returns the value it replaced.
+        (NameNode.reconfigureProperty) and returns the value it replaced. Service only, and only
+        the keys of newtricks.host.reconfigure.allowed.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -201,7 +210,9 @@ class NameNodeHostServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetQuotaUsage(self, request, context):
-        """Hotspot (hot-file hints) calls, all as the NameNode identity and cheap at scale.
+        """Hotspot (hot-file hints) calls, cheap at scale. GetQuotaUsage and InspectFiles are service
+        only: they read the inode tree directly and return only quotas, factors, replica counts
+        and a service xattr.
         GetQuotaUsage returns every ancestor directory with a quota of each path, read from the
         inode tree: O(depth), where ClientProtocol.getQuotaUsage and getContentSummary walk the
         subtree of a directory without a quota (the root, on a large namespace).
@@ -224,6 +235,10 @@ class NameNodeHostServicer:
         factor it finds, with an xattr written before and one removed after. One result per change,
         in order; a failed change does not stop the others. Changes of distinct paths run
         concurrently (their edit-log syncs are shared); a batch naming a path twice runs in order.
+        As a user (raising the files of a hint): every step runs as that user. As the service
+        (restoring what it changed): each change must name a marker xattr (set_xattr or
+        remove_xattr) under the service prefixes and applies only to a file that carries that
+        marker already (else PERMISSION_DENIED in its result); removing an absent marker is a no-op.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

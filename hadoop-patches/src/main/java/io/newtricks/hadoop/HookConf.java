@@ -36,6 +36,13 @@ final class HookConf {
   static final String DEFAULT_RECONFIGURE_ALLOWED =
       "dfs.namenode.replication.max-streams,dfs.namenode.replication.max-streams-hard-limit,"
       + "dfs.namenode.replication.work.multiplier.per.iteration";
+  /**
+   * xattr name prefixes a service call (host.proto: service=true, run as the daemon) may read,
+   * write or require as a marker (comma-separated). The hotspot's
+   * newtricks.hotspot.state.xattr-prefix is added when it is set.
+   */
+  static final String SERVICE_XATTR_PREFIXES = "newtricks.host.service.xattr-prefixes";
+  static final String DEFAULT_SERVICE_XATTR_PREFIXES = "user.newtricks.";
   /** Bound of the audit queue; a full queue drops (and counts) instead of blocking. */
   static final String AUDIT_QUEUE_CAPACITY = "newtricks.audit.queue.capacity";
   static final String BATCH_MAX = "newtricks.events.batch.max";
@@ -92,6 +99,7 @@ final class HookConf {
   final int hostHandlers;
   final int hostQueue;
   final java.util.Set<String> reconfigureAllowed;
+  final java.util.Set<String> serviceXAttrPrefixes;
   final int batchMax;
   final long batchLingerMs;
   final long deliverTimeoutMs;
@@ -122,6 +130,12 @@ final class HookConf {
     this.hostQueue = conf.getInt(HOST_QUEUE, 256);
     this.reconfigureAllowed = new java.util.TreeSet<>(org.apache.hadoop.util.StringUtils
         .getTrimmedStringCollection(conf.get(RECONFIGURE_ALLOWED, DEFAULT_RECONFIGURE_ALLOWED)));
+    this.serviceXAttrPrefixes = new java.util.TreeSet<>(org.apache.hadoop.util.StringUtils
+        .getTrimmedStringCollection(conf.get(SERVICE_XATTR_PREFIXES, DEFAULT_SERVICE_XATTR_PREFIXES)));
+    String hotspotPrefix = conf.getTrimmed("newtricks.hotspot.state.xattr-prefix", "");
+    if (!hotspotPrefix.isEmpty()) {
+      this.serviceXAttrPrefixes.add(hotspotPrefix);
+    }
     this.batchMax = conf.getInt(BATCH_MAX, 1024);
     this.batchLingerMs = conf.getLong(BATCH_LINGER_MS, 50);
     this.deliverTimeoutMs = conf.getLong(DELIVER_TIMEOUT_MS, 2_000);

@@ -76,22 +76,27 @@ import org.apache.hadoop.hdfs.server.namenode.QuotaCounts;
 import org.apache.hadoop.hdfs.server.namenode.FSNamesystem;
 import org.apache.hadoop.hdfs.server.namenode.NameNode;
 import org.apache.hadoop.hdfs.server.protocol.NamenodeProtocols;
+import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.UserGroupInformation;
 
 /**
  * NameNodeHost (host.proto): the calls namenode-ext makes back into the NameNode. Each runs the
  * NameNode's own RPC-server code path (so permissions, safe mode and HA state are checked exactly
- * as for a client), as the named user when one is given.
+ * as for a client), as the named user, or, when the request says service=true, as the NameNode
+ * itself within the limits host.proto lists for that call. A request that names neither is
+ * refused; it never runs as the NameNode by default.
  */
 final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   private final NameNode nn;
   private final HookMetrics metrics;
   private final java.util.Set<String> reconfigureAllowed;
+  private final java.util.Set<String> servicePrefixes;
 
   NameNodeHostService(NameNode nn, HookMetrics metrics, HookConf hc) {
     this.nn = nn;
     this.metrics = metrics;
     this.reconfigureAllowed = hc.reconfigureAllowed;
+    this.servicePrefixes = hc.serviceXAttrPrefixes;
   }
 
   private NamenodeProtocols rpc() {
@@ -116,7 +121,8 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
       if (req.getReplication() <= 0 || req.getReplication() > Short.MAX_VALUE) {
         throw new IllegalArgumentException("replication " + req.getReplication());
       }
-      boolean changed = HostCalls.asUser(req.getUser(),
+      HostCalls.userOnly("SetReplication", req.getUser(), req.getService());
+      boolean changed = HostCalls.as("SetReplication", req.getUser(), false,
           () -> rpc().setReplication(req.getPath(), (short) req.getReplication()));
       return SetReplicationResponse.newBuilder().setChanged(changed).build();
     });
@@ -125,7 +131,8 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   @Override
   public void getFileStatus(GetFileStatusRequest req, StreamObserver<FileStatus> out) {
     HostCalls.serve(metrics, out, () -> {
-      HdfsFileStatus st = HostCalls.asUser(req.getUser(), () -> rpc().getFileInfo(req.getPath()));
+      HdfsFileStatus st = HostCalls.as("GetFileStatus", req.getUser(), req.getService(),
+          () -> rpc().getFileInfo(req.getPath()));
       if (st == null) {
         throw new FileNotFoundException("File does not exist: " + req.getPath());
       }
@@ -135,7 +142,8 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
 
   @Override
   public void listStatus(ListStatusRequest req, StreamObserver<ListStatusResponse> out) {
-    HostCalls.serve(metrics, out, () -> HostCalls.asUser(req.getUser(), () -> {
+    HostCalls.serve(metrics, out, () -> HostCalls.as("ListStatus", req.getUser(),
+        userOnly("ListStatus", req.getUser(), req.getService()), () -> {
       ListStatusResponse.Builder b = ListStatusResponse.newBuilder();
       byte[] after = HdfsFileStatus.EMPTY_NAME;
       while (true) {
@@ -199,8 +207,10 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
         throw new IllegalArgumentException("negative offset or length");
       }
       long len = req.getLength() == 0 ? Long.MAX_VALUE - req.getOffset() : req.getLength();
-      // As the user: HDFS checks READ and issues block tokens in that user's name.
-      org.apache.hadoop.hdfs.protocol.LocatedBlocks lbs = HostCalls.asUser(req.getUser(),
+      // As the user: HDFS checks READ and issues block tokens in that user's name. As the
+      // service (lengths, under construction): the answer carries no tokens.
+      org.apache.hadoop.hdfs.protocol.LocatedBlocks lbs = HostCalls.as("GetBlockLocations",
+          req.getUser(), req.getService(),
           () -> rpc().getBlockLocations(req.getPath(), req.getOffset(), len));
       if (lbs == null) {
         throw new FileNotFoundException("File does not exist: " + req.getPath());
@@ -209,11 +219,11 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
           .setFileLength(lbs.getFileLength())
           .setUnderConstruction(lbs.isUnderConstruction());
       for (org.apache.hadoop.hdfs.protocol.LocatedBlock lb : lbs.getLocatedBlocks()) {
-        b.addBlocks(toProto(lb));
+        b.addBlocks(toProto(lb, !req.getService()));
       }
       org.apache.hadoop.hdfs.protocol.LocatedBlock last = lbs.getLastLocatedBlock();
       if (last != null && !lbs.isLastBlockComplete()) {
-        b.addBlocks(toProto(last));
+        b.addBlocks(toProto(last, !req.getService()));
       }
       return b.build();
     });
@@ -222,13 +232,14 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   @Override
   public void checkAccess(CheckAccessRequest req, StreamObserver<CheckAccessResponse> out) {
     HostCalls.serve(metrics, out, () -> {
+      HostCalls.userOnly("CheckAccess", req.getUser(), req.getService());
       FsAction action = FsAction.valueOf(req.getAction().trim().toUpperCase(Locale.ROOT));
       if (req.getPathsCount() > 0) {
         if (req.getPathsCount() > MAX_BATCH) {
           throw new IllegalArgumentException(req.getPathsCount() + " paths, at most " + MAX_BATCH);
         }
         // Batch: one doAs, one result per path; a denied path does not fail the others.
-        return HostCalls.asUser(req.getUser(), () -> {
+        return HostCalls.as("CheckAccess", req.getUser(), false, () -> {
           CheckAccessResponse.Builder b = CheckAccessResponse.newBuilder();
           for (String p : req.getPathsList()) {
             io.newtricks.proto.v1.AccessResult.Builder r = io.newtricks.proto.v1.AccessResult.newBuilder();
@@ -243,7 +254,7 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
           return b.build();
         });
       }
-      HostCalls.asUser(req.getUser(), () -> {
+      HostCalls.as("CheckAccess", req.getUser(), false, () -> {
         rpc().checkAccess(req.getPath(), action);
         return null;
       });
@@ -254,8 +265,9 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   @Override
   public void getContentSummary(GetContentSummaryRequest req, StreamObserver<ContentSummary> out) {
     HostCalls.serve(metrics, out, () -> {
-      org.apache.hadoop.fs.ContentSummary cs =
-          HostCalls.asUser(req.getUser(), () -> rpc().getContentSummary(req.getPath()));
+      HostCalls.userOnly("GetContentSummary", req.getUser(), req.getService());
+      org.apache.hadoop.fs.ContentSummary cs = HostCalls.as("GetContentSummary", req.getUser(),
+          false, () -> rpc().getContentSummary(req.getPath()));
       return ContentSummary.newBuilder()
           .setLength(cs.getLength())
           .setFileCount(cs.getFileCount())
@@ -270,13 +282,24 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   @Override
   public void getXAttrs(GetXAttrsRequest req, StreamObserver<GetXAttrsResponse> out) {
     HostCalls.serve(metrics, out, () -> {
+      HostCalls.checkCaller("GetXAttrs", req.getUser(), req.getService());
+      if (req.getService()) {
+        for (String n : req.getNamesList()) {
+          HostCalls.serviceXAttr("GetXAttrs", n, servicePrefixes);
+        }
+      }
       List<XAttr> want = req.getNamesCount() == 0 ? null : XAttrHelper.buildXAttrs(req.getNamesList());
-      List<XAttr> got = HostCalls.asUser(req.getUser(), () -> rpc().getXAttrs(req.getPath(), want));
+      List<XAttr> got = HostCalls.as("GetXAttrs", req.getUser(), req.getService(),
+          () -> rpc().getXAttrs(req.getPath(), want));
       GetXAttrsResponse.Builder b = GetXAttrsResponse.newBuilder();
       if (got != null) {
         for (XAttr x : got) {
+          String name = XAttrHelper.getPrefixedName(x);
+          if (req.getService() && !HostCalls.serviceXAttrAllowed(name, servicePrefixes)) {
+            continue; // the service sees only its own xattrs
+          }
           byte[] v = x.getValue();
-          b.putXattrs(XAttrHelper.getPrefixedName(x), v == null ? ByteString.EMPTY : ByteString.copyFrom(v));
+          b.putXattrs(name, v == null ? ByteString.EMPTY : ByteString.copyFrom(v));
         }
       }
       return b.build();
@@ -286,8 +309,12 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   @Override
   public void setXAttr(SetXAttrRequest req, StreamObserver<SetXAttrResponse> out) {
     HostCalls.serve(metrics, out, () -> {
+      HostCalls.checkCaller("SetXAttr", req.getUser(), req.getService());
+      if (req.getService()) {
+        HostCalls.serviceXAttr("SetXAttr", req.getName(), servicePrefixes);
+      }
       XAttr x = XAttrHelper.buildXAttr(req.getName(), req.getValue().toByteArray());
-      HostCalls.asUser(req.getUser(), () -> {
+      HostCalls.as("SetXAttr", req.getUser(), req.getService(), () -> {
         rpc().setXAttr(req.getPath(), x, EnumSet.of(XAttrSetFlag.CREATE, XAttrSetFlag.REPLACE));
         return null;
       });
@@ -298,8 +325,12 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   @Override
   public void removeXAttr(RemoveXAttrRequest req, StreamObserver<RemoveXAttrResponse> out) {
     HostCalls.serve(metrics, out, () -> {
+      HostCalls.checkCaller("RemoveXAttr", req.getUser(), req.getService());
+      if (req.getService()) {
+        HostCalls.serviceXAttr("RemoveXAttr", req.getName(), servicePrefixes);
+      }
       XAttr x = XAttrHelper.buildXAttr(req.getName());
-      HostCalls.asUser(req.getUser(), () -> {
+      HostCalls.as("RemoveXAttr", req.getUser(), req.getService(), () -> {
         rpc().removeXAttr(req.getPath(), x);
         return null;
       });
@@ -310,6 +341,7 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   @Override
   public void reconfigure(ReconfigureRequest req, StreamObserver<ReconfigureResponse> out) {
     HostCalls.serve(metrics, out, () -> {
+      HostCalls.serviceOnly("Reconfigure", req.getService());
       if (req.getKey().isEmpty()) {
         throw new IllegalArgumentException("empty key");
       }
@@ -353,6 +385,7 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   @Override
   public void getQuotaUsage(GetQuotaUsageRequest req, StreamObserver<GetQuotaUsageResponse> out) {
     HostCalls.serve(metrics, out, () -> {
+      HostCalls.serviceOnly("GetQuotaUsage", req.getService());
       if (req.getPathsCount() > MAX_BATCH) {
         throw new IllegalArgumentException(req.getPathsCount() + " paths, at most " + MAX_BATCH);
       }
@@ -401,6 +434,10 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   @Override
   public void inspectFiles(InspectFilesRequest req, StreamObserver<InspectFilesResponse> out) {
     HostCalls.serve(metrics, out, () -> {
+      HostCalls.serviceOnly("InspectFiles", req.getService());
+      if (!req.getXattr().isEmpty()) {
+        HostCalls.serviceXAttr("InspectFiles", req.getXattr(), servicePrefixes);
+      }
       if (req.getFileIdsCount() > MAX_BATCH) {
         throw new IllegalArgumentException(req.getFileIdsCount() + " files, at most " + MAX_BATCH);
       }
@@ -492,6 +529,12 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
 
   static final String INODE_PREFIX = "/.reserved/.inodes/";
 
+  /** ListStatus's lambda form of {@link HostCalls#userOnly}: checks, then says "not service". */
+  private static boolean userOnly(String call, String user, boolean service) {
+    HostCalls.userOnly(call, user, service);
+    return false;
+  }
+
   /** Threads applying the changes of one SetReplications batch (daemon, bounded). */
   private static final java.util.concurrent.ExecutorService CHANGE_POOL =
       java.util.concurrent.Executors.newFixedThreadPool(8, r -> {
@@ -503,9 +546,12 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
   @Override
   public void setReplications(SetReplicationsRequest req, StreamObserver<SetReplicationsResponse> out) {
     HostCalls.serve(metrics, out, () -> {
+      HostCalls.checkCaller("SetReplications", req.getUser(), req.getService());
       if (req.getChangesCount() > MAX_BATCH) {
         throw new IllegalArgumentException(req.getChangesCount() + " changes, at most " + MAX_BATCH);
       }
+      String user = req.getUser();
+      boolean service = req.getService();
       List<ReplicationChange> changes = req.getChangesList();
       java.util.Set<String> paths = new java.util.HashSet<>();
       boolean distinct = true;
@@ -515,7 +561,7 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
       SetReplicationsResponse.Builder b = SetReplicationsResponse.newBuilder();
       if (!distinct || changes.size() < 2) {
         for (ReplicationChange c : changes) {
-          b.addResults(applyChange(c));
+          b.addResults(applyChange(c, user, service));
         }
         return b.build();
       }
@@ -524,7 +570,7 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
       // of waiting for one sync each.
       List<java.util.concurrent.Future<ReplicationResult>> futures = new ArrayList<>(changes.size());
       for (ReplicationChange c : changes) {
-        futures.add(CHANGE_POOL.submit(() -> applyChange(c)));
+        futures.add(CHANGE_POOL.submit(() -> applyChange(c, user, service)));
       }
       for (java.util.concurrent.Future<ReplicationResult> f : futures) {
         b.addResults(f.get());
@@ -533,44 +579,86 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
     });
   }
 
-  /** One change of a SetReplications batch; never throws. */
-  private ReplicationResult applyChange(ReplicationChange c) {
+  /**
+   * One change of a SetReplications batch, as the user or (service) as the NameNode; never
+   * throws. A service change must name a marker under the service prefixes and finds the file
+   * carrying it: the service only undoes or adjusts what a hint (run as its user) set up.
+   */
+  private ReplicationResult applyChange(ReplicationChange c, String user, boolean service) {
     ReplicationResult.Builder r = ReplicationResult.newBuilder();
     try {
-      if (c.getReplication() < 0 || c.getReplication() > Short.MAX_VALUE) {
-        throw new IllegalArgumentException("replication " + c.getReplication());
-      }
-      HdfsFileStatus st = rpc().getFileInfo(c.getPath());
-      if (st == null || st.isDirectory()) {
-        throw new FileNotFoundException("File does not exist: " + c.getPath());
-      }
-      r.setBefore(st.getReplication());
-      if (c.getExpect() > 0 && st.getReplication() != c.getExpect()) {
-        return r.setCode(io.grpc.Status.Code.ABORTED.value())
-            .setMessage("factor is " + st.getReplication() + ", expected " + c.getExpect()).build();
-      }
-      if (!c.getSetXattr().isEmpty()) {
-        XAttr x = XAttrHelper.buildXAttr(c.getSetXattr(), c.getXattrValue().toByteArray());
-        rpc().setXAttr(c.getPath(), x, EnumSet.of(XAttrSetFlag.CREATE, XAttrSetFlag.REPLACE));
-      }
-      if (c.getReplication() > 0 && c.getReplication() != st.getReplication()) {
-        r.setChanged(rpc().setReplication(c.getPath(), (short) c.getReplication()));
-      }
-      if (!c.getSetXattr().isEmpty() && !c.getFinalXattrValue().isEmpty()) {
-        XAttr x = XAttrHelper.buildXAttr(c.getSetXattr(), c.getFinalXattrValue().toByteArray());
-        rpc().setXAttr(c.getPath(), x, EnumSet.of(XAttrSetFlag.CREATE, XAttrSetFlag.REPLACE));
-      }
-      if (!c.getRemoveXattr().isEmpty()) {
-        try {
-          rpc().removeXAttr(c.getPath(), XAttrHelper.buildXAttr(c.getRemoveXattr()));
-        } catch (java.io.IOException e) {
-          // Already absent: the goal is reached.
-        }
-      }
-      return r.setCode(0).build();
+      return HostCalls.as("SetReplications", user, service, () -> applyChangeAs(c, service, r));
     } catch (Throwable t) {
       io.grpc.Status s = StatusMapping.toStatus(t).getStatus();
       return r.setCode(s.getCode().value()).setMessage(String.valueOf(s.getDescription())).build();
+    }
+  }
+
+  private ReplicationResult applyChangeAs(ReplicationChange c, boolean service,
+      ReplicationResult.Builder r) throws Exception {
+    if (c.getReplication() < 0 || c.getReplication() > Short.MAX_VALUE) {
+      throw new IllegalArgumentException("replication " + c.getReplication());
+    }
+    if (service) {
+      String marker = !c.getSetXattr().isEmpty() ? c.getSetXattr() : c.getRemoveXattr();
+      if (marker.isEmpty()) {
+        throw new AccessControlException("a service change must name its marker xattr"
+            + " (set_xattr or remove_xattr)");
+      }
+      HostCalls.serviceXAttr("SetReplications", marker, servicePrefixes);
+      if (!c.getRemoveXattr().isEmpty()) {
+        HostCalls.serviceXAttr("SetReplications", c.getRemoveXattr(), servicePrefixes);
+      }
+      if (!hasXAttr(c.getPath(), marker)) {
+        boolean onlyRemoval = c.getReplication() == 0 && c.getSetXattr().isEmpty();
+        if (onlyRemoval) {
+          return r.setCode(0).build(); // nothing of the service's is left on the file
+        }
+        throw new AccessControlException("the service changes only files carrying its marker "
+            + marker + "; " + c.getPath() + " has none");
+      }
+    }
+    HdfsFileStatus st = rpc().getFileInfo(c.getPath());
+    if (st == null || st.isDirectory()) {
+      throw new FileNotFoundException("File does not exist: " + c.getPath());
+    }
+    r.setBefore(st.getReplication());
+    if (c.getExpect() > 0 && st.getReplication() != c.getExpect()) {
+      return r.setCode(io.grpc.Status.Code.ABORTED.value())
+          .setMessage("factor is " + st.getReplication() + ", expected " + c.getExpect()).build();
+    }
+    if (!c.getSetXattr().isEmpty()) {
+      XAttr x = XAttrHelper.buildXAttr(c.getSetXattr(), c.getXattrValue().toByteArray());
+      rpc().setXAttr(c.getPath(), x, EnumSet.of(XAttrSetFlag.CREATE, XAttrSetFlag.REPLACE));
+    }
+    if (c.getReplication() > 0 && c.getReplication() != st.getReplication()) {
+      r.setChanged(rpc().setReplication(c.getPath(), (short) c.getReplication()));
+    }
+    if (!c.getSetXattr().isEmpty() && !c.getFinalXattrValue().isEmpty()) {
+      XAttr x = XAttrHelper.buildXAttr(c.getSetXattr(), c.getFinalXattrValue().toByteArray());
+      rpc().setXAttr(c.getPath(), x, EnumSet.of(XAttrSetFlag.CREATE, XAttrSetFlag.REPLACE));
+    }
+    if (!c.getRemoveXattr().isEmpty()) {
+      try {
+        rpc().removeXAttr(c.getPath(), XAttrHelper.buildXAttr(c.getRemoveXattr()));
+      } catch (java.io.IOException e) {
+        // Already absent: the goal is reached.
+      }
+    }
+    return r.setCode(0).build();
+  }
+
+  /** Whether path carries the xattr name (read as the current identity). */
+  private boolean hasXAttr(String path, String name) throws java.io.IOException {
+    try {
+      List<XAttr> got = rpc().getXAttrs(path,
+          Collections.singletonList(XAttrHelper.buildXAttr(name)));
+      return got != null && !got.isEmpty();
+    } catch (java.io.IOException e) {
+      if (StatusMapping.codeFor(e).getCode() == io.grpc.Status.Code.NOT_FOUND) {
+        throw e; // the file is gone: reported as such
+      }
+      return false; // "At least one of the attributes provided was not found"
     }
   }
 
@@ -602,7 +690,7 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
         .build();
   }
 
-  static LocatedBlock toProto(org.apache.hadoop.hdfs.protocol.LocatedBlock lb) {
+  static LocatedBlock toProto(org.apache.hadoop.hdfs.protocol.LocatedBlock lb, boolean withToken) {
     ExtendedBlock blk = lb.getBlock();
     LocatedBlock.Builder b = LocatedBlock.newBuilder()
         .setBlockPoolId(blk.getBlockPoolId())
@@ -619,7 +707,7 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
           .setIpcAddr(nz(d.getIpcAddr(false))));
     }
     org.apache.hadoop.security.token.Token<BlockTokenIdentifier> t = lb.getBlockToken();
-    if (t != null && t.getIdentifier() != null && t.getIdentifier().length > 0) {
+    if (withToken && t != null && t.getIdentifier() != null && t.getIdentifier().length > 0) {
       b.setToken(Token.newBuilder()
           .setIdentifier(ByteString.copyFrom(t.getIdentifier()))
           .setPassword(ByteString.copyFrom(t.getPassword()))
