@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,32 +24,44 @@ const (
 // bean fetches the first JMX bean matching query from addr's /jmx; nil if there is none.
 // addr is host:port (plain HTTP) or a base URL (https://host:port).
 func (d *doctor) bean(ctx context.Context, addr, query string) (map[string]json.RawMessage, error) {
-	base := addr
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/jmx?qry="+url.QueryEscape(query), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := d.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if err := statusErr(req, resp); err != nil {
-		return nil, err
-	}
 	var r struct {
 		Beans []map[string]json.RawMessage `json:"beans"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		return nil, fmt.Errorf("GET %s: %v", req.URL, err)
+	if err := d.getDaemon(ctx, addr, "/jmx?qry="+url.QueryEscape(query), func(body io.Reader) error {
+		return json.NewDecoder(body).Decode(&r)
+	}); err != nil {
+		return nil, err
 	}
 	if len(r.Beans) == 0 {
 		return nil, nil
 	}
 	return r.Beans[0], nil
+}
+
+// getDaemon GETs path from a daemon's web server and hands the body to decode; an HTTP error
+// status or a body decode cannot read is an error naming the URL. addr is host:port (plain
+// HTTP) or a base URL (https://host:port).
+func (d *doctor) getDaemon(ctx context.Context, addr, path string, decode func(io.Reader) error) error {
+	base := addr
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := d.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := statusErr(req, resp); err != nil {
+		return err
+	}
+	if err := decode(resp.Body); err != nil {
+		return fmt.Errorf("GET %s: %v", req.URL, err)
+	}
+	return nil
 }
 
 func num(b map[string]json.RawMessage, k string) int64 {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/xml"
 	"fmt"
-	"net/http"
+	"io"
 	"sort"
 	"strings"
 )
@@ -16,29 +16,19 @@ var clusterWideKeys = []string{keyAuth, keyBlockToken}
 // runningConf reads a daemon's live configuration from its /conf servlet (Hadoop writes it as
 // XML), or returns an error saying why it could not.
 func (d *doctor) runningConf(ctx context.Context, base string) (*Conf, error) {
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/conf", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := d.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if err := statusErr(req, resp); err != nil {
-		return nil, err
-	}
 	var doc struct {
 		Properties []struct {
 			Name  string `xml:"name"`
 			Value string `xml:"value"`
 		} `xml:"property"`
 	}
-	if err := xml.NewDecoder(resp.Body).Decode(&doc); err != nil {
-		return nil, fmt.Errorf("GET %s: %v", req.URL, err)
+	if err := d.getDaemon(ctx, base, "/conf", func(body io.Reader) error {
+		return xml.NewDecoder(body).Decode(&doc)
+	}); err != nil {
+		return nil, err
+	}
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
 	}
 	c := &Conf{Dir: base + "/conf", props: map[string]string{}, From: map[string]string{}}
 	for _, p := range doc.Properties {
