@@ -38,14 +38,22 @@ func (e *Engine) commit(ctx context.Context, c *checkpoint) {
 		if errors.Is(err, ErrDestConflict) || errors.Is(err, ErrSourceChanged) {
 			e.failLocked(c, err)
 		} else {
+			back := e.cfg.RetryInterval
 			if !errors.Is(err, errRequeued) {
-				c.lastErr = err.Error()
+				c.lastErr = retryNote(err)
 				c.retries++
-				e.log.Warn("commit retried", "checkpoint", c.key, "error", err)
+				c.commitFails++
+				e.retriesAll.Add(1)
+				e.metrics.retries.Inc()
+				if destFull(err) {
+					e.metrics.destFull.Inc()
+				}
+				back = min(e.cfg.RetryInterval<<min(c.commitFails-1, 5), 30*time.Second)
+				e.log.Warn("commit retried", "checkpoint", c.key, "error", err, "in", back)
 			}
 			c.commitOn = true // hold off the next attempt
 			go func() {
-				time.Sleep(e.cfg.RetryInterval)
+				time.Sleep(back)
 				e.mu.Lock()
 				c.commitOn = false
 				e.mu.Unlock()

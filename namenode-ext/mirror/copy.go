@@ -192,7 +192,10 @@ func (e *Engine) finishCopy(c *checkpoint, f *file, err error) {
 		c.retries++
 		e.retriesAll.Add(1)
 		e.metrics.retries.Inc()
-		c.lastErr = err.Error()
+		if destFull(err) {
+			e.metrics.destFull.Inc()
+		}
+		c.lastErr = retryNote(err)
 		if errors.Is(err, ErrChecksum) && f.attempts >= e.cfg.MaxAttempts {
 			e.failLocked(c, fmt.Errorf("%s: %w after %d attempts", f.rel, err, f.attempts))
 			break

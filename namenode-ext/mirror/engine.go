@@ -95,6 +95,7 @@ type checkpoint struct {
 	lastErr        string // last transient error (retrying)
 	commitOn       bool   // a commit is under way
 	commitAttempts int
+	commitFails    int       // commits that failed (back-off doubles with each)
 	listedAt       time.Time // the completion listing finished
 	verifiedAt     time.Time // the last file was journaled
 

@@ -2,6 +2,8 @@ package mirror
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +137,66 @@ func TestUrgentFirstAndBulkWaits(t *testing.T) {
 	// Another user may not mark alice's checkpoint urgent.
 	if _, err := e.Urgent(ctx, Key{Rule: "ck", Job: "j", Step: 1}, "bob", false); err == nil {
 		t.Fatal("bob marked alice's checkpoint urgent")
+	}
+}
+
+// A rule matching more files than newtricks.mirror.max-files fails that checkpoint with the
+// key in its status, holding at most max-files records; checkpoints beyond
+// newtricks.mirror.max-checkpoints are not tracked (counted in events_dropped, logged).
+func TestBoundsReportedClearly(t *testing.T) {
+	conf := baseConf()
+	conf["newtricks.mirror.max-files"] = "50"
+	conf["newtricks.mirror.max-checkpoints"] = "2"
+	cfg, err := ConfigFromMap(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(cfg, fakeHost{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.recovered = true
+	ctx := context.Background()
+	for i := 0; i < 10000; i++ {
+		e.handle(ctx, ns("CLOSE", fmt.Sprintf("/ckpt/huge/step_1/t_%05d.pt", i), "", 15000))
+	}
+	k := Key{Rule: "ck", Job: "huge", Step: 1}
+	e.mu.Lock()
+	c := e.ckpts[k]
+	if c == nil || c.state != StateFailed || len(c.files) > 50 {
+		e.mu.Unlock()
+		t.Fatalf("checkpoint over max-files: %+v", c)
+	}
+	st := e.statusLocked(c)
+	e.mu.Unlock()
+	if st.State != pb.CheckpointStatus_FAILED || !strings.Contains(st.Error, "more than 50 (newtricks.mirror.max-files)") {
+		t.Fatalf("status does not say why: %v %q", st.State, st.Error)
+	}
+	// Two checkpoints in flight at most: the third is not tracked, and that is counted.
+	e.handle(ctx, ns("CLOSE", "/ckpt/a/step_1/x.pt", "", 1))
+	e.handle(ctx, ns("CLOSE", "/ckpt/b/step_1/x.pt", "", 1))
+	before := e.dropped.Load()
+	e.handle(ctx, ns("CLOSE", "/ckpt/c/step_1/x.pt", "", 1))
+	e.mu.Lock()
+	_, tracked := e.ckpts[Key{Rule: "ck", Job: "c", Step: 1}]
+	e.mu.Unlock()
+	if tracked || e.dropped.Load() != before+1 {
+		t.Fatalf("third checkpoint tracked=%v, dropped %d -> %d", tracked, before, e.dropped.Load())
+	}
+}
+
+func TestDestFullIsRetriedAndNamed(t *testing.T) {
+	for _, msg := range []string{
+		"org.apache.hadoop.hdfs.protocol.DSQuotaExceededException: The DiskSpace quota of /q is exceeded: quota = 1048576 B = 1 MB but diskspace consumed = 402653184 B = 384 MB",
+		"rename /tmp/newtricks-mirror/x to /q/step_1 on dc-b: org.apache.hadoop.hdfs.protocol.NSQuotaExceededException: The NameSpace quota (directories and files) of directory /q is exceeded",
+		"File /tmp/x could only be written to 0 of the 1 minReplication nodes. There are 1 datanode(s) running",
+	} {
+		err := errors.New(msg)
+		if !destFull(err) || !strings.HasPrefix(retryNote(err), "dc-b out of space or quota: ") {
+			t.Errorf("not recognised as dc-b out of space: %s", msg)
+		}
+	}
+	if destFull(errors.New("connection refused")) {
+		t.Error("a connection error taken for a full destination")
 	}
 }

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/newtricks/newtricks/internal/coproc"
 )
@@ -34,3 +35,31 @@ type sentinel struct {
 func wrapErr(base error, msg string) error { return &sentinel{msg: msg, base: base} }
 func (s *sentinel) Error() string          { return s.msg }
 func (s *sentinel) Unwrap() error          { return s.base }
+
+// destFull reports whether dc-b refused a write or a rename for space: a space or namespace
+// quota (DSQuotaExceededException, NSQuotaExceededException, also through WebHDFS) or no
+// DataNode with room for a block. Such errors are retried (with backoff) until an admin makes
+// room; they never fail the checkpoint, and a commit that hits one leaves nothing at the
+// destination (the rename into place is the commit).
+func destFull(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	for _, m := range []string{"QuotaExceededException", "quota is exceeded", "could only be written to 0 of the",
+		"DiskOutOfSpaceException", "No space left on device", "not enough space"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// retryNote is what status shows for a transient error: dc-b out of space or quota is named as
+// such, so an admin sees what to fix.
+func retryNote(err error) string {
+	if destFull(err) {
+		return "dc-b out of space or quota: " + err.Error()
+	}
+	return err.Error()
+}

@@ -9,6 +9,7 @@ import (
 
 type metrics struct {
 	bytes, copies, retries, committed, failed, recopies prometheus.Counter
+	destFull, relists                                   prometheus.Counter
 	lag                                                 prometheus.Histogram
 	gauges                                              []prometheus.Collector
 }
@@ -27,6 +28,8 @@ func newMetrics(e *Engine) *metrics {
 		committed: c("checkpoints_committed_total", "Checkpoints committed on dc-b."),
 		failed:    c("checkpoints_failed_total", "Checkpoints that failed."),
 		recopies:  c("recopies_total", "Files copied again although the journal had them verified (should stay 0)."),
+		destFull:  c("dest_full_total", "Transfers and commits dc-b refused for a space or namespace quota or a lack of space (retried)."),
+		relists:   c("relists_total", "Active checkpoints listed again after a restart because the event stream could not resume where the journal ended."),
 		lag: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "newtricks", Subsystem: "mirror",
 			Name: "commit_lag_seconds", Help: "From complete on dc-a to committed on dc-b.",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 16)}),
@@ -57,7 +60,7 @@ func newMetrics(e *Engine) *metrics {
 // Collectors returns the mirror's metrics for the co-process registry.
 func (e *Engine) Collectors() []prometheus.Collector {
 	m := e.metrics
-	return append([]prometheus.Collector{m.bytes, m.copies, m.retries, m.committed, m.failed, m.recopies, m.lag}, m.gauges...)
+	return append([]prometheus.Collector{m.bytes, m.copies, m.retries, m.committed, m.failed, m.recopies, m.destFull, m.relists, m.lag}, m.gauges...)
 }
 
 // meter turns a cumulative byte count sampled periodically into a rate over the last window.

@@ -32,10 +32,17 @@ func (e *Engine) splits(size int64) bool {
 	return e.cfg.RangeSize > 0 && e.cfg.DestHTTP != "" && size >= 2*e.cfg.RangeSize
 }
 
+// splitLocked cuts f into ranges of (nearly) equal length, each at most RangeSize and a
+// multiple of 64 KiB except the last: ranges that start together also finish together, so the
+// link is not left to one straggling stream at the end of a file (a 30 MiB file is 4 ranges
+// of 7.5 MiB, not 3 of 8 and one of 6).
 func (e *Engine) splitLocked(f *file) {
 	f.parts = nil
-	for off, i := int64(0), 0; off < f.size; off, i = off+e.cfg.RangeSize, i+1 {
-		f.parts = append(f.parts, &part{idx: i, off: off, n: min(e.cfg.RangeSize, f.size-off)})
+	n := (f.size + e.cfg.RangeSize - 1) / e.cfg.RangeSize
+	const align = 64 << 10
+	each := ((f.size+n-1)/n + align - 1) / align * align
+	for off, i := int64(0), 0; off < f.size; off, i = off+each, i+1 {
+		f.parts = append(f.parts, &part{idx: i, off: off, n: min(each, f.size-off)})
 	}
 	f.snap = srcInfo{}
 }
@@ -108,15 +115,18 @@ func (e *Engine) copyPart(ctx context.Context, c *checkpoint, f *file, p *part) 
 		return err
 	}
 	dst := partPath(staging, f.rel, p.idx)
-	if err := dc.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
-		dstOK = !isConnErr(err)
-		return fmt.Errorf("remove partial %s on dc-b: %w", dst, err)
-	}
 	perm := snap.perm
 	if p.idx > 0 {
 		perm = 0o600
 	}
+	// A range file left by an earlier attempt (or a run before a crash) is replaced; the first
+	// attempt does not pay a WAN round trip to look for one.
 	w, err := dc.CreateFile(dst, snap.repl, snap.blockSize, perm)
+	if errors.Is(err, os.ErrExist) {
+		if rerr := dc.Remove(dst); rerr == nil {
+			w, err = dc.CreateFile(dst, snap.repl, snap.blockSize, perm)
+		}
+	}
 	if err != nil {
 		dstOK = !isConnErr(err)
 		return fmt.Errorf("create %s on dc-b: %w", dst, err)
@@ -199,7 +209,10 @@ func (e *Engine) finishPart(ctx context.Context, c *checkpoint, f *file, p *part
 		c.retries++
 		e.retriesAll.Add(1)
 		e.metrics.retries.Inc()
-		c.lastErr = err.Error()
+		if destFull(err) {
+			e.metrics.destFull.Inc()
+		}
+		c.lastErr = retryNote(err)
 		back := e.cfg.RetryInterval << min(p.attempts-1, 5)
 		p.notBefore = e.now().Add(min(back, 30*time.Second))
 		e.log.Info("range transfer retried", "checkpoint", c.key, "file", f.rel, "range", p.idx, "error", err, "in", back)
