@@ -41,6 +41,7 @@ type mirrorEnv struct {
 	journal string
 	su      string
 	cli     string
+	art     exttest.Artifacts
 }
 
 // Both clusters: the mirror's service user "mirror" may act as anyone from loopback, and users
@@ -63,7 +64,7 @@ func startMirrorEnv(t *testing.T, link wan.Link) *mirrorEnv {
 	}
 	t.Cleanup(func() { relay.Close() })
 	b := startClusterCore(t, a, exttest.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: mirrorSite()})
-	env := &mirrorEnv{b: b, relay: relay, su: superuser(t), journal: "/system/newtricks/mirror", cli: a.NewtricksCLI}
+	env := &mirrorEnv{b: b, relay: relay, su: superuser(t), journal: "/system/newtricks/mirror", cli: a.NewtricksCLI, art: a}
 	site := mirrorSite()
 	for k, v := range map[string]string{
 		"newtricks.mirror.rules":               "ck,rn",
@@ -269,6 +270,7 @@ func TestMirror(t *testing.T) {
 	alice := env.hdfs(t, env.a, "alice")
 	suA := env.hdfs(t, env.a, env.su)
 	suB := env.hdfs(t, env.b, env.su)
+	defer func() { alice.Close(); suA.Close() }()
 
 	t.Run("BytesPermsAndNoPartialView", func(t *testing.T) {
 		const dir = "/ckpt/llama/step_100"
@@ -579,12 +581,125 @@ func TestMirror(t *testing.T) {
 		if recopied != 0 {
 			t.Fatalf("%d verified files were copied again", recopied)
 		}
+		if v := env.metric(t, "newtricks_mirror_relists_total"); v != "0" {
+			t.Errorf("newtricks_mirror_relists_total = %q after kill -9, want 0 (resumed from the event stream)", v)
+		}
 		src := mirrorTree(t, suA, dir, "")
 		dst := mirrorTree(t, suB, dir, ".newtricks-mirror.json")
 		for rel, s := range src {
 			if !bytes.Equal(s.data, dst[rel].data) {
 				t.Errorf("%s differs after resume", rel)
 			}
+		}
+	})
+
+	t.Run("SourceNameNodeRestartResumes", func(t *testing.T) {
+		// dc-a's NameNode restarts mid-mirror (namenode-ext is its child and goes with it): the
+		// mirror resumes from its journal without copying a verified file again, and commits the
+		// checkpoint once, whole.
+		dir := "/ckpt/nnr/step_1"
+		want := map[string][]byte{}
+		for i := 0; i < 120; i++ {
+			rel := fmt.Sprintf("t_%03d.pt", i)
+			want[rel] = randBytes(15_000)
+			mirrorWrite(t, alice, dir+"/"+rel, want[rel])
+		}
+		want["big.bin"] = randBytes(32 << 20) // 2 s on the link: the restart lands mid-copy
+		mirrorWrite(t, alice, dir+"/big.bin", want["big.bin"])
+		var journaled map[string]bool
+		var id string
+		eventually(t, time.Minute, "files journaled", func() error {
+			var err error
+			if id, journaled, err = readJournal(suA, env.journal, "ck.nnr.1."); err != nil {
+				return err
+			}
+			if len(journaled) < 20 {
+				return fmt.Errorf("%d journaled", len(journaled))
+			}
+			return nil
+		})
+		staging := "/tmp/newtricks-mirror/" + id
+		before := map[string]uint64{}
+		for rel := range journaled {
+			fi, err := suB.Stat(staging + "/" + rel)
+			if err != nil {
+				t.Fatalf("journaled %s not in staging: %v", rel, err)
+			}
+			before[rel] = fileID(fi)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		began := time.Now()
+		if err := env.a.RestartNameNode(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("dc-a NameNode restarted in %v with %d files journaled", time.Since(began).Round(time.Millisecond), len(before))
+		// Clients of the restarted NameNode, also for the subtests after this one.
+		alice2, err := env.a.Client("alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		suA2, err := env.a.Client(env.su)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alice, suA = alice2, suA2
+		// The rest of the checkpoint arrives after the restart, through the event stream.
+		for i := 120; i < 130; i++ {
+			rel := fmt.Sprintf("t_%03d.pt", i)
+			want[rel] = randBytes(15_000)
+			mirrorWrite(t, alice2, dir+"/"+rel, want[rel])
+		}
+		mirrorWrite(t, alice2, dir+"/_SUCCESS", nil)
+		want["_SUCCESS"] = nil
+		st := env.wait(t, "alice", "ck", "nnr", 1, 3*time.Minute)
+		if st.State != pb.CheckpointStatus_COMMITTED {
+			t.Fatalf("after the restart: %v %s", st.State, st.Error)
+		}
+		recopied := 0
+		for rel, fid := range before {
+			fi, err := suB.Stat(dir + "/" + rel)
+			if err != nil {
+				t.Fatalf("%s on dc-b: %v", rel, err)
+			}
+			if fileID(fi) != fid {
+				recopied++
+			}
+		}
+		t.Logf("resume after the NameNode restart: %d of %d verified files recopied; %d files committed, %d retries", recopied, len(before), st.FilesDone, st.Retries)
+		if recopied != 0 {
+			t.Fatalf("%d verified files were copied again", recopied)
+		}
+		// Committed once and whole: exactly the source's files, one manifest naming the journal's
+		// id, no second mirror of the checkpoint in the journal, nothing left in staging.
+		got := mirrorTree(t, suB, dir, "")
+		m, err := suB.ReadFile(dir + "/.newtricks-mirror.json")
+		if err != nil || !strings.Contains(string(m), `"id": "`+id+`"`) {
+			t.Fatalf("manifest of %s does not name journal id %s: %v", dir, id, err)
+		}
+		for rel, b := range want {
+			if !bytes.Equal(got[rel].data, b) {
+				t.Errorf("%s differs on dc-b", rel)
+			}
+		}
+		if len(got) != len(want)+1 { // + the manifest
+			t.Errorf("dc-b holds %d entries, want %d", len(got), len(want)+1)
+		}
+		ids, err := suA2.ReadDir(env.journal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ids {
+			if strings.HasPrefix(d.Name(), "ck.nnr.1.") && d.Name() != id {
+				t.Errorf("a second mirror of the checkpoint was started: %s", d.Name())
+			}
+		}
+		if _, err := suB.Stat(staging); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("staging %s left behind: %v", staging, err)
+		}
+		// The event stream resumed where the journal ended: nothing was listed again.
+		if v := env.metric(t, "newtricks_mirror_relists_total"); v != "0" {
+			t.Errorf("newtricks_mirror_relists_total = %q after the restart, want 0 (resumed from the event stream)", v)
 		}
 	})
 
@@ -615,6 +730,71 @@ func TestMirror(t *testing.T) {
 			}
 		}
 		t.Logf("committed after dc-b came back; %d retries", st.Retries)
+	})
+
+	t.Run("DestinationQuotaRetriedThenCommits", func(t *testing.T) {
+		// dc-b's destination directory has a namespace quota and a space quota the checkpoint
+		// exceeds: the commit is refused, status and /metrics say why, nothing appears at the
+		// destination, and it is retried; once an admin lifts the quotas it commits.
+		const parent, dir = "/ckpt/quota", "/ckpt/quota/step_1"
+		aliceB := env.hdfs(t, env.b, "alice")
+		if err := aliceB.MkdirAll(parent, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dfsadmin(t, env, env.b, "-setQuota", "3", parent)
+		dfsadmin(t, env, env.b, "-setSpaceQuota", "1048576", parent)
+		want := map[string][]byte{}
+		for i := 0; i < 6; i++ {
+			rel := fmt.Sprintf("t_%d.pt", i)
+			want[rel] = randBytes(400_000)
+			mirrorWrite(t, alice, dir+"/"+rel, want[rel])
+		}
+		mirrorWrite(t, alice, dir+"/_SUCCESS", nil)
+		refused := func(what string) {
+			t.Helper()
+			eventually(t, time.Minute, "commit refused for "+what, func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				st, err := env.client.Status(ctx, &pb.MirrorStatusRequest{User: "alice", Job: "quota"})
+				if err != nil {
+					return err
+				}
+				if len(st.Checkpoints) != 1 {
+					return fmt.Errorf("%d checkpoints", len(st.Checkpoints))
+				}
+				c := st.Checkpoints[0]
+				if c.State == pb.CheckpointStatus_COMMITTED || c.State == pb.CheckpointStatus_FAILED {
+					return fmt.Errorf("given up or committed under the quota: %v %s", c.State, c.Error)
+				}
+				if !strings.Contains(c.Error, "dc-b out of space or quota") || !strings.Contains(c.Error, what) {
+					return fmt.Errorf("status %v: %q", c.State, c.Error)
+				}
+				t.Logf("status while refused: %v, %d retries: %s", c.State, c.Retries, c.Error)
+				return nil
+			})
+			if _, err := suB.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("%s visible on dc-b while the quota refuses it: %v", dir, err)
+			}
+		}
+		refused("NSQuotaExceededException")
+		dfsadmin(t, env, env.b, "-clrQuota", parent)
+		refused("DSQuotaExceededException")
+		metric := func() string { return env.metric(t, "newtricks_mirror_dest_full_total") }
+		if v := metric(); v == "" || v == "0" {
+			t.Errorf("newtricks_mirror_dest_full_total = %q, want > 0", v)
+		}
+		dfsadmin(t, env, env.b, "-clrSpaceQuota", parent)
+		st := env.wait(t, "alice", "ck", "quota", 1, 2*time.Minute)
+		if st.State != pb.CheckpointStatus_COMMITTED {
+			t.Fatalf("after the quotas were lifted: %v %s", st.State, st.Error)
+		}
+		for rel, b := range want {
+			got, err := suB.ReadFile(dir + "/" + rel)
+			if err != nil || !bytes.Equal(got, b) {
+				t.Fatalf("%s after the commit: %v", rel, err)
+			}
+		}
+		t.Logf("committed once the quotas were lifted; %d retries, dest_full_total %s", st.Retries, metric())
 	})
 
 	t.Run("StatusAndPermissions", func(t *testing.T) {
@@ -672,6 +852,40 @@ func TestMirror(t *testing.T) {
 			t.Fatal("mirror wait on a failed checkpoint exited 0")
 		}
 	})
+}
+
+// metric returns the value of a sample on namenode-ext's /metrics ("" if absent).
+func (env *mirrorEnv) metric(t *testing.T, name string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + env.lay.NameNodeMetrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, name+" ") {
+			return strings.TrimPrefix(l, name+" ")
+		}
+	}
+	return ""
+}
+
+// dfsadmin runs Hadoop's own DFSAdmin against cluster c as the superuser, as an admin would.
+func dfsadmin(t *testing.T, env *mirrorEnv, c *cluster.Cluster, args ...string) {
+	t.Helper()
+	lib := env.art.HadoopLibDir
+	if lib == "" {
+		lib = cluster.DefaultHadoopLib()
+	}
+	jargs := append([]string{"-XX:+IgnoreUnrecognizedVMOptions", "--add-opens=java.base/java.lang=ALL-UNNAMED",
+		"-cp", c.DataNodes()[0].ConfDir + ":" + filepath.Join(lib, "*"),
+		"org.apache.hadoop.hdfs.tools.DFSAdmin", "-fs", c.URI()}, args...)
+	cmd := exec.Command("java", jargs...)
+	cmd.Env = append(os.Environ(), "HADOOP_USER_NAME="+env.su)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dfsadmin %v: %v\n%s", args, err, out)
+	}
 }
 
 func fileID(fi os.FileInfo) uint64 {

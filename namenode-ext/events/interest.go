@@ -132,3 +132,14 @@ func (c *Cursor) Close() {
 	defer c.s.mu.Unlock()
 	delete(c.s.cursors, c.id)
 }
+
+// Stream reports where the hook (re)started the namespace stream for this process: the
+// resume_txid of the latest batch that carried one (0: no namespace batch yet), and the hook's
+// count of edit-log gaps it skipped since the NameNode started. A subscriber that persisted
+// txid T has missed nothing if resume <= T+1 and there were no gaps; otherwise it must look
+// at the namespace itself (list) for what it missed.
+func (c *Cursor) Stream() (resume, gaps int64) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	return c.s.resumeTxid, c.s.gapsTotal
+}

@@ -33,6 +33,8 @@ type Sink struct {
 	filterVer   int   // bumped when the union of interests changes
 	sentVer     int   // filterVer the hook last received (Configure or an ack)
 	resumes     int64 // batches that (re)started the hook's namespace stream
+	resumeTxid  int64 // resume_txid of the latest such batch (0: none yet in this process)
+	gapsTotal   int64 // the hook's namespace_gaps_total, as it last reported
 
 	mReceived   *prometheus.CounterVec
 	mAudit      prometheus.Counter // mReceived{kind="audit"}, resolved once: Deliver is hot
@@ -134,7 +136,9 @@ func (s *Sink) Deliver(_ context.Context, b *pb.EventBatch) (*pb.DeliverAck, err
 	s.mGaps.Set(float64(b.GetNamespaceGapsTotal()))
 	if b.GetResumeTxid() > 0 {
 		s.resumes++
+		s.resumeTxid = b.GetResumeTxid()
 	}
+	s.gapsTotal = b.GetNamespaceGapsTotal()
 	for _, pe := range b.GetEvents() {
 		ev, ok := fromProto(pe, now)
 		if !ok {

@@ -121,6 +121,9 @@ func TestDurableWaitsForEveryCursorAndFilterIsSentOnce(t *testing.T) {
 	if ack.GetDurableTxid() != 6 || ack.GetFilter() == nil || len(ack.GetFilter().GetNamespacePathPrefixes()) != 0 {
 		t.Fatalf("ack %v: want durable 6 and the new filter for every path", ack)
 	}
+	if r, g := c.Stream(); r != 0 || g != 0 {
+		t.Fatalf("stream resume %d, gaps %d before any resume", r, g)
+	}
 	withdraw()
 	c.Close()
 	// The hook resumes after the durable txid: repeats are dropped.
@@ -131,6 +134,12 @@ func TestDurableWaitsForEveryCursorAndFilterIsSentOnce(t *testing.T) {
 	}
 	if _, received, _ := s.Stats(); received != 3 {
 		t.Fatalf("received %d, want 3 (5, 6, 7 once each)", received)
+	}
+	// A durable subscriber learns where the stream resumed and of skipped edits.
+	c2 := s.NewCursor(7)
+	s.Deliver(context.Background(), &pb.EventBatch{NamespaceGapsTotal: 1})
+	if r, g := c2.Stream(); r != 5 || g != 1 {
+		t.Fatalf("stream resume %d, gaps %d; want 5, 1", r, g)
 	}
 }
 

@@ -61,6 +61,7 @@ type file struct {
 	rec       fileRecord
 	parts     []*part // a large file copied in ranges (nil: in one stream)
 	snap      srcInfo // the source as its first range saw it
+	txid      int64   // the event that queued it (0: found by a listing); see durableTxid
 }
 
 // fixup is a copied file whose permission or group changed on dc-a after the copy.
@@ -116,6 +117,16 @@ type checkpoint struct {
 
 	firstSeen, completedAt, committedAt time.Time
 	changed                             chan struct{} // closed and replaced on every change
+
+	// Event-stream durability (see durableTxid): the highest event txid applied, the lowest
+	// txid of an applied event whose effect on the meta record is not saved yet (0: none),
+	// a version bumped by every such change, and what the journal holds.
+	maxTxid    int64
+	metaDirty  int64
+	metaVer    int
+	metaSaved  bool
+	savedState State
+	metaTry    time.Time
 }
 
 // Engine is the mirror: it turns namespace events into per-file transfers, journals them,
@@ -132,8 +143,21 @@ type Engine struct {
 	pacer    *pacer
 	times    *timeSetter
 
-	events  chan events.Event
-	dropped atomic.Int64
+	events     chan events.Event
+	dropped    atomic.Int64 // events not acted on (queue full, too many checkpoints)
+	queueDrops atomic.Int64 // events lost because the queue was full
+
+	// The event stream's durable resume point (nil: none; every restart lists the active
+	// checkpoints again). journalTxid: every event up to it was durable before this process
+	// started (read from the journal; -1 none), so replays up to it are skipped.
+	cursor                   Cursor
+	journalTxid, handledTxid int64
+	curTxid                  int64 // txid of the event being handled (e.mu)
+	savedTxid                int64 // persisted in the journal and marked on the cursor
+	cursorAt                 time.Time
+	rescanWait               []*checkpoint // recovered, waiting for the stream's resume point
+	rescanBy                 time.Time
+	dropsSeen                int64
 
 	mu          sync.Mutex
 	cond        *sync.Cond
@@ -174,15 +198,16 @@ func New(cfg Config, host pb.NameNodeHostClient, log hclog.Logger) (*Engine, err
 	}
 	e := &Engine{
 		cfg: cfg, host: host, log: log, now: time.Now,
-		src:        newClientPool(cfg.SourceNameNode, cfg.ProxyUser, "", cfg.Concurrency+8),
-		dst:        newClientPool(cfg.DestNameNode, cfg.ProxyUser, cfg.SocksProxy, cfg.Concurrency+8),
-		pacer:      newPacer(cfg.Bandwidth),
-		events:     make(chan events.Event, 1<<16),
-		ckpts:      map[Key]*checkpoint{},
-		byDir:      map[string]*checkpoint{},
-		urgentSoon: map[Key]bool{},
-		kick:       make(chan struct{}, 1),
-		flushNow:   make(chan struct{}, 1),
+		src:         newClientPool(cfg.SourceNameNode, cfg.ProxyUser, "", cfg.Concurrency+8),
+		dst:         newClientPool(cfg.DestNameNode, cfg.ProxyUser, cfg.SocksProxy, cfg.Concurrency+8),
+		pacer:       newPacer(cfg.Bandwidth),
+		events:      make(chan events.Event, 1<<16),
+		ckpts:       map[Key]*checkpoint{},
+		byDir:       map[string]*checkpoint{},
+		urgentSoon:  map[Key]bool{},
+		kick:        make(chan struct{}, 1),
+		flushNow:    make(chan struct{}, 1),
+		journalTxid: -1, handledTxid: -1, savedTxid: -1,
 	}
 	e.cond = sync.NewCond(&e.mu)
 	e.times = newTimeSetter(cfg, e.dst.dial)
@@ -190,6 +215,18 @@ func New(cfg Config, host pb.NameNodeHostClient, log hclog.Logger) (*Engine, err
 	e.metrics = newMetrics(e)
 	return e, nil
 }
+
+// Cursor is the event sink's durable resume point (events.Cursor): the mirror marks the txid
+// up to which every event's effect is in its journal, and the NameNode hook resumes the event
+// stream after the marked txid when either process restarts.
+type Cursor interface {
+	Mark(txid int64)
+	Stream() (resume, gaps int64)
+}
+
+// UseCursor makes the engine resume from the event stream after a restart instead of listing
+// every active checkpoint again (call before Run).
+func (e *Engine) UseCursor(c Cursor) { e.cursor = c }
 
 // Interest is what the mirror consumes: namespace events below the literal prefix of each
 // rule's patterns.
@@ -219,6 +256,7 @@ func (e *Engine) Observe(ev events.Event) {
 	case e.events <- ev:
 	default:
 		e.dropped.Add(1)
+		e.queueDrops.Add(1) // the active checkpoints are listed again (periodic)
 	}
 }
 
@@ -289,18 +327,26 @@ func (e *Engine) ruleMatch(p string) (*Rule, instance, bool, bool) {
 
 // handle applies one namespace event.
 func (e *Engine) handle(ctx context.Context, ns *events.Namespace) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ns.Txid > 0 {
+		if ns.Txid <= e.journalTxid {
+			return // its effect was durable before this process started (a replay)
+		}
+		e.curTxid = ns.Txid
+		defer func() { e.curTxid = 0; e.handledTxid = max(e.handledTxid, ns.Txid) }()
+	}
 	switch ns.Type {
 	case "CLOSE":
 		r, in, _, ok := e.ruleMatch(ns.Path)
 		if !ok || in.rel == "" {
 			return
 		}
-		e.mu.Lock()
 		c := e.checkpointFor(r, in)
 		if c == nil || c.state.terminal() {
-			e.mu.Unlock()
 			return
 		}
+		c.maxTxid = max(c.maxTxid, e.curTxid)
 		if r.Completion == CompleteMarker && in.rel == r.Marker {
 			// The marker is mirrored with the rest; its close completes the checkpoint.
 			e.addFileLocked(c, in.rel, ns.Size)
@@ -308,10 +354,7 @@ func (e *Engine) handle(ctx context.Context, ns *events.Namespace) {
 		} else if in.rel != e.cfg.Manifest {
 			e.addFileLocked(c, in.rel, ns.Size)
 		}
-		e.mu.Unlock()
 	case "RENAME":
-		e.mu.Lock()
-		defer e.mu.Unlock()
 		if c := e.byDir[ns.Path]; c != nil && !c.state.terminal() {
 			r := c.rule
 			in, ok := r.source.match(ns.DstPath)
@@ -347,8 +390,6 @@ func (e *Engine) handle(ctx context.Context, ns *events.Namespace) {
 			}
 		}
 	case "UNLINK":
-		e.mu.Lock()
-		defer e.mu.Unlock()
 		if c := e.byDir[ns.Path]; c != nil && !c.state.terminal() {
 			e.failLocked(c, fmt.Errorf("%w: %s deleted", ErrSourceChanged, ns.Path))
 			return
@@ -359,8 +400,6 @@ func (e *Engine) handle(ctx context.Context, ns *events.Namespace) {
 			}
 		}
 	case "APPEND", "TRUNCATE":
-		e.mu.Lock()
-		defer e.mu.Unlock()
 		if _, in, _, ok := e.ruleMatch(ns.Path); ok && in.rel != "" {
 			if c := e.byDir[in.dir]; c != nil && !c.state.terminal() && c.files[in.rel] != nil {
 				e.failLocked(c, fmt.Errorf("%w: %s %s", ErrSourceChanged, ns.Path, strings.ToLower(ns.Type)))
@@ -379,6 +418,8 @@ func (e *Engine) checkpointFor(r *Rule, in instance) *checkpoint {
 		// A failed checkpoint stays failed: later events of its files (the writer finishing
 		// what made it fail) must not start a second mirror under the same name.
 		return old
+	} else if old != nil && e.curTxid > 0 && e.curTxid <= old.maxTxid {
+		return old // the event stream replaying an event this (committed) mirror covered
 	}
 	active := 0
 	for _, c := range e.ckpts {
@@ -475,7 +516,7 @@ func (e *Engine) addFileLocked(c *checkpoint, rel string, size int64) {
 		e.failLocked(c, fmt.Errorf("%w: more than %d (newtricks.mirror.max-files)", ErrTooManyFiles, e.cfg.MaxFiles))
 		return
 	}
-	f := &file{rel: rel, size: size}
+	f := &file{rel: rel, size: size, txid: e.curTxid}
 	c.files[rel] = f
 	c.order = append(c.order, f)
 	if size > 0 {
@@ -504,6 +545,7 @@ func (e *Engine) markCompleteLocked(c *checkpoint) {
 	c.complete = true
 	c.completedAt = e.now()
 	c.state = StateCopying
+	e.dirtyMetaLocked(c)
 	e.changedLocked(c)
 	signal(e.kick)
 	go e.journal.saveMeta(c)
@@ -516,6 +558,7 @@ func (e *Engine) failLocked(c *checkpoint, err error) {
 	e.log.Warn("checkpoint failed", "checkpoint", c.key, "error", err)
 	c.state = StateFailed
 	c.err = err.Error()
+	e.dirtyMetaLocked(c)
 	delete(e.byDir, c.srcDir)
 	e.recountUrgentLocked()
 	e.changedLocked(c)
@@ -536,6 +579,18 @@ func (e *Engine) finishLocked(c *checkpoint) {
 			}
 		}
 		e.finished = e.finished[over:]
+	}
+}
+
+// dirtyMetaLocked records a change of the checkpoint's meta record; made by an event, that
+// event is not durable until the record is saved.
+func (e *Engine) dirtyMetaLocked(c *checkpoint) {
+	c.metaVer++
+	if t := e.curTxid; t > 0 {
+		c.maxTxid = max(c.maxTxid, t)
+		if c.metaDirty == 0 || t < c.metaDirty {
+			c.metaDirty = t
+		}
 	}
 }
 
@@ -567,6 +622,7 @@ func (c *checkpoint) pendingLocked() bool {
 
 // periodic lists completed checkpoints, starts commits and samples rates.
 func (e *Engine) periodic(ctx context.Context) {
+	e.checkStream(ctx)
 	now := e.now()
 	e.linkRate.sample(now, e.linkBytes.Load())
 	e.mu.Lock()

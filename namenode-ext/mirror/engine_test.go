@@ -200,3 +200,66 @@ func TestDestFullIsRetriedAndNamed(t *testing.T) {
 		t.Error("a connection error taken for a full destination")
 	}
 }
+
+// The durable txid marked on the event sink's cursor stays below every event whose effect is
+// not in the journal yet; replays of durable events are skipped.
+func TestDurableTxid(t *testing.T) {
+	e := testEngine(t)
+	ctx := context.Background()
+	ev := func(txid int64, typ, p string) *events.Namespace {
+		n := ns(typ, p, "", 10)
+		n.Txid = txid
+		return n
+	}
+	e.handle(ctx, ev(10, "CLOSE", "/ckpt/j/step_1/a.pt"))
+	e.handle(ctx, ev(11, "CLOSE", "/ckpt/j/step_1/b.pt"))
+	e.handle(ctx, ev(12, "CLOSE", "/elsewhere/x")) // no rule: durable at once
+	k := Key{Rule: "ck", Job: "j", Step: 1}
+	c := waitResolved(t, e, k)
+	if d := e.durableTxid(); d != 9 {
+		t.Fatalf("two files queued from txids 10, 11: durable %d, want 9", d)
+	}
+	e.mu.Lock()
+	c.metaSaved = true
+	c.files["a.pt"].state = fileVerified
+	e.mu.Unlock()
+	if d := e.durableTxid(); d != 10 {
+		t.Fatalf("a.pt journaled: durable %d, want 10", d)
+	}
+	e.mu.Lock()
+	c.files["b.pt"].state = fileVerified
+	e.mu.Unlock()
+	if d := e.durableTxid(); d != 12 {
+		t.Fatalf("both journaled: durable %d, want 12", d)
+	}
+	e.handle(ctx, ev(13, "CLOSE", "/ckpt/j/step_1/_SUCCESS"))
+	e.mu.Lock()
+	c.files["_SUCCESS"].state = fileVerified
+	dirty := c.metaDirty
+	e.mu.Unlock()
+	if d := e.durableTxid(); d != 12 || dirty != 13 {
+		t.Fatalf("completion not saved: durable %d (want 12), dirty %d", d, dirty)
+	}
+	e.mu.Lock()
+	c.metaDirty = 0 // as saveMeta does once the record with the completion is written
+	c.state, c.savedState = StateCommitted, StateCommitted
+	e.mu.Unlock()
+	if d := e.durableTxid(); d != 13 {
+		t.Fatalf("committed and saved: durable %d, want 13", d)
+	}
+	// A replay after a restart: events up to the journal's txid are skipped, and later events
+	// a committed mirror already covered do not start a second mirror.
+	e.mu.Lock()
+	e.journalTxid = 11
+	e.mu.Unlock()
+	e.handle(ctx, ev(10, "CLOSE", "/ckpt/j/step_2/a.pt"))
+	e.handle(ctx, ev(13, "CLOSE", "/ckpt/j/step_1/_SUCCESS"))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ckpts[Key{Rule: "ck", Job: "j", Step: 2}] != nil {
+		t.Fatal("an event at or below the journal's txid was applied")
+	}
+	if e.ckpts[k] != c || c.state != StateCommitted {
+		t.Fatalf("a replayed event restarted the committed mirror: %v", e.ckpts[k].state)
+	}
+}

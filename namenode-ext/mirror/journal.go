@@ -25,6 +25,8 @@ import (
 //	                          atomically by write-then-rename)
 //	<dir>/<id>/v-<n>.jsonl    verified files, one JSON record a line; a file counts as
 //	                          verified (and is never copied again) only once it is here
+//	<dir>/cursor.json         the event txid up to which every event's effect is in the
+//	                          journal (with an event-sink Cursor; see Engine.durableTxid)
 //
 // Segments are dropped when a checkpoint commits (its manifest on dc-b lists the files).
 type journal struct {
@@ -59,6 +61,7 @@ type metaRecord struct {
 	CommittedAt int64  `json:"committed,omitempty"`
 	Files       int    `json:"files,omitempty"`
 	Bytes       int64  `json:"bytes,omitempty"`
+	MaxTxid     int64  `json:"max_txid,omitempty"` // highest event txid applied
 }
 
 func metaOf(c *checkpoint) metaRecord {
@@ -71,7 +74,8 @@ func metaOf(c *checkpoint) metaRecord {
 	return metaRecord{V: 1, ID: c.id, Rule: c.key.Rule, Job: c.key.Job, Step: c.key.Step, StepStr: c.stepStr,
 		Owner: c.owner, Group: c.group, SrcDir: c.srcDir, FinalSrc: c.finalSrc, Dest: c.dest, Staging: c.staging,
 		State: c.state, Complete: c.complete, Urgent: c.urgent, Err: c.err, FirstSeen: ms(c.firstSeen),
-		CompletedAt: ms(c.completedAt), CommittedAt: ms(c.committedAt), Files: len(c.files), Bytes: c.bytesTotal}
+		CompletedAt: ms(c.completedAt), CommittedAt: ms(c.committedAt), Files: len(c.files), Bytes: c.bytesTotal,
+		MaxTxid: c.maxTxid}
 }
 
 func (j *journal) ckptDir(id string) string { return path.Join(j.dir, id) }
@@ -79,19 +83,138 @@ func (j *journal) ckptDir(id string) string { return path.Join(j.dir, id) }
 // saveMeta writes the checkpoint's meta record; failures are logged and retried by the next
 // save (the record only moves forward).
 func (j *journal) saveMeta(c *checkpoint) {
-	j.e.mu.Lock()
-	m := metaOf(c)
-	j.e.mu.Unlock()
-	b, _ := json.Marshal(m)
+	// The record is taken under j.mu, so saves land in the order of the changes they hold.
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.e.mu.Lock()
+	m, ver := metaOf(c), c.metaVer
+	c.metaTry = time.Now()
+	j.e.mu.Unlock()
 	if j.client == nil {
 		return
 	}
+	b, _ := json.Marshal(m)
 	dir := j.ckptDir(m.ID)
 	if err := j.writeAtomic(dir, "meta.json", b); err != nil {
 		j.e.log.Warn("journal: saving checkpoint", "id", m.ID, "error", err)
+		return
 	}
+	j.e.mu.Lock()
+	c.metaSaved, c.savedState = true, m.State
+	if c.metaVer == ver {
+		c.metaDirty = 0
+	}
+	j.e.mu.Unlock()
+}
+
+type cursorRecord struct {
+	V    int   `json:"v"`
+	Txid int64 `json:"txid"`
+}
+
+// saveCursor records that every event up to txid is durable in the journal.
+func (j *journal) saveCursor(txid int64) error {
+	b, _ := json.Marshal(cursorRecord{V: 1, Txid: txid})
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.client == nil {
+		return errors.New("journal not open")
+	}
+	return j.writeAtomic(j.dir, "cursor.json", b)
+}
+
+// loadCursor returns the saved event txid, -1 if there is none.
+func (j *journal) loadCursor() (int64, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	b, err := j.readFile(j.dir + "/cursor.json")
+	if errors.Is(err, os.ErrNotExist) {
+		return -1, nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	var r cursorRecord
+	if err := json.Unmarshal(b, &r); err != nil || r.V != 1 {
+		j.e.log.Warn("journal: unreadable event cursor; the active checkpoints are listed again", "error", err)
+		return -1, nil
+	}
+	return r.Txid, nil
+}
+
+// durableTxid is the event txid up to which every event's effect is in the journal: below
+// the lowest event that queued a file not yet journaled as verified (or whose checkpoint's
+// meta record was never saved), or changed a meta record not saved since. Checkpoints whose
+// final state is saved hold nothing back. With nothing outstanding it is the last event
+// handled.
+func (e *Engine) durableTxid() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	low := int64(0)
+	consider := func(t int64) {
+		if t > 0 && (low == 0 || t < low) {
+			low = t
+		}
+	}
+	for _, c := range e.ckpts {
+		if c.savedState.terminal() {
+			continue
+		}
+		consider(c.metaDirty)
+		if c.state.terminal() {
+			consider(c.maxTxid) // its final record is not saved yet
+		}
+		for _, f := range c.order {
+			if f.txid > 0 && !(f.state == fileVerified && c.metaSaved) {
+				consider(f.txid)
+			}
+		}
+	}
+	if low > 0 {
+		return min(low-1, e.handledTxid)
+	}
+	return e.handledTxid
+}
+
+// advanceCursor saves the durable txid in the journal (at most every second), then marks it
+// on the event sink's cursor, so the hook never resumes beyond what the journal holds; meta
+// records whose save failed are saved again.
+func (e *Engine) advanceCursor() {
+	if e.cursor == nil {
+		return
+	}
+	now := time.Now()
+	e.mu.Lock()
+	var again []*checkpoint
+	for _, c := range e.ckpts {
+		if (c.metaDirty > 0 || c.state.terminal() && c.savedState != c.state) && now.Sub(c.metaTry) > 2*time.Second {
+			c.metaTry = now
+			again = append(again, c)
+		}
+	}
+	due := now.Sub(e.cursorAt) >= time.Second
+	e.mu.Unlock()
+	for _, c := range again {
+		go e.journal.saveMeta(c)
+	}
+	if !due {
+		return
+	}
+	d := e.durableTxid()
+	e.mu.Lock()
+	saved := e.savedTxid
+	e.mu.Unlock()
+	if d <= saved {
+		return
+	}
+	if err := e.journal.saveCursor(d); err != nil {
+		e.log.Warn("journal: saving the event cursor", "txid", d, "error", err)
+		return
+	}
+	e.mu.Lock()
+	e.savedTxid, e.cursorAt = d, now
+	e.mu.Unlock()
+	e.cursor.Mark(d)
 }
 
 func (j *journal) writeAtomic(dir, name string, b []byte) error {
@@ -136,6 +259,7 @@ func (e *Engine) journalLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			e.journal.flush()
+			e.advanceCursor()
 		case <-e.flushNow:
 			e.journal.flush()
 		}

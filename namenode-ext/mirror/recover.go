@@ -39,6 +39,10 @@ func (e *Engine) recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	txid, err := e.journal.loadCursor()
+	if err != nil {
+		return fmt.Errorf("event cursor: %w", err)
+	}
 	// Forget finished checkpoints beyond keep-finished (the oldest first): the journal must not
 	// grow with every checkpoint ever mirrored.
 	var finished []metaRecord
@@ -74,6 +78,7 @@ func (e *Engine) recover(ctx context.Context) error {
 		c.owner, c.group, c.resolved = m.Owner, m.Group, m.Owner != ""
 		c.finalSrc, c.dest, c.staging = m.FinalSrc, m.Dest, m.Staging
 		c.state, c.complete, c.urgent, c.err = m.State, m.Complete, m.Urgent, m.Err
+		c.maxTxid, c.metaSaved, c.savedState = m.MaxTxid, true, m.State
 		c.firstSeen = time.UnixMilli(m.FirstSeen)
 		if m.CompletedAt > 0 {
 			c.completedAt = time.UnixMilli(m.CompletedAt)
@@ -109,15 +114,81 @@ func (e *Engine) recover(ctx context.Context) error {
 		active = append(active, c)
 	}
 	e.recovered = true
+	e.journalTxid, e.savedTxid, e.handledTxid = txid, txid, txid
+	// With the event sink's cursor the stream resumes where the journal ends and nothing needs
+	// listing, unless the hook cannot resume there (decided in periodic, once it says where it
+	// resumed); without one, every active checkpoint is listed for what happened meanwhile.
+	relist := e.cursor == nil || txid < 0
+	if !relist {
+		e.rescanWait, e.rescanBy = active, e.now().Add(rescanGrace)
+	}
 	e.mu.Unlock()
+	if e.cursor != nil && txid >= 0 {
+		e.cursor.Mark(txid)
+	}
 	for _, c := range active {
 		if !c.resolved {
 			go e.resolve(c)
 		}
+	}
+	if relist {
+		e.rescanAll(ctx, active, "no event cursor in the journal")
+	}
+	e.log.Info("mirror recovered", "checkpoints", len(metas), "active", len(active), "event_txid", txid)
+	return nil
+}
+
+// rescanGrace is how long a recovered mirror waits for the event stream to say where it
+// resumed before it lists its active checkpoints anyway.
+const rescanGrace = 15 * time.Second
+
+// rescanAll lists active checkpoints again for events the mirror may have missed.
+func (e *Engine) rescanAll(ctx context.Context, cs []*checkpoint, why string) {
+	if len(cs) == 0 {
+		return
+	}
+	e.log.Info("listing active checkpoints again", "checkpoints", len(cs), "why", why)
+	e.metrics.relists.Add(float64(len(cs)))
+	for _, c := range cs {
 		go e.rescan(ctx, c)
 	}
-	e.log.Info("mirror recovered", "checkpoints", len(metas), "active", len(active))
-	return nil
+}
+
+// checkStream decides, once the event stream has resumed after a restart, whether the
+// recovered checkpoints must be listed: only if the hook resumed after the journal's txid
+// (its position was lost) or skipped purged edits. It also lists the active checkpoints
+// again after events were dropped from a full queue.
+func (e *Engine) checkStream(ctx context.Context) {
+	e.mu.Lock()
+	var cs []*checkpoint
+	why := ""
+	if len(e.rescanWait) > 0 && e.cursor != nil {
+		resume, gaps := e.cursor.Stream()
+		switch {
+		case resume > 0 && resume <= e.journalTxid+1 && gaps == 0:
+			e.log.Info("event stream resumed where the journal ends; nothing to list", "resume_txid", resume, "journal_txid", e.journalTxid)
+			e.rescanWait = nil
+		case resume > 0:
+			cs, why = e.rescanWait, fmt.Sprintf("event stream resumed at txid %d after the journal's %d (%d edit-log gaps)", resume, e.journalTxid, gaps)
+		case e.now().After(e.rescanBy):
+			cs, why = e.rescanWait, "the event stream did not say where it resumed"
+		}
+		if cs != nil {
+			e.rescanWait = nil
+		}
+	}
+	if d := e.queueDrops.Load(); d != e.dropsSeen {
+		e.dropsSeen = d
+		cs = cs[:0:0]
+		for _, c := range e.ckpts {
+			if !c.state.terminal() && !c.complete && c.resolved {
+				cs = append(cs, c)
+			}
+		}
+		why = "events were dropped from a full queue"
+	}
+	e.mu.Unlock()
+	e.rescanAll(ctx, cs, why)
 }
 
 func (e *Engine) rule(name string) *Rule {

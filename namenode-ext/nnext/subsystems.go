@@ -56,9 +56,14 @@ func startMirror(ctx context.Context, env coproc.Env, host pb.NameNodeHostClient
 	}
 	m.RegisterGRPC(env.API)
 	env.Registry.MustRegister(m.Collectors()...)
+	// The hook resumes the event stream after what the mirror's journal holds (nothing is
+	// durable until the journal is read).
+	cursor := sink.NewCursor(-1)
+	m.UseCursor(cursor)
 	withdraw := sink.Want(m.Interest())
 	unsubscribe := sink.Subscribe(m.Observe)
 	go func() {
+		defer cursor.Close()
 		defer withdraw()
 		defer unsubscribe()
 		if err := m.Run(ctx); err != nil && ctx.Err() == nil {
