@@ -95,6 +95,12 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	m := Manifest{V: 1, ID: c.id, Rule: c.key.Rule, Job: c.key.Job, Step: c.key.Step, Source: dir, Owner: owner,
 		CompletedAt: c.completedAt.UnixMilli()}
 	dirs := append([]string(nil), c.dirsList...)
+	var empty []string // directories that hold no file were never created on dc-b
+	for _, rel := range dirs {
+		if !c.dirsMade[rel] {
+			empty = append(empty, rel)
+		}
+	}
 	e.mu.Unlock()
 	began := time.Now()
 
@@ -103,45 +109,58 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 		return err
 	}
 	defer e.src.put(owner, sc, true)
-	// A fresh look at every file (on dc-a, local): content changed since its copy sends it back
-	// to the queue; a permission or group change is applied below.
-	fixups, dirInfos, err := e.recheck(c, sc, dir)
-	if err != nil {
-		return err
-	}
-	top, err := sc.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
-	}
-	e.mu.Lock()
-	for _, fx := range fixups {
-		if f := c.files[fx.rel]; f != nil {
-			f.rec.Perm, f.rec.Group = uint32(fx.perm.Perm()), fx.group
+	manifest := func() []byte {
+		e.mu.Lock()
+		m.Files = m.Files[:0]
+		for _, f := range c.order {
+			m.Files = append(m.Files, f.rec)
 		}
+		e.mu.Unlock()
+		sort.Slice(m.Files, func(a, b int) bool { return m.Files[a].Path < m.Files[b].Path })
+		b, _ := json.MarshalIndent(m, "", " ")
+		return b
 	}
-	for _, f := range c.order {
-		m.Files = append(m.Files, f.rec)
-	}
-	var empty []string // directories that hold no file were never created on dc-b
-	for _, rel := range dirs {
-		if !c.dirsMade[rel] {
-			empty = append(empty, rel)
-		}
-	}
-	e.mu.Unlock()
-	sort.Slice(m.Files, func(a, b int) bool { return m.Files[a].Path < m.Files[b].Path })
-	manifest, _ := json.MarshalIndent(m, "", " ")
 
-	// Two independent paths over the WAN, at once: (1) the conflict check and the manifest,
-	// (2) fix-ups and the attributes of every subdirectory (none of which adds a directory
-	// entry: only the manifest does, in the top directory, whose times are set last).
+	// Everything that can overlap does, since every step across the WAN is a round trip:
+	//  - on dc-a (local): a fresh look at every file and directory; content changed since its
+	//    copy sends the file back to the queue, a permission or group change is applied;
+	//  - on dc-b: the conflict check; the manifest as the records are now (written again in
+	//    the rare case the fresh look changes a record); empty directories, then, once the
+	//    fresh look is in, fix-ups and the attributes of every subdirectory (none of which
+	//    adds a directory entry: only the manifest does, in the top directory, whose times
+	//    are set last).
+	var (
+		fixups   []fixup
+		dirInfos map[string]os.FileInfo
+		top      os.FileInfo
+		errCheck error
+		looked   = make(chan struct{})
+	)
+	go func() {
+		defer close(looked)
+		if fixups, dirInfos, errCheck = e.recheck(c, sc, dir); errCheck != nil {
+			return
+		}
+		var err error
+		if top, err = sc.Stat(dir); err != nil {
+			errCheck = fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
+			return
+		}
+		e.mu.Lock()
+		for _, fx := range fixups {
+			if f := c.files[fx.rel]; f != nil {
+				f.rec.Perm, f.rec.Group = uint32(fx.perm.Perm()), fx.group
+			}
+		}
+		e.mu.Unlock()
+	}()
 	var wg sync.WaitGroup
-	var errManifest, errAttrs error
+	var errDest, errManifest, errAttrs error
 	committedBefore := false
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		errManifest = e.withDst(owner, func(dc *hdfs.Client) error {
+		errDest = e.withDst(owner, func(dc *hdfs.Client) error {
 			if _, serr := dc.Stat(dest); serr == nil {
 				old, err := readManifest(dc, dest+"/"+e.cfg.Manifest)
 				if err == nil && old.ID == c.id {
@@ -155,10 +174,16 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 			} else if !errors.Is(serr, os.ErrNotExist) {
 				return fmt.Errorf("stat %s on dc-b: %w", dest, serr)
 			}
+			return nil
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		errManifest = e.withDst(owner, func(dc *hdfs.Client) error {
 			if err := e.ensureDir(c, dc, "."); err != nil {
 				return err
 			}
-			return e.writeManifest(dc, staging+"/"+e.cfg.Manifest, manifest, attempt > 0)
+			return e.writeManifest(dc, staging+"/"+e.cfg.Manifest, manifest(), attempt > 0)
 		})
 	}()
 	go func() {
@@ -169,6 +194,10 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 			jobs = append(jobs, func(dc *hdfs.Client) error { return dc.MkdirAll(p, 0o755) })
 		}
 		if errAttrs = e.parallel(owner, jobs); errAttrs != nil {
+			return
+		}
+		<-looked
+		if errCheck != nil {
 			return
 		}
 		jobs = nil
@@ -198,14 +227,25 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 		errAttrs = e.parallel(owner, jobs)
 	}()
 	wg.Wait()
-	if errManifest != nil {
-		return errManifest
+	<-looked
+	if errDest != nil {
+		return errDest
 	}
 	if committedBefore {
 		return nil
 	}
-	if errAttrs != nil {
-		return errAttrs
+	for _, err := range []error{errCheck, errManifest, errAttrs} {
+		if err != nil {
+			return err
+		}
+	}
+	if len(fixups) > 0 {
+		// The manifest was written before the fresh look changed some records.
+		if err := e.withDst(owner, func(dc *hdfs.Client) error {
+			return e.writeManifest(dc, staging+"/"+e.cfg.Manifest, manifest(), true)
+		}); err != nil {
+			return err
+		}
 	}
 	// The top directory: permission and times (in parallel), then the rename into place.
 	if err := e.parallel(owner, []func(*hdfs.Client) error{
@@ -215,13 +255,16 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 		return fmt.Errorf("attributes of %s on dc-b: %w", staging, err)
 	}
 	err = e.withDst(owner, func(dc *hdfs.Client) error {
-		err := dc.Rename(staging, dest)
+		err := e.times.rename(ctx, dc, owner, staging, dest)
 		if errors.Is(err, os.ErrNotExist) {
 			// The destination's parent does not exist yet.
 			if err := dc.MkdirAll(path.Dir(dest), 0o755); err != nil {
 				return fmt.Errorf("create %s on dc-b as %s: %w", path.Dir(dest), owner, err)
 			}
-			err = dc.Rename(staging, dest)
+			err = e.times.rename(ctx, dc, owner, staging, dest)
+		}
+		if errors.Is(err, os.ErrExist) {
+			err = fmt.Errorf("%w: %s appeared during the commit: %v", ErrDestConflict, dest, err)
 		}
 		if err != nil {
 			return fmt.Errorf("rename %s to %s on dc-b: %w", staging, dest, err)

@@ -1,11 +1,14 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -39,28 +42,10 @@ func (ts *timeSetter) set(ctx context.Context, dc *hdfs.Client, owner, p string,
 		return dc.Chtimes(p, mtime, mtime)
 	}
 	q := url.Values{}
-	q.Set("op", "SETTIMES")
 	q.Set("modificationtime", strconv.FormatInt(mtime.UnixMilli(), 10))
 	q.Set("accesstime", "-1")
-	q.Set("user.name", ts.proxyUser)
-	if owner != ts.proxyUser {
-		q.Set("doas", owner)
-	}
-	u := ts.base + "/webhdfs/v1" + (&url.URL{Path: p}).EscapedPath() + "?" + q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := ts.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("webhdfs settimes %s: %w", p, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("webhdfs settimes %s: %s: %s", p, resp.Status, body)
-	}
-	return nil
+	_, err := ts.do(ctx, http.MethodPut, "SETTIMES", owner, p, q)
+	return err
 }
 
 // concat joins srcs (in order) onto the end of target with WebHDFS CONCAT, as the owner.
@@ -72,25 +57,71 @@ func (ts *timeSetter) concat(ctx context.Context, owner, target string, srcs []s
 		return nil
 	}
 	q := url.Values{}
-	q.Set("op", "CONCAT")
 	q.Set("sources", strings.Join(srcs, ","))
+	_, err := ts.do(ctx, http.MethodPost, "CONCAT", owner, target, q)
+	return err
+}
+
+// rename moves src to dst as the owner. With WebHDFS it is one request (rename2 without
+// OVERWRITE: fails if dst exists, never replaces or nests into it); colinmarc/hdfs's Rename
+// looks dst up first (another round trip) and then renames with OVERWRITE. A missing parent
+// of dst is os.ErrNotExist, an existing dst os.ErrExist.
+func (ts *timeSetter) rename(ctx context.Context, dc *hdfs.Client, owner, src, dst string) error {
+	if ts.base == "" {
+		return dc.Rename(src, dst)
+	}
+	q := url.Values{}
+	q.Set("destination", dst)
+	q.Set("renameoptions", "NONE")
+	b, err := ts.do(ctx, http.MethodPut, "RENAME", owner, src, q)
+	if err != nil {
+		return err
+	}
+	var r struct {
+		Boolean bool `json:"boolean"`
+	}
+	if json.Unmarshal(b, &r) == nil && !r.Boolean {
+		return fmt.Errorf("webhdfs rename %s to %s: refused", src, dst)
+	}
+	return nil
+}
+
+// do runs one WebHDFS operation on dc-b's NameNode as the owner, through the proxy-user rule
+// (user.name=<ProxyUser>, doas=<owner>), and returns the response body. A RemoteException
+// names its Java exception in the error; FileNotFoundException wraps os.ErrNotExist and
+// FileAlreadyExistsException os.ErrExist.
+func (ts *timeSetter) do(ctx context.Context, method, op, owner, p string, q url.Values) ([]byte, error) {
+	q.Set("op", op)
 	q.Set("user.name", ts.proxyUser)
 	if owner != ts.proxyUser {
 		q.Set("doas", owner)
 	}
-	u := ts.base + "/webhdfs/v1" + (&url.URL{Path: target}).EscapedPath() + "?" + q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, nil)
+	u := ts.base + "/webhdfs/v1" + (&url.URL{Path: p}).EscapedPath() + "?" + q.Encode()
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := ts.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("webhdfs concat %s: %w", target, err)
+		return nil, fmt.Errorf("webhdfs %s %s: %w", strings.ToLower(op), p, err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("webhdfs concat %s: %s: %s", target, resp.Status, body)
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode == http.StatusOK {
+		return body, nil
 	}
-	return nil
+	var re struct {
+		RemoteException struct {
+			Exception, Message string
+		}
+	}
+	json.Unmarshal(body, &re)
+	err = fmt.Errorf("webhdfs %s %s: %s: %s", strings.ToLower(op), p, resp.Status, bytes.TrimSpace(body))
+	switch re.RemoteException.Exception {
+	case "FileNotFoundException":
+		err = fmt.Errorf("%w: %v", os.ErrNotExist, err)
+	case "FileAlreadyExistsException":
+		err = fmt.Errorf("%w: %v", os.ErrExist, err)
+	}
+	return nil, err
 }
