@@ -323,27 +323,47 @@ func (e *Engine) copyFile(ctx context.Context, c *checkpoint, f *file) (err erro
 			return ctx.Err()
 		}
 	}
-	if err := closeWriter(w); err != nil {
-		dstOK = !isConnErr(err)
-		return fmt.Errorf("close %s on dc-b: %w", dstPath, err)
+	// dc-a's side of the verification (local) while dc-b completes the file (round trips): the
+	// source must be the same file, unchanged, fully read, with the checksum streamed.
+	type srcCheck struct {
+		after srcInfo
+		want  []byte
+		err   error
 	}
-	// The source must be the same file, unchanged, and fully read.
-	fi2, err := sc.Stat(srcPath)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return moved(err)
+	checked := make(chan srcCheck, 1)
+	go func() {
+		var res srcCheck
+		defer func() { checked <- res }()
+		fi2, err := sc.Stat(srcPath)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				res.err = moved(err)
+			} else {
+				res.err = fmt.Errorf("stat %s on dc-a: %w", srcPath, err)
+			}
+			return
 		}
-		return fmt.Errorf("stat %s on dc-a: %w", srcPath, err)
+		after := infoOf(fi2)
+		res.after = after
+		if after.id != before.id || after.size != before.size || after.mtime != before.mtime || n != before.size {
+			res.err = fmt.Errorf("%w: %s (size %d -> %d, read %d, mtime %d -> %d, id %d -> %d)", ErrSourceChanged,
+				srcPath, before.size, after.size, n, before.mtime, after.mtime, before.id, after.id)
+			return
+		}
+		if res.want, err = r.Checksum(); err != nil {
+			res.err = fmt.Errorf("checksum %s on dc-a: %w", srcPath, err)
+		}
+	}()
+	closeErr := closeWriter(w)
+	res := <-checked
+	if closeErr != nil {
+		dstOK = !isConnErr(closeErr)
+		return fmt.Errorf("close %s on dc-b: %w", dstPath, closeErr)
 	}
-	after := infoOf(fi2)
-	if after.id != before.id || after.size != before.size || after.mtime != before.mtime || n != before.size {
-		return fmt.Errorf("%w: %s (size %d -> %d, read %d, mtime %d -> %d, id %d -> %d)", ErrSourceChanged,
-			srcPath, before.size, after.size, n, before.mtime, after.mtime, before.id, after.id)
+	if res.err != nil {
+		return res.err
 	}
-	want, err := r.Checksum()
-	if err != nil {
-		return fmt.Errorf("checksum %s on dc-a: %w", srcPath, err)
-	}
+	after, want := res.after, res.want
 	got := sum.Sum()
 	if !bytes.Equal(got, want) {
 		return fmt.Errorf("%w: %s: streamed %x, dc-a %x", ErrChecksum, f.rel, got, want)

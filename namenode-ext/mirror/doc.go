@@ -24,12 +24,20 @@
 // deletes a job's older mirrors beyond the rule's Retain.
 //
 // After a crash (kill -9 of namenode-ext, NameNode restart) Run reloads the journal: verified
-// files are not copied again, others are found by listing the source; a commit that happened
-// just before the crash is recognised by its manifest. dc-b being unreachable only delays:
-// transfers and commits are retried with backoff.
+// files are not copied again, and the event stream resumes where the journal ends: the engine
+// marks on the event sink's Cursor only the txid up to which every event's effect is journaled
+// (durableTxid), the NameNode hook resumes after it, and replays of older events are skipped.
+// Only if the stream cannot resume there (the hook lost its position, skipped purged edits, or
+// events were dropped from a full queue) are the active checkpoints listed again. A commit that
+// happened just before the crash is recognised by its manifest. dc-b being unreachable, or out
+// of space or quota, only delays: transfers and commits are retried with backoff.
 //
-// Limits (not built): one file is one stream (no parallel ranges of a large file: HDFS has a
-// single writer per file, and colinmarc/hdfs has no concat); files are written as the
-// checkpoint directory's owner (a file owned by another user inside it keeps the directory
-// owner's name on dc-b); retention only sees the newest keep-finished checkpoints.
+// Memory is bounded by configuration: at most MaxCheckpoints checkpoints are tracked (events of
+// further ones are dropped and counted), each with at most MaxFiles file records (more fails
+// it, naming the key), Concurrency transfers each hold one 64 KiB buffer (and a range its chunk
+// CRCs, 4 bytes per 512), and the event queue holds 65536 events.
+//
+// Limits (not built): files are written as the checkpoint directory's owner (a file owned by
+// another user inside it keeps the directory owner's name on dc-b); retention only sees the
+// newest keep-finished checkpoints.
 package mirror

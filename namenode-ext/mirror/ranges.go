@@ -253,48 +253,66 @@ func (e *Engine) joinParts(ctx context.Context, c *checkpoint, f *file) error {
 	if left != 0 {
 		return fmt.Errorf("%w: ranges of %s cover %d of %d bytes", ErrChecksum, f.rel, snap.size-left, snap.size)
 	}
+	var wantHex string
 	sc, err := e.src.get(owner)
 	if err != nil {
 		return err
 	}
 	defer e.src.put(owner, sc, true)
-	r, err := sc.Open(srcPath)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return e.movedErr(c, dir, srcPath, err)
-		}
-		return fmt.Errorf("open %s on dc-a: %w", srcPath, err)
-	}
-	want, err := r.Checksum()
-	r.Close()
-	if err != nil {
-		return fmt.Errorf("checksum %s on dc-a: %w", srcPath, err)
-	}
-	if got := sum.Sum(); !bytes.Equal(got, want) {
-		e.resetParts(f)
-		return fmt.Errorf("%w: %s: ranges %x, dc-a %x", ErrChecksum, f.rel, got, want)
-	}
-	fi, err := sc.Stat(srcPath)
-	if err != nil {
-		return e.movedErr(c, dir, srcPath, err)
-	}
-	if after := infoOf(fi); after.id != snap.id || after.size != snap.size || after.mtime != snap.mtime {
-		return fmt.Errorf("%w: %s changed while its ranges were copied", ErrSourceChanged, srcPath)
-	}
 	dc, err := e.dst.get(owner)
 	if err != nil {
 		return err
 	}
 	ok := false
 	defer func() { e.dst.put(owner, dc, ok) }()
+	// dc-a's checksum and a last look at the source (local) while dc-b joins the ranges (a
+	// round trip); a join whose source check fails is redone with the ranges.
+	var fi os.FileInfo
+	var errSrc error
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		r, err := sc.Open(srcPath)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				errSrc = e.movedErr(c, dir, srcPath, err)
+			} else {
+				errSrc = fmt.Errorf("open %s on dc-a: %w", srcPath, err)
+			}
+			return
+		}
+		want, err := r.Checksum()
+		r.Close()
+		if err != nil {
+			errSrc = fmt.Errorf("checksum %s on dc-a: %w", srcPath, err)
+			return
+		}
+		if got := sum.Sum(); !bytes.Equal(got, want) {
+			errSrc = fmt.Errorf("%w: %s: ranges %x, dc-a %x", ErrChecksum, f.rel, got, want)
+			return
+		}
+		if fi, err = sc.Stat(srcPath); err != nil {
+			errSrc = e.movedErr(c, dir, srcPath, err)
+			return
+		}
+		if after := infoOf(fi); after.id != snap.id || after.size != snap.size || after.mtime != snap.mtime {
+			errSrc = fmt.Errorf("%w: %s changed while its ranges were copied", ErrSourceChanged, srcPath)
+		}
+		wantHex = fmt.Sprintf("%x", want)
+	}()
 	target := partPath(staging, f.rel, 0)
 	var srcs []string
 	for _, p := range parts[1:] {
 		srcs = append(srcs, partPath(staging, f.rel, p.idx))
 	}
-	if err := e.times.concat(ctx, owner, target, srcs); err != nil {
+	errJoin := e.times.concat(ctx, owner, target, srcs)
+	<-checked
+	if errSrc != nil || errJoin != nil {
 		e.resetParts(f)
-		return err
+		if errSrc != nil {
+			return errSrc
+		}
+		return errJoin
 	}
 	after := infoOf(fi)
 	if after.group != "" && after.group != group {
@@ -310,7 +328,7 @@ func (e *Engine) joinParts(ctx context.Context, c *checkpoint, f *file) error {
 	e.mu.Lock()
 	f.size = after.size
 	f.rec = fileRecord{Path: f.rel, Size: after.size, MtimeMs: after.mtime, FileID: after.id,
-		Perm: uint32(after.perm.Perm()), Group: after.group, Checksum: fmt.Sprintf("%x", want)}
+		Perm: uint32(after.perm.Perm()), Group: after.group, Checksum: wantHex}
 	e.mu.Unlock()
 	return nil
 }
