@@ -28,6 +28,61 @@ type Manifest struct {
 	Files       []fileRecord `json:"files"`
 }
 
+// preparedManifest is the manifest file created on dc-b (and its block allocated) as soon as
+// the complete checkpoint's files are all known, while its last files are still copied: the
+// commit then only streams its bytes and closes it, and since the top directory's entry exists
+// already, sets the top directory's times at the same time.
+type preparedManifest struct {
+	ready chan struct{} // closed once w, dc (or err) are set
+	dc    *hdfs.Client  // the client w belongs to, held until the commit
+	w     *hdfs.FileWriter
+	err   error
+}
+
+func (e *Engine) prepareManifest(c *checkpoint, pm *preparedManifest) {
+	defer close(pm.ready)
+	e.mu.Lock()
+	owner, staging := c.owner, c.staging
+	e.mu.Unlock()
+	dc, err := e.dst.get(owner)
+	if err != nil {
+		pm.err = err
+		return
+	}
+	if err := e.ensureDir(c, dc, "."); err != nil {
+		pm.err = err
+		e.dst.put(owner, dc, !isConnErr(err))
+		return
+	}
+	w, err := e.createManifest(dc, staging+"/"+e.cfg.Manifest)
+	if err == nil {
+		_, err = w.Write(nil) // allocates the block (addBlock) now
+	}
+	if err != nil {
+		pm.err = err
+		e.dst.put(owner, dc, !isConnErr(err))
+		return
+	}
+	pm.dc, pm.w = dc, w
+}
+
+// takeManifest returns the prepared manifest of this attempt, if it is usable.
+func (e *Engine) takeManifest(c *checkpoint) *preparedManifest {
+	e.mu.Lock()
+	pm := c.manifest
+	c.manifest = nil
+	e.mu.Unlock()
+	if pm == nil {
+		return nil
+	}
+	<-pm.ready
+	if pm.err != nil {
+		e.log.Debug("manifest not prepared", "checkpoint", c.key, "error", pm.err)
+		return nil
+	}
+	return pm
+}
+
 // commit writes the manifest into the staging directory, sets the directories' attributes
 // and renames the checkpoint into place on dc-b, as its owner.
 func (e *Engine) commit(ctx context.Context, c *checkpoint) {
@@ -177,8 +232,21 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 			return nil
 		})
 	}()
+	pm := e.takeManifest(c)
+	topDone := false
 	go func() {
 		defer wg.Done()
+		if pm != nil {
+			_, errManifest = pm.w.Write(manifest())
+			if errManifest == nil {
+				errManifest = closeWriter(pm.w)
+			}
+			e.dst.put(owner, pm.dc, errManifest == nil)
+			if errManifest != nil {
+				errManifest = fmt.Errorf("write manifest on dc-b: %w", errManifest)
+			}
+			return
+		}
 		errManifest = e.withDst(owner, func(dc *hdfs.Client) error {
 			if err := e.ensureDir(c, dc, "."); err != nil {
 				return err
@@ -186,6 +254,17 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 			return e.writeManifest(dc, staging+"/"+e.cfg.Manifest, manifest(), attempt > 0)
 		})
 	}()
+	if pm != nil {
+		// The manifest's entry exists already: the top directory's attributes go now.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-looked
+			if errCheck == nil {
+				topDone = e.topAttrs(ctx, owner, staging, top) == nil
+			}
+		}()
+	}
 	go func() {
 		defer wg.Done()
 		var jobs []func(*hdfs.Client) error
@@ -246,13 +325,13 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 		}); err != nil {
 			return err
 		}
+		topDone = false // a new entry: the times again
 	}
-	// The top directory: permission and times (in parallel), then the rename into place.
-	if err := e.parallel(owner, []func(*hdfs.Client) error{
-		func(dc *hdfs.Client) error { return e.times.set(ctx, dc, owner, staging, top.ModTime()) },
-		func(dc *hdfs.Client) error { return dc.Chmod(staging, top.Mode().Perm()|top.Mode()&os.ModeSticky) },
-	}); err != nil {
-		return fmt.Errorf("attributes of %s on dc-b: %w", staging, err)
+	// The top directory: permission and times, then the rename into place.
+	if !topDone {
+		if err := e.topAttrs(ctx, owner, staging, top); err != nil {
+			return err
+		}
 	}
 	err = e.withDst(owner, func(dc *hdfs.Client) error {
 		err := e.times.rename(ctx, dc, owner, staging, dest)
@@ -277,6 +356,18 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	return err
 }
 
+// topAttrs gives the staging directory the permission and times of the checkpoint directory
+// (after its last entry was created).
+func (e *Engine) topAttrs(ctx context.Context, owner, staging string, top os.FileInfo) error {
+	if err := e.parallel(owner, []func(*hdfs.Client) error{
+		func(dc *hdfs.Client) error { return e.times.set(ctx, dc, owner, staging, top.ModTime()) },
+		func(dc *hdfs.Client) error { return dc.Chmod(staging, top.Mode().Perm()|top.Mode()&os.ModeSticky) },
+	}); err != nil {
+		return fmt.Errorf("attributes of %s on dc-b: %w", staging, err)
+	}
+	return nil
+}
+
 // withDst runs fn with a pooled dc-b client of owner.
 func (e *Engine) withDst(owner string, fn func(*hdfs.Client) error) error {
 	dc, err := e.dst.get(owner)
@@ -296,18 +387,9 @@ func (e *Engine) writeManifest(dc *hdfs.Client, mp string, b []byte, again bool)
 			return fmt.Errorf("remove old manifest on dc-b: %w", err)
 		}
 	}
-	def, err := e.destDefaults(dc)
+	w, err := e.createManifest(dc, mp)
 	if err != nil {
-		return fmt.Errorf("server defaults of dc-b: %w", err)
-	}
-	w, err := dc.CreateFile(mp, def.Replication, def.BlockSize, 0o444)
-	if errors.Is(err, os.ErrExist) {
-		if rerr := dc.Remove(mp); rerr == nil {
-			w, err = dc.CreateFile(mp, def.Replication, def.BlockSize, 0o444)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("create manifest on dc-b: %w", err)
+		return err
 	}
 	if _, err := w.Write(b); err != nil {
 		w.Close()
@@ -317,6 +399,24 @@ func (e *Engine) writeManifest(dc *hdfs.Client, mp string, b []byte, again bool)
 		return fmt.Errorf("close manifest on dc-b: %w", err)
 	}
 	return nil
+}
+
+// createManifest creates the manifest file (replacing one left by an earlier attempt).
+func (e *Engine) createManifest(dc *hdfs.Client, mp string) (*hdfs.FileWriter, error) {
+	def, err := e.destDefaults(dc)
+	if err != nil {
+		return nil, fmt.Errorf("server defaults of dc-b: %w", err)
+	}
+	w, err := dc.CreateFile(mp, def.Replication, def.BlockSize, 0o444)
+	if errors.Is(err, os.ErrExist) {
+		if rerr := dc.Remove(mp); rerr == nil {
+			w, err = dc.CreateFile(mp, def.Replication, def.BlockSize, 0o444)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create manifest on dc-b: %w", err)
+	}
+	return w, nil
 }
 
 // errRequeued: a file changed after its copy and is being copied again; the commit waits.
@@ -518,6 +618,9 @@ func (e *Engine) retain(ctx context.Context, c *checkpoint) {
 
 // cleanupStaging removes a failed checkpoint's staging directory on dc-b.
 func (e *Engine) cleanupStaging(c *checkpoint) {
+	if pm := e.takeManifest(c); pm != nil {
+		pm.dc.Close() // its open manifest goes with the directory
+	}
 	e.mu.Lock()
 	owner, staging := c.owner, c.staging
 	e.mu.Unlock()

@@ -111,6 +111,8 @@ type checkpoint struct {
 	streamed   atomic.Int64 // bytes streamed, for the rate
 	rate       meter
 
+	manifest *preparedManifest // created on dc-b while the last files are copied
+
 	dirsMade map[string]bool // staging subdirectories created on dc-b
 	mkdirMu  sync.Mutex
 	dirsList []string // subdirectories on dc-a (relative), from the completion listing
@@ -761,5 +763,9 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 	signal(e.flushNow)
 	e.log.Info("checkpoint complete on dc-a", "checkpoint", c.key, "files", len(c.files), "dir", dir)
 	e.changedLocked(c)
+	if c.commitAttempts == 0 && c.manifest == nil {
+		c.manifest = &preparedManifest{ready: make(chan struct{})}
+		go e.prepareManifest(c, c.manifest)
+	}
 	return nil
 }
