@@ -333,6 +333,9 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 			return err
 		}
 	}
+	if err := e.waitJournaled(ctx, c); err != nil {
+		return err
+	}
 	err = e.withDst(owner, func(dc *hdfs.Client) error {
 		err := e.times.rename(ctx, dc, owner, staging, dest)
 		if errors.Is(err, os.ErrNotExist) {
@@ -354,6 +357,31 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 		e.log.Info("commit steps", "checkpoint", c.key, "took", time.Since(began))
 	}
 	return err
+}
+
+// waitJournaled waits until every file of the checkpoint is in the journal: the commit started
+// while the last ones were journaled, and a committed checkpoint's files must all be there.
+func (e *Engine) waitJournaled(ctx context.Context, c *checkpoint) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		e.mu.Lock()
+		done, copied, ch := c.filesDone == len(c.files), c.copiedAllLocked(), c.changed
+		e.mu.Unlock()
+		switch {
+		case done:
+			return nil
+		case !copied:
+			return errRequeued
+		case time.Now().After(deadline):
+			return errors.New("the journal has not recorded the last files for 30 s")
+		}
+		select {
+		case <-ch:
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // topAttrs gives the staging directory the permission and times of the checkpoint directory

@@ -612,6 +612,20 @@ func (e *Engine) recountUrgentLocked() {
 	e.cond.Broadcast()
 }
 
+// copiedAllLocked reports whether every file is copied and checked (journaled or waiting for
+// the journal).
+func (c *checkpoint) copiedAllLocked() bool {
+	if c.filesDone == len(c.files) {
+		return true
+	}
+	for _, f := range c.order {
+		if f.state != fileCopied && f.state != fileVerified {
+			return false
+		}
+	}
+	return true
+}
+
 // pendingLocked reports whether the checkpoint has files queued or in flight.
 func (c *checkpoint) pendingLocked() bool {
 	for _, f := range c.order {
@@ -637,7 +651,9 @@ func (e *Engine) periodic(ctx context.Context) {
 		if c.complete && !c.listed && !c.commitOn {
 			c.commitOn = true // reused as "a background step is running"
 			list = append(list, c)
-		} else if c.listed && !c.commitOn && c.filesDone == len(c.files) {
+		} else if c.listed && !c.commitOn && c.copiedAllLocked() {
+			// The commit prepares while the journal records the last files; it renames into
+			// place only once every file is journaled (commitOnce).
 			c.commitOn = true
 			commit = append(commit, c)
 		}
