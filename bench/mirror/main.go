@@ -203,6 +203,12 @@ func run(o options) error {
 		return err
 	}
 	defer e.a.Stop()
+	// namenode-ext's log (the mirror's per-checkpoint lag breakdown) is kept beside the bench's.
+	defer func() {
+		if b, err := os.ReadFile(filepath.Join(base, "dc-a", "ext-logs", "newtricks-namenode-ext.log")); err == nil {
+			os.WriteFile(filepath.Join(o.out, "namenode-ext-dc-a.log"), b, 0o644)
+		}
+	}()
 	e.lay = lay
 	addrs := map[string]bool{e.a.NameNodeAddr(): true}
 	for _, dn := range e.a.DataNodes() {
