@@ -682,8 +682,8 @@ func TestMirror(t *testing.T) {
 				t.Errorf("%s differs on dc-b", rel)
 			}
 		}
-		if len(got) != len(want)+1 { // + the manifest
-			t.Errorf("dc-b holds %d entries, want %d", len(got), len(want)+1)
+		if len(got) != len(want)+2 { // + the manifest and the directory itself
+			t.Errorf("dc-b holds %d entries, want %d", len(got), len(want)+2)
 		}
 		ids, err := suA2.ReadDir(env.journal)
 		if err != nil {

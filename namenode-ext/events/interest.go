@@ -134,12 +134,16 @@ func (c *Cursor) Close() {
 }
 
 // Stream reports where the hook (re)started the namespace stream for this process: the
-// resume_txid of the latest batch that carried one (0: no namespace batch yet), and the hook's
-// count of edit-log gaps it skipped since the NameNode started. A subscriber that persisted
-// txid T has missed nothing if resume <= T+1 and there were no gaps; otherwise it must look
-// at the namespace itself (list) for what it missed.
-func (c *Cursor) Stream() (resume, gaps int64) {
+// resume_txid of the latest batch that carried one (0: no namespace batch yet), the txid of
+// that batch's first event, and the hook's count of edit-log gaps it skipped since the NameNode
+// started. The hook resumes after its persisted position, which passes txids of events nobody
+// selected, so resume may lie beyond a subscriber's persisted txid T without anything missed;
+// a hook that had no position to resume from (its state file lost) starts at the first event
+// it reads (resume == first). A subscriber that persisted T has missed nothing if
+// resume <= T+1, or resume < first, and there were no gaps; otherwise it must look at the
+// namespace itself (list) for what it missed.
+func (c *Cursor) Stream() (resume, first, gaps int64) {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return c.s.resumeTxid, c.s.gapsTotal
+	return c.s.resumeTxid, c.s.resumeFirst, c.s.gapsTotal
 }

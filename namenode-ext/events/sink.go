@@ -34,6 +34,7 @@ type Sink struct {
 	sentVer     int   // filterVer the hook last received (Configure or an ack)
 	resumes     int64 // batches that (re)started the hook's namespace stream
 	resumeTxid  int64 // resume_txid of the latest such batch (0: none yet in this process)
+	resumeFirst int64 // txid of that batch's first namespace event
 	gapsTotal   int64 // the hook's namespace_gaps_total, as it last reported
 
 	mReceived   *prometheus.CounterVec
@@ -136,7 +137,13 @@ func (s *Sink) Deliver(_ context.Context, b *pb.EventBatch) (*pb.DeliverAck, err
 	s.mGaps.Set(float64(b.GetNamespaceGapsTotal()))
 	if b.GetResumeTxid() > 0 {
 		s.resumes++
-		s.resumeTxid = b.GetResumeTxid()
+		s.resumeTxid, s.resumeFirst = b.GetResumeTxid(), 0
+		for _, pe := range b.GetEvents() {
+			if n := pe.GetNamespace(); n != nil {
+				s.resumeFirst = n.GetTxid()
+				break
+			}
+		}
 	}
 	s.gapsTotal = b.GetNamespaceGapsTotal()
 	for _, pe := range b.GetEvents() {

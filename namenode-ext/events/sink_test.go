@@ -121,7 +121,7 @@ func TestDurableWaitsForEveryCursorAndFilterIsSentOnce(t *testing.T) {
 	if ack.GetDurableTxid() != 6 || ack.GetFilter() == nil || len(ack.GetFilter().GetNamespacePathPrefixes()) != 0 {
 		t.Fatalf("ack %v: want durable 6 and the new filter for every path", ack)
 	}
-	if r, g := c.Stream(); r != 0 || g != 0 {
+	if r, _, g := c.Stream(); r != 0 || g != 0 {
 		t.Fatalf("stream resume %d, gaps %d before any resume", r, g)
 	}
 	withdraw()
@@ -138,8 +138,8 @@ func TestDurableWaitsForEveryCursorAndFilterIsSentOnce(t *testing.T) {
 	// A durable subscriber learns where the stream resumed and of skipped edits.
 	c2 := s.NewCursor(7)
 	s.Deliver(context.Background(), &pb.EventBatch{NamespaceGapsTotal: 1})
-	if r, g := c2.Stream(); r != 5 || g != 1 {
-		t.Fatalf("stream resume %d, gaps %d; want 5, 1", r, g)
+	if r, f, g := c2.Stream(); r != 5 || f != 5 || g != 1 {
+		t.Fatalf("stream resume %d, first %d, gaps %d; want 5, 5, 1", r, f, g)
 	}
 }
 

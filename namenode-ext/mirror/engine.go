@@ -223,7 +223,7 @@ func New(cfg Config, host pb.NameNodeHostClient, log hclog.Logger) (*Engine, err
 // stream after the marked txid when either process restarts.
 type Cursor interface {
 	Mark(txid int64)
-	Stream() (resume, gaps int64)
+	Stream() (resume, first, gaps int64)
 }
 
 // UseCursor makes the engine resume from the event stream after a restart instead of listing

@@ -163,13 +163,17 @@ func (e *Engine) checkStream(ctx context.Context) {
 	var cs []*checkpoint
 	why := ""
 	if len(e.rescanWait) > 0 && e.cursor != nil {
-		resume, gaps := e.cursor.Stream()
+		resume, first, gaps := e.cursor.Stream()
 		switch {
-		case resume > 0 && resume <= e.journalTxid+1 && gaps == 0:
-			e.log.Info("event stream resumed where the journal ends; nothing to list", "resume_txid", resume, "journal_txid", e.journalTxid)
+		case resume > 0 && (resume <= e.journalTxid+1 || resume < first) && gaps == 0:
+			// Past the journal's txid only over events nobody selected: the hook resumed from
+			// a position it had persisted.
+			e.log.Info("event stream resumed where the journal ends; nothing to list", "resume_txid", resume,
+				"first_txid", first, "journal_txid", e.journalTxid)
 			e.rescanWait = nil
 		case resume > 0:
-			cs, why = e.rescanWait, fmt.Sprintf("event stream resumed at txid %d after the journal's %d (%d edit-log gaps)", resume, e.journalTxid, gaps)
+			cs, why = e.rescanWait, fmt.Sprintf("event stream resumed at txid %d (first event %d) after the journal's %d (%d edit-log gaps)",
+				resume, first, e.journalTxid, gaps)
 		case e.now().After(e.rescanBy):
 			cs, why = e.rescanWait, "the event stream did not say where it resumed"
 		}
