@@ -17,6 +17,7 @@ import (
 	"github.com/newtricks/newtricks/xformgraph"
 	"github.com/newtricks/newtricks/xformgraph/ffmpeg"
 	"github.com/newtricks/newtricks/xformgraph/frame"
+	ximage "github.com/newtricks/newtricks/xformgraph/image"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.txt from this process's outputs")
@@ -45,7 +46,7 @@ func TestGolden(t *testing.T) {
 	if len(cases) < 50 {
 		t.Fatalf("%d cases, want at least 50", len(cases))
 	}
-	fmt.Printf("GOLDEN-CHILD domain=%q ffmpeg_cpu_flags=%#x\n", xformgraph.Domain().String(), ffmpeg.CPUFlags())
+	fmt.Printf("GOLDEN-CHILD domain=%q ffmpeg_cpu_flags=%#x resample_avx2=%v\n", xformgraph.Domain().String(), ffmpeg.CPUFlags(), ximage.AVX2())
 	digests := map[string]string{}
 	var failed int
 	for _, c := range cases {
@@ -168,12 +169,13 @@ func runChild(t *testing.T, bin string, env ...string) string {
 
 // TestGoldenWithoutSIMD: FFmpeg restricted to plain C (no MMX/SSE/AVX decoders, IDCTs or
 // scalers), libjpeg-turbo restricted to plain C (JSIMD_FORCENONE) and jpegturbo's RGB
-// deinterleave to its scalar loop (NT_JPEG_NOSSSE3), then libjpeg-turbo on SSE2 only
-// (JSIMD_FORCESSE2, where the host would use AVX2), give the same bytes: no CPU-dispatched
-// path of either library decides a pixel.
+// deinterleave to its scalar loop (NT_JPEG_NOSSSE3) and xformgraph's resample passes to
+// SSE2 (NT_XFORM_NOAVX2), then libjpeg-turbo on SSE2 only (JSIMD_FORCESSE2, where the host
+// would use AVX2), give the same bytes: no CPU-dispatched path of any of them decides a
+// pixel. (This process, on an AVX2 host, ran xformgraph's AVX2 passes.)
 func TestGoldenWithoutSIMD(t *testing.T) {
-	line := runChild(t, os.Args[0], cpuFlagsEnv+"=0", "JSIMD_FORCENONE=1", "NT_JPEG_NOSSSE3=1")
-	if !strings.HasSuffix(line, "ffmpeg_cpu_flags=0x0") {
+	line := runChild(t, os.Args[0], cpuFlagsEnv+"=0", "JSIMD_FORCENONE=1", "NT_JPEG_NOSSSE3=1", "NT_XFORM_NOAVX2=1")
+	if !strings.HasSuffix(line, "ffmpeg_cpu_flags=0x0 resample_avx2=false") {
 		t.Fatalf("child did not run without SIMD: %s", line)
 	}
 	t.Log("no SIMD:", line)

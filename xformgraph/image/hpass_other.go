@@ -2,7 +2,12 @@
 
 package image
 
-type hpass struct{}
+type hpass struct{ maxStart int }
 
-func newHpass(c coeffs, wt []float32) (hpass, bool)         { return hpass{}, false }
-func (h *hpass) rows2(ra, rb []byte, ta, tb []float32) bool { return false }
+func AVX2() bool { return false }
+
+func newHpass(c coeffs, srcW int, buf *hpass) (*hpass, bool) { return nil, false }
+func (h *hpass) rows2(ra, rb []byte, ta, tb []float32) bool  { return false }
+func (h *hpass) rowLen() int                                 { return 0 }
+
+func setAVX2(on bool) {}

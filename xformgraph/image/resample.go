@@ -469,21 +469,18 @@ func (p *Plan) ApplyPlanarLUTRows(src *Planar, lut [][256]float32, dst func(y in
 func (p *Plan) applyRGBLUTRows(src *Planar, lut [][256]float32, dst func(y int) (r, g, b []float32)) {
 	ow, oh := p.WinW, p.WinH
 	cx, cy := p.planeAxes(src)
+	h := prepH(cx, 1)
+	defer h.release()
 	rb, gb := getBytes(ow*oh), getBytes(ow*oh)
-	resamplePlane(src.Y, src.YStride, 1, cx, cy, rb, ow, nil)
-	resamplePlane(src.Cb, src.CStride, 1, cx, cy, gb, ow, nil)
+	resamplePlaneH(src.Y, src.YStride, &h, cy, rb, ow, nil)
+	resamplePlaneH(src.Cb, src.CStride, &h, cy, gb, ow, nil)
 	bRow := getBytes(ow)
 	lr, lg, lb := &lut[0], &lut[1], &lut[2]
-	resamplePlane(src.Cr, src.CStride, 1, cx, cy, bRow, 0, func(y int, brow []byte) {
+	resamplePlaneH(src.Cr, src.CStride, &h, cy, bRow, 0, func(y int, brow []byte) {
 		r, g, b := dst(y)
-		rr, gr := rb[y*ow:(y+1)*ow], gb[y*ow:(y+1)*ow]
-		r, g, b, brow = r[:len(rr)], g[:len(rr)], b[:len(rr)], brow[:len(rr)]
-		gr = gr[:len(rr)]
-		for x, v := range rr {
-			r[x] = lr[v]
-			g[x] = lg[gr[x]]
-			b[x] = lb[brow[x]]
-		}
+		lutRow(r, rb[y*ow:(y+1)*ow], lr)
+		lutRow(g, gb[y*ow:(y+1)*ow], lg)
+		lutRow(b, brow[:ow], lb)
 	})
 	ReleasePlanes([][]byte{rb, gb, bRow})
 }
@@ -537,14 +534,59 @@ func ReleasePlanes(planes [][]byte) {
 	}
 }
 
+// haxis is a horizontal axis prepared for resamplePlaneH: coefficients with a fixed tap
+// count and the assembly pass's tables, built once for every plane that uses the axis.
+type haxis struct {
+	cx    coeffs
+	fx    coeffs
+	fixed bool
+	hp    *hpass // nil: no assembly pass
+	srcW  int
+	c     int
+}
+
+var hpassPool = sync.Pool{New: func() any { return new(hpass) }}
+
+// prepH prepares cx for planes with c interleaved channels; release it when done.
+func prepH(cx coeffs, c int) haxis {
+	h := haxis{cx: cx, fx: cx, c: c}
+	for i := range cx.start {
+		h.srcW = max(h.srcW, cx.start[i]+cx.count[i])
+	}
+	if c == 1 {
+		// Shifting taps left stays within the columns the coefficients already read.
+		h.fx, h.fixed = cx.fixedTaps(h.srcW)
+		if h.fixed {
+			buf := hpassPool.Get().(*hpass)
+			var ok bool
+			if h.hp, ok = newHpass(h.fx, h.srcW, buf); !ok {
+				hpassPool.Put(buf)
+				h.hp = nil
+			}
+		}
+	}
+	return h
+}
+
+func (h *haxis) release() {
+	if h.hp != nil {
+		hpassPool.Put(h.hp)
+		h.hp = nil
+	}
+}
+
 // resamplePlane runs the two separable passes (horizontal then vertical, as Pillow) over
 // an interleaved plane with c channels, writing rounded, clamped bytes.
 func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStride int, rowFn func(i int, row []byte)) {
+	h := prepH(cx, c)
+	resamplePlaneH(src, stride, &h, cy, dst, dstStride, rowFn)
+	h.release()
+}
+
+// resamplePlaneH is resamplePlane with the horizontal axis prepared.
+func resamplePlaneH(src []byte, stride int, h *haxis, cy coeffs, dst []byte, dstStride int, rowFn func(i int, row []byte)) {
+	cx, c := h.cx, h.c
 	ow, oh := len(cx.start), len(cy.start)
-	srcW := 0
-	for i := range cx.start {
-		srcW = max(srcW, cx.start[i]+cx.count[i])
-	}
 	// Rows of the source the vertical taps need.
 	lo, hi := math.MaxInt, 0
 	for i := range oh {
@@ -558,21 +600,7 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 		*tp = make([]float32, (hi-lo)*rw)
 	}
 	tmp := (*tp)[:(hi-lo)*rw]
-	fx, fixed := cx, false
-	var hp hpass
-	simd := false
-	if c == 1 {
-		// Shifting taps left stays within the columns the coefficients already read.
-		fx, fixed = cx.fixedTaps(srcW)
-		if fixed {
-			wp := tmpPool.Get().(*[]float32)
-			defer tmpPool.Put(wp)
-			hp, simd = newHpass(fx, *wp)
-			if simd {
-				*wp = hp.wt
-			}
-		}
-	}
+	fx, fixed, hp := h.fx, h.fixed, h.hp
 	for r := lo; r < hi; r++ {
 		row := src[r*stride:]
 		t := tmp[(r-lo)*rw : (r-lo+1)*rw]
@@ -580,7 +608,7 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 			if r+1 < hi {
 				// Two rows per coefficient load.
 				rb, tb := src[(r+1)*stride:], tmp[(r+1-lo)*rw:(r+2-lo)*rw]
-				if !simd || !hp.rows2(row, rb, t, tb) {
+				if hp == nil || !hp.rows2(row, rb, t, tb) {
 					horizontal2(row, rb, t, tb, fx)
 				}
 				r++

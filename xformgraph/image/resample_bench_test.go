@@ -47,7 +47,7 @@ func BenchmarkHorizontal2(b *testing.B) {
 	}
 	for _, inW := range []int{160, 320, 500} {
 		c, _ := makeCoeffs(500, 0, float64(inW), 224, FilterBilinear).window(0, 224, true).fixedTaps(500)
-		h, simd := newHpass(c, nil)
+		h, simd := newHpass(c, 500, nil)
 		ta, tb := make([]float32, 224), make([]float32, 224)
 		b.Run(fmt.Sprintf("go/k=%d", c.k), func(b *testing.B) {
 			for b.Loop() {

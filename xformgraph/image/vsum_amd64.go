@@ -5,6 +5,11 @@ package image
 //go:noescape
 func vsumSSE2(dst *byte, n int, src *float32, stride int, w *[4]float32, k int)
 
+// vsumAVX2 is the vertical pass, 32 outputs per step (assembly, AVX2).
+//
+//go:noescape
+func vsumAVX2(dst *byte, n int, src *float32, stride int, w *float32, k int)
+
 const haveVsum = true
 
 // vsum writes round8(sum_t w[t]*rows[t][x]) for x < len(d), rows t at src[t*stride:].
@@ -18,12 +23,18 @@ func vsum(d []byte, src []float32, stride int, w []float32) {
 	if need := (k-1)*stride + len(d); len(src) < need {
 		panic("vsum: short source")
 	}
+	x0 := 0
+	if useAVX2 {
+		if x0 = len(d) &^ 31; x0 > 0 {
+			vsumAVX2(&d[0], x0, &src[0], stride, &w[0], k)
+		}
+	}
 	for t, x := range w {
 		wv[t] = [4]float32{x, x, x, x}
 	}
 	n := len(d) &^ 3
-	if n > 0 {
-		vsumSSE2(&d[0], n, &src[0], stride, &wv[0], k)
+	if n > x0 {
+		vsumSSE2(&d[x0], n-x0, &src[x0], stride, &wv[0], k)
 	}
 	for x := n; x < len(d); x++ {
 		var s float32

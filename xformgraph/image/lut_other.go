@@ -1,0 +1,11 @@
+//go:build !amd64
+
+package image
+
+// lutRow writes dst[x] = lut[src[x]] for x < len(src) (dst at least as long).
+func lutRow(dst []float32, src []byte, lut *[256]float32) {
+	dst = dst[:len(src)]
+	for x, v := range src {
+		dst[x] = lut[v]
+	}
+}
