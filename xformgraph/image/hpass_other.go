@@ -2,7 +2,10 @@
 
 package image
 
-type hpass struct{ maxStart int }
+type hpass struct {
+	maxStart int
+	avx      bool
+}
 
 func AVX2() bool { return false }
 
