@@ -73,6 +73,23 @@ func (g *Graph) Run(ctx context.Context, s Sample) (*Output, error) {
 	return o, nil
 }
 
+// Release hands the memory of o's tensors back for the next samples' outputs: a caller
+// that is done with them (it copied them into frames, or into its own buffers) saves the
+// allocation and zeroing of a new tensor per sample. o and every Tensor, Data slice or
+// view of them must not be used afterwards. Optional: unreleased outputs are garbage
+// collected as usual.
+func (o *Output) Release() {
+	if o == nil {
+		return
+	}
+	for i := range o.Values {
+		if t := o.Values[i].Tensor; t != nil {
+			t.release()
+		}
+	}
+	o.Values = nil
+}
+
 // runOp turns a panic inside an op into an error: a malformed sample must never take the
 // DataNode extension down.
 func runOp(ctx context.Context, n *Node, env *Env, in Value) (out Value, err error) {

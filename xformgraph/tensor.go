@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
+	"sync"
 )
 
 // DType is the element type of a Tensor. The numeric values are part of the frame format
@@ -108,6 +110,46 @@ type Tensor struct {
 	Layout Layout
 	Shape  []int // len == Layout.Rank(), axes in Layout order
 	Data   []byte
+	// pooled: Data came from tensorBytes and may go back through Output.Release.
+	pooled bool
+}
+
+// tensorPools recycle tensor memory released by Output.Release, one pool per power-of-two
+// capacity class (2^12 .. 2^30 bytes).
+var tensorPools [31]sync.Pool
+
+func tensorClass(n int) int {
+	c := max(bits.Len(uint(n-1)), 12)
+	if c >= len(tensorPools) {
+		return -1
+	}
+	return c
+}
+
+// tensorBytes returns n bytes for a tensor the caller writes completely: recycled memory
+// holds an earlier tensor's bytes, so a producer that could leave a byte unwritten must
+// allocate with make instead.
+func tensorBytes(n int) (b []byte, pooled bool) {
+	c := tensorClass(n)
+	if c < 0 || n <= 0 {
+		return make([]byte, n), false
+	}
+	if p, ok := tensorPools[c].Get().(*[]byte); ok {
+		return (*p)[:n], true
+	}
+	return make([]byte, n, 1<<c), true
+}
+
+// release returns t's memory for reuse (t.Data is nil afterwards).
+func (t *Tensor) release() {
+	if t == nil || !t.pooled || t.Data == nil {
+		return
+	}
+	b := t.Data[:cap(t.Data)]
+	t.Data, t.pooled = nil, false
+	if c := tensorClass(len(b)); c >= 0 && 1<<c == len(b) {
+		tensorPools[c].Put(&b)
+	}
 }
 
 // Elems is the product of Shape.

@@ -74,7 +74,8 @@ func imagesToTensor(px []*Image, stacked bool, layout Layout, dt DType, lut [][2
 	t := &Tensor{DType: dt, Layout: layout, Shape: tensorShape(layout, len(px), h, w, c)}
 	es := dt.Size()
 	plane := h * w
-	t.Data = make([]byte, len(px)*plane*c*es)
+	// Every byte is written below (each row of each image), so recycled memory will do.
+	t.Data, t.pooled = tensorBytes(len(px) * plane * c * es)
 	planar := layout == LayoutCHW || layout == LayoutTCHW
 	for f, m := range px {
 		if m.Width != w || m.Height != h || m.Channels != c {
@@ -188,7 +189,8 @@ func rowsToTensor(p *ximage.Plan, src *ximage.Planar, channels int, layout Layou
 	}
 	t := &Tensor{DType: dt, Layout: layout, Shape: tensorShape(layout, 1, h, w, channels)}
 	n := w * h
-	t.Data = make([]byte, n*channels*dt.Size())
+	// Every byte is written below (each row of each channel), so recycled memory will do.
+	t.Data, t.pooled = tensorBytes(n * channels * dt.Size())
 	fast := layout == LayoutCHW && dt == DTypeFloat32 && littleEndian
 	var f32 []float32
 	if fast {

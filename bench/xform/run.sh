@@ -103,6 +103,7 @@ elif [ -f "$here/video.sh" ]; then
 else
   echo "== video: bench/xform/video.sh absent"
 fi
+[ -n "${vout:-}" ] && echo "$vout" | grep '^BOUND'
 echo "BENCH xform image_vs_pillowsimd=$image_ratio video_vs_decord=$video_vs_decord video_vs_floor=$video_vs_floor decode_vs_ffmpeg=$decode_vs_ffmpeg"
 # A contender or reference that did not run is a failed benchmark, not a quiet n/a.
 for v in $([[ " $PARTS " == *" image "* ]] && echo "$image_ratio") \

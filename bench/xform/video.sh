@@ -13,7 +13,9 @@
 # printed too; every figure is the median with (min, max) of the runs. Prints the detail,
 # then `RESULT video_vs_decord=<x> video_vs_floor=<x> decode_vs_ffmpeg=<x>` (vs decord and
 # ffmpeg: > 1 means newtricks is faster; vs floor: newtricks' CPU time per clip over the
-# reference-frames-only decode's, >= 1 by construction, target <= 1.15).
+# reference-frames-only decode's, target <= 1.15). A line `BOUND video decord_vs_floor=<x>`
+# before it is decord's CPU time per clip over the floor's: what video_vs_decord comes to
+# with newtricks at the floor.
 # Env: XFORM_MEDIA or NEWTRICKS_XFORM_MEDIA (clip dir parent), BENCH_VENV, RUNS (default 7),
 # CLIPS per run (default 2), CORE or BENCH_CPU (default 1).
 set -euo pipefail
@@ -101,5 +103,11 @@ print("  newtricks/ffmpeg per run: %s" % mm(r_ff))
 print("(c) floor: ffmpeg -threads 1 -skip_frame noref -f null, CPU seconds: %s" % mm(floor_cpu))
 print("  newtricks CPU seconds per clip: %s" % mm([1 / c for c in c_nt]))
 print("  newtricks/floor per run: %s" % mm(r_floor))
+# The bound on video_vs_decord: a sampler that must reproduce every sampled frame exactly
+# decodes at least the reference frames in front of them, so with newtricks at the floor
+# video_vs_decord is decord's time over the floor's (same runs, per-run ratios).
+r_bound = [(1 / a) / b for a, b in zip(c_dec, floor_cpu)]
+print("(d) bound: decord CPU seconds per clip / floor CPU seconds, per run: %s" % mm(r_bound))
+print("BOUND video decord_vs_floor=%.2f (video_vs_decord = decord_vs_floor / video_vs_floor)" % med(r_bound))
 print("RESULT video_vs_decord=%.2f video_vs_floor=%.2f decode_vs_ffmpeg=%.2f" % (med(r_dec), med(r_floor), med(r_ff)))
 PY

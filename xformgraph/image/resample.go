@@ -136,6 +136,17 @@ type Plan struct {
 	FlipH                  bool
 	Filter                 Filter
 	Resized                bool // a resize has been applied (a second one materializes)
+
+	// memo keeps the last axes computed, for the same plan and arguments (the region a
+	// decode needs and the resample ask for the same ones). Copies share it read-only.
+	memo *axesMemo
+}
+
+type axesMemo struct {
+	key            Plan // memo nil
+	scaleX, scaleY float64
+	inW, inH       int
+	cx, cy         coeffs
 }
 
 // Identity is the plan that returns a w x h source as is.
@@ -191,11 +202,18 @@ func (p *Plan) noResample() bool {
 }
 
 // axis coefficients of the window, in output order.
+// The coefficients returned are shared (with the memo): callers must not modify them.
 func (p *Plan) axes(scaleX, scaleY float64, inW, inH int) (cx, cy coeffs) {
+	key := *p
+	key.memo = nil
+	if m := p.memo; m != nil && m.key == key && m.scaleX == scaleX && m.scaleY == scaleY && m.inW == inW && m.inH == inH {
+		return m.cx, m.cy
+	}
 	cx = makeCoeffs(inW, p.X0*scaleX, p.X1*scaleX, p.ResizeW, p.Filter)
 	cy = makeCoeffs(inH, p.Y0*scaleY, p.Y1*scaleY, p.ResizeH, p.Filter)
 	cx = cx.window(p.WinX, p.WinW, p.FlipH)
 	cy = cy.window(p.WinY, p.WinH, false)
+	p.memo = &axesMemo{key: key, scaleX: scaleX, scaleY: scaleY, inW: inW, inH: inH, cx: cx, cy: cy}
 	return
 }
 
@@ -583,58 +601,94 @@ func resamplePlane(src []byte, stride, c int, cx, cy coeffs, dst []byte, dstStri
 	h.release()
 }
 
-// resamplePlaneH is resamplePlane with the horizontal axis prepared.
+// windowRows is how many rows of the horizontal pass resamplePlaneH keeps (~28 KB for 224
+// floats a row, in L1) when a region is taller.
+const windowRows = 32
+
+// resamplePlaneH is resamplePlane with the horizontal axis prepared. The horizontal pass
+// runs just ahead of the vertical one in a window of rows that slides down the region
+// (the rows still needed move to its top when it fills), so the intermediate stays in L1
+// instead of a float copy of the whole region. The arithmetic is the same as a full
+// horizontal pass followed by the vertical one.
 func resamplePlaneH(src []byte, stride int, h *haxis, cy coeffs, dst []byte, dstStride int, rowFn func(i int, row []byte)) {
 	cx, c := h.cx, h.c
 	ow, oh := len(cx.start), len(cy.start)
-	// Rows of the source the vertical taps need.
-	lo, hi := math.MaxInt, 0
+	// Rows of the source the vertical taps need; the window needs them in order.
+	lo, hi, kmax := math.MaxInt, 0, 0
+	monotonic := true
 	for i := range oh {
 		lo = min(lo, cy.start[i])
 		hi = max(hi, cy.start[i]+cy.count[i])
+		kmax = max(kmax, cy.count[i])
+		if i > 0 && cy.start[i] < cy.start[i-1] {
+			monotonic = false
+		}
 	}
 	rw := ow * c
+	B := hi - lo // window rows: the whole region unless a window is smaller
+	window := monotonic && max(windowRows, 2*kmax+2) < B
+	if window {
+		B = max(windowRows, 2*kmax+2)
+	}
 	tp := tmpPool.Get().(*[]float32)
 	defer tmpPool.Put(tp)
-	if cap(*tp) < (hi-lo)*rw {
-		*tp = make([]float32, (hi-lo)*rw)
+	if cap(*tp) < B*rw {
+		*tp = make([]float32, B*rw)
 	}
-	tmp := (*tp)[:(hi-lo)*rw]
+	tmp := (*tp)[:B*rw]
 	fx, fixed, hp := h.fx, h.fixed, h.hp
-	for r := lo; r < hi; r++ {
-		row := src[r*stride:]
-		t := tmp[(r-lo)*rw : (r-lo+1)*rw]
-		if fixed {
-			if r+1 < hi {
-				// Two rows per coefficient load.
-				rb, tb := src[(r+1)*stride:], tmp[(r+1-lo)*rw:(r+2-lo)*rw]
-				if hp == nil || !hp.rows2(row, rb, t, tb) {
-					horizontal2(row, rb, t, tb, fx)
+	b0, next := lo, lo // b0: the source row in window row 0; next: first row not computed
+	compute := func(keep, upTo int) {
+		if next < keep {
+			next = keep // rows no output reads (a shrink whose taps skip rows)
+			if window {
+				b0 = keep // nothing computed is needed any more
+			}
+		}
+		for next < upTo {
+			// Room for two rows; else move rows keep..next-1 to the top.
+			if window && next+2-b0 > B && keep > b0 {
+				copy(tmp, tmp[(keep-b0)*rw:(next-b0)*rw])
+				b0 = keep
+			}
+			r := next
+			row := src[r*stride:]
+			t := tmp[(r-b0)*rw : (r-b0+1)*rw]
+			if fixed {
+				if r+1 < hi && r+2-b0 <= B {
+					// Two rows per coefficient load (the second may run one row ahead).
+					rb, tb := src[(r+1)*stride:], tmp[(r+1-b0)*rw:(r+2-b0)*rw]
+					if hp == nil || !hp.rows2(row, rb, t, tb) {
+						horizontal2(row, rb, t, tb, fx)
+					}
+					next += 2
+					continue
 				}
-				r++
+				horizontal1(row, t, fx)
+				next++
 				continue
 			}
-			horizontal1(row, t, fx)
-			continue
-		}
-		for j := range ow {
-			s0, n := cx.start[j], cx.count[j]
-			w := cx.w[j*cx.k : j*cx.k+n]
-			px := row[s0*c : (s0+n)*c]
-			for ch := 0; ch < c; ch++ {
-				var s float32
-				for k, wk := range w {
-					s += float32(wk * float32(px[k*c+ch]))
+			for j := range ow {
+				s0, n := cx.start[j], cx.count[j]
+				w := cx.w[j*cx.k : j*cx.k+n]
+				px := row[s0*c : (s0+n)*c]
+				for ch := 0; ch < c; ch++ {
+					var s float32
+					for k, wk := range w {
+						s += float32(wk * float32(px[k*c+ch]))
+					}
+					t[j*c+ch] = s
 				}
-				t[j*c+ch] = s
 			}
+			next++
 		}
 	}
 	for i := range oh {
 		s0, n := cy.start[i], cy.count[i]
+		compute(s0, s0+n)
 		w := cy.w[i*cy.k : i*cy.k+n]
 		d := dst[i*dstStride : i*dstStride+rw]
-		vsum(d, tmp[(s0-lo)*rw:], rw, w)
+		vsum(d, tmp[(s0-b0)*rw:], rw, w)
 		if rowFn != nil {
 			rowFn(i, d)
 		}

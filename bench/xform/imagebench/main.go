@@ -71,6 +71,9 @@ func main() {
 		if !*decodeOnly && len(out.Values[0].Tensor.Data) != 3*224*224*4 {
 			log.Fatal("bad output size")
 		}
+		// Done with the output (a DataNode has framed it by now): its memory serves the
+		// next sample, as freed numpy arrays do for the Python baselines.
+		out.Release()
 	}
 	for i := 0; i < 20; i++ { // warm-up: decoder pool, scratch buffers
 		run(i)
