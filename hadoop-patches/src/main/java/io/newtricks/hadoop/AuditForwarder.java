@@ -23,6 +23,8 @@ public class AuditForwarder extends HdfsAuditLogger {
 
   @Override
   public void initialize(Configuration conf) {
+    // FSNamesystem is being built: load the gRPC code meanwhile.
+    Prewarm.start(conf, HookConf.NAMENODE_BINARY);
     try {
       hub.configure(conf.getInt(HookConf.AUDIT_QUEUE_CAPACITY, HookConf.DEFAULT_AUDIT_QUEUE_CAPACITY));
     } catch (Throwable t) {

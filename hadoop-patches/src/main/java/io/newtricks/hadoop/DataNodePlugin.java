@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
 public class DataNodePlugin implements ServicePlugin {
   private static final Logger LOG = LoggerFactory.getLogger(DataNodePlugin.class);
   static final String KIND = "datanode";
-  private static final long READY_POLL_MS = 500;
+  private static final long READY_POLL_MS = 100;
 
   private final Object lock = new Object();
   private boolean stopped;
@@ -35,6 +35,8 @@ public class DataNodePlugin implements ServicePlugin {
         return;
       }
       DataNode dn = (DataNode) service;
+      // Loads the gRPC code while the plugin waits for the DataNode to register.
+      Prewarm.start(dn.getConf(), HookConf.DATANODE_BINARY);
       Thread t = new Thread(() -> startAsync(dn), "newtricks-datanode-plugin-start");
       t.setDaemon(true);
       synchronized (lock) {

@@ -50,6 +50,8 @@ public class EventJournal implements JournalManager {
     this.uri = uri;
     this.capture = capture;
     this.injectFailure = conf.getBoolean(HookConf.JOURNAL_INJECT_FAILURE, false);
+    // The NameNode is still loading its image: load the gRPC code meanwhile.
+    Prewarm.start(conf, HookConf.NAMENODE_BINARY);
     capture.install(conf.getInt(HookConf.JOURNAL_QUEUE_CAPACITY, 65536));
     // Capture from the first edit of this run what the co-process subscribed to last time, so
     // a restarted NameNode streams its new segment without waiting for the co-process.

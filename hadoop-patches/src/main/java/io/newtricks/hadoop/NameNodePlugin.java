@@ -37,6 +37,8 @@ public class NameNodePlugin implements ServicePlugin {
         return;
       }
       NameNode nn = (NameNode) service;
+      // A no-op if the audit logger or the event journal started it already.
+      Prewarm.start(nn.getConf(), HookConf.NAMENODE_BINARY);
       Thread t = new Thread(() -> startAsync(nn), "newtricks-namenode-plugin-start");
       t.setDaemon(true);
       synchronized (lock) {
