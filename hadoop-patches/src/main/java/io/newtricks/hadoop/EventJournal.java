@@ -171,7 +171,7 @@ public class EventJournal implements JournalManager {
           bufComplete = false; // nothing captured: the tailer must not take this range as read
           return;
         }
-        if (!s.opcodes[op.opCode.getOpCode() & 0xff]) {
+        if (!s.opcodes[op.opCode.getOpCode() & 0xff] || outsidePrefixes(op, s.prefixes)) {
           return;
         }
         EventBatch eb = InotifyFSEditLogOpTranslator.translate(op);
@@ -250,6 +250,27 @@ public class EventJournal implements JournalManager {
 
     @Override
     public boolean shouldForceSync() {
+      return false;
+    }
+  }
+
+  /** Off after the path reader could not be linked (a Hadoop whose FSEditLogOp differs). */
+  private static volatile boolean pathPrefilter = true;
+
+  /**
+   * True if op names only paths outside the selected prefixes, read without translating it;
+   * false when prefixes are empty (every path) or the op's paths cannot be read (the events
+   * are then filtered after translation, see {@link #selected}).
+   */
+  static boolean outsidePrefixes(FSEditLogOp op, String[] prefixes) {
+    if (prefixes.length == 0 || !pathPrefilter) {
+      return false;
+    }
+    try {
+      return !org.apache.hadoop.hdfs.server.namenode.NewtricksEditPaths.mayMatch(op, prefixes);
+    } catch (LinkageError | RuntimeException e) {
+      pathPrefilter = false;
+      LOG.warn("newtricks: event journal filters paths after translation only: {}", e.toString());
       return false;
     }
   }
