@@ -32,6 +32,12 @@ import org.slf4j.LoggerFactory;
 final class EventForwarder {
   private static final Logger LOG = LoggerFactory.getLogger(EventForwarder.class);
   private static final long RETRY_MS = 200;
+  /**
+   * Pace of the loop, and of resume-point saves, while nothing at all is subscribed: there is
+   * nothing to send, and a new subscription arrives with a new co-process generation, which
+   * the loop notices within this time (the health check itself runs once a second).
+   */
+  static final long IDLE_MS = 1_000;
 
   private final EventHub hub;
   private final NamespaceTailer tailer;
@@ -140,6 +146,11 @@ final class EventForwarder {
         if (inflight == null) {
           build();
         }
+        if (inflight == null && nothingSubscribed()) {
+          persist(false);
+          sleep(IDLE_MS - (System.currentTimeMillis() - cycleStart));
+          continue;
+        }
         if (inflight != null) {
           full = inflight.getEventsCount() >= batchMax;
           if (!deliver()) {
@@ -180,6 +191,7 @@ final class EventForwarder {
   }
 
   private void applyFilter(EventFilter f) {
+    nextPersistAt = 0; // a new filter is saved at once (a restarted NameNode captures by it)
     hub.subscribe(f.getAuditCommandsList());
     if (f.getAuditCommandsCount() == 0 && auditForwarderConfigured && !hintedAudit) {
       hintedAudit = true;
@@ -195,6 +207,11 @@ final class EventForwarder {
         f.getNamespacePathPrefixesList().isEmpty() ? "/" : f.getNamespacePathPrefixesList());
   }
 
+  /** No audit command and no namespace type is subscribed. */
+  private boolean nothingSubscribed() {
+    return hub.activeCount() == 0 && (tailer == null || !tailer.wantsAny());
+  }
+
   private String filterKey() {
     return tailer == null ? "" : tailer.types() + "|" + Arrays.toString(tailer.prefixes());
   }
@@ -208,12 +225,15 @@ final class EventForwarder {
     if (!force && now < nextPersistAt) {
       return;
     }
+    // While nothing is subscribed the position only saves re-reading on a restart: it moves
+    // with every edit, so it is saved (fsync) rarely then.
+    nextPersistAt = now
+        + (tailer.wantsAny() ? persistIntervalMs : Math.max(persistIntervalMs, IDLE_MS * 10));
     long safe = tailer.safeTxid();
     String fk = filterKey();
     if (safe < 0 || (safe == persistedTxid && fk.equals(persistedFilter))) {
       return;
     }
-    nextPersistAt = now + persistIntervalMs;
     try {
       new EventState(safe, tailer.types(), Arrays.asList(tailer.prefixes())).save(stateFile);
       persistedTxid = safe;

@@ -92,6 +92,11 @@ final class EventHub {
     filtered.increment();
   }
 
+  /** How many commands are forwarded now (0 while no co-process is healthy). */
+  int activeCount() {
+    return active.length;
+  }
+
   String[] activeCommands() {
     return active.clone();
   }
