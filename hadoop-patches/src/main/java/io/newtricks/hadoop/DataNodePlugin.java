@@ -76,6 +76,9 @@ public class DataNodePlugin implements ServicePlugin {
       InetSocketAddress xfer = dn.getXferAddress();
       int port = xfer == null ? 0 : xfer.getPort();
       String sockName = "dn-" + ProcessHandle.current().pid() + "-" + port + ".sock";
+      // Let the warm-up finish first: two threads initializing the same gRPC/Netty classes
+      // at once only wait for each other, and would risk a class-initialization cycle.
+      Prewarm.await(Prewarm.MAX_WAIT_MS);
       HostServer h = HostServer.start(hc, sockName, new DataNodeHostService(dn, m),
           new SecurityHostService(conf, m, DelegationTokens.dataNode(conf)));
       CoprocessSupervisor s = new CoprocessSupervisor(KIND, dn.getDatanodeUuid(), h.address(),

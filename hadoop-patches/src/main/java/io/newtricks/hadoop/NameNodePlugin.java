@@ -75,6 +75,9 @@ public class NameNodePlugin implements ServicePlugin {
       InetSocketAddress rpcAddr = nn.getNameNodeAddress();
       int port = rpcAddr == null ? 0 : rpcAddr.getPort();
       String sockName = "nn-" + ProcessHandle.current().pid() + "-" + port + ".sock";
+      // Let the warm-up finish first: two threads initializing the same gRPC/Netty classes
+      // at once only wait for each other, and would risk a class-initialization cycle.
+      Prewarm.await(Prewarm.MAX_WAIT_MS);
       HostServer h = HostServer.start(hc, sockName, new NameNodeHostService(nn, m, hc),
           new SecurityHostService(conf, m, DelegationTokens.nameNode(nn)));
       String daemonId = nn.getNameNodeAddressHostPortString();

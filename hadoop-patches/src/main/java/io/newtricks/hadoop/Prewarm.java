@@ -80,7 +80,10 @@ final class Prewarm {
     return false;
   }
 
-  /** Waits up to ms for a running warm-up (tests). */
+  /** The longest a hook waits for the warm-up before starting anyway. */
+  static final long MAX_WAIT_MS = 15_000;
+
+  /** Waits up to ms for a running warm-up; true if none is running. */
   static boolean await(long ms) throws InterruptedException {
     Thread t = thread;
     if (t != null) {
