@@ -1,22 +1,38 @@
 // Command nn measures what the newtricks hooks cost the NameNode, and how promptly namespace
 // events reach namenode-ext.
 //
-// Throughput: Hadoop's own NNThroughputBenchmark (hadoop-hdfs tests jar) runs against two real
-// clusters, one plain and one with the hooks and namenode-ext subscribed to every namespace event
-// type the subsystems use and to audited opens. Only one cluster runs at a time (the other's
-// processes are stopped with SIGSTOP), the order alternates every round, and both have the same
-// audit-log settings. Per operation it prints the median (min, max) ops/s over the rounds, the
-// ratio hooks/plain, and the NameNode's CPU (JVM + co-process) per 1000 ops.
+// Throughput: Hadoop's own NNThroughputBenchmark (hadoop-hdfs tests jar) runs against real
+// clusters that differ only in the hooks and in what namenode-ext subscribes to:
+//
+//   - plain: no hooks (the baseline);
+//   - idle: hooks on (plugin, audit logger, event journal, namenode-ext running), nothing
+//     subscribed: the out-of-the-box configuration (reactive hints and mirror are off);
+//   - typical: what the shipped subsystems subscribe to when switched on: reactive hints
+//     (audited opens, consumed by the real hotspot code) and one mirror rule (CLOSE, RENAME,
+//     UNLINK, APPEND, TRUNCATE under its source prefix, which the benchmark's paths are not
+//     under);
+//   - worst: every namespace type the subsystems use on every path plus audited opens, so
+//     every create forwards two events and every open, rename and delete one.
+//
+// Only one cluster runs at a time (the others' processes are stopped with SIGSTOP), the order
+// rotates every round, and all have the same audit-log settings. Per operation it prints the
+// median (min, max) ops/s over the rounds, the ratio to plain, and the NameNode's CPU (JVM +
+// co-process, from /proc schedstat, from the operation's start after its input generation to
+// the tool's exit) per 1000 ops, then where each configuration's CPU went (per JVM thread group
+// and the co-process, microseconds per op).
 //
 // Event latency: CLOSE at the NameNode (the op's time) to arrival at namenode-ext, P50/P99, on a
 // fresh edit-log segment and on one holding -long-edits edits, for the event journal (the
-// mechanism the hooks use) and for the inotify poller (the fallback), one cluster at a time.
+// mechanism the hooks use) and optionally for the inotify poller (the fallback).
 //
-// Last line: `BENCH nn-overhead min_ratio=<x> cpu_ratio=<x> event_p99_ms=<x>` (event_p99_ms: the
-// event journal's P99 on the long segment).
+// Last line: `BENCH nn-overhead min_ratio=<x> cpu_ratio=<x> event_p99_ms=<x> config=<headline>
+// ...` where min_ratio and cpu_ratio are those of the headline configuration (typical unless
+// -headline says otherwise), followed by the same two figures for every other configuration,
+// and event_p99_ms is the event journal's P99 on the long segment.
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -30,6 +46,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -40,38 +57,92 @@ import (
 
 type options struct {
 	ops       []string
+	configs   []string
+	headline  string
 	rounds    int
+	warmup    int
 	files     int
 	threads   int
 	audit     bool
+	noTop     bool
 	longEdits int
 	closes    int
 	inotify   bool
+	jfr       string
+	trial     bool
 }
 
 func main() {
 	var o options
 	ops := flag.String("ops", "create,mkdirs,open,fileStatus,rename,delete", "NNThroughputBenchmark operations")
-	flag.IntVar(&o.rounds, "rounds", 5, "measured rounds per cluster (alternating order), after one warm-up round; at least 5")
+	configs := flag.String("configs", "plain,idle,typical,worst", "configurations to compare (plain first: the baseline)")
+	flag.StringVar(&o.headline, "headline", "typical", "configuration whose figures head the BENCH line")
+	flag.IntVar(&o.rounds, "rounds", 5, "measured rounds per configuration (rotating order), after the warm-up rounds; at least 5")
+	flag.IntVar(&o.warmup, "warmup", 2, "warm-up rounds (every JVM's JIT), not counted")
 	flag.IntVar(&o.files, "files", 4000, "files (or dirs) per operation")
 	flag.IntVar(&o.threads, "threads", 4, "client threads")
-	flag.BoolVar(&o.audit, "audit-log", false, "write the NameNode audit log (FSNamesystem.audit at INFO) on both clusters; off by default, which also exposes any cost the extra audit logger adds")
+	flag.BoolVar(&o.audit, "audit-log", false, "write the NameNode audit log (FSNamesystem.audit at INFO) on every cluster; off by default")
+	flag.BoolVar(&o.noTop, "no-top", false, "dfs.namenode.top.enabled=false on every cluster: with the audit log off, the plain NameNode then skips audit work entirely, exposing the cost of any extra audit logger (isAuditEnabled)")
 	flag.IntVar(&o.longEdits, "long-edits", 1_000_000, "edits in the long segment of the event-latency test (0: skip it)")
 	flag.IntVar(&o.closes, "closes", 300, "files closed per event-latency measurement")
-	flag.BoolVar(&o.inotify, "inotify", true, "also measure event latency with the inotify poller (the fallback), for comparison")
+	flag.BoolVar(&o.inotify, "inotify", false, "also measure event latency with the inotify poller (the fallback), for comparison")
+	flag.StringVar(&o.jfr, "jfr", "", "record a JFR profile of every hooked NameNode into this directory")
+	flag.BoolVar(&o.trial, "trial", false, "allow fewer than 5 rounds for a look at the figures; prints no BENCH line")
 	flag.Parse()
 	o.ops = strings.Split(*ops, ",")
-	if o.rounds < 5 {
+	o.configs = strings.Split(*configs, ",")
+	if o.rounds < 5 && !o.trial {
 		log.Fatalf("-rounds %d: at least 5", o.rounds)
+	}
+	if o.configs[0] != "plain" {
+		log.Fatalf("-configs %s: plain must come first (it is the baseline)", *configs)
+	}
+	headline := false
+	for _, c := range o.configs {
+		if _, ok := subscriptions[c]; !ok && c != "plain" {
+			log.Fatalf("-configs: unknown configuration %q", c)
+		}
+		headline = headline || (c == o.headline && c != "plain")
+	}
+	if !headline {
+		log.Fatalf("-headline %s: not a hooked configuration among -configs %s", o.headline, *configs)
 	}
 	if err := run(o); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// subscription is what namenode-ext subscribes to in the throughput rounds: every namespace
-// event type the subsystems consume, on every path, plus audited opens (reactive hints).
-const subscription = "CREATE,CLOSE,RENAME,UNLINK,audit:open"
+// mirrorPrefix is the source prefix of the typical configuration's mirror rule; the
+// benchmark's paths (/nnbench-*) are not under it.
+const mirrorPrefix = "/mirror-src/"
+
+// subscriptions are the NameNode keys of each hooked configuration.
+var subscriptions = map[string]map[string]string{
+	"idle": {},
+	// Reactive hints subscribe to audited opens (and the real hotspot code consumes them); a
+	// mirror rule subscribes to what engine.Interest lists, under its source prefix.
+	"typical": {
+		"newtricks.hotspot.reactive":                       "true",
+		"newtricks.namenode.ext.events.subscribe":          "CLOSE,RENAME,UNLINK,APPEND,TRUNCATE",
+		"newtricks.namenode.ext.events.subscribe.prefixes": mirrorPrefix,
+	},
+	"worst": {"newtricks.namenode.ext.events.subscribe": "CREATE,CLOSE,RENAME,UNLINK,audit:open"},
+}
+
+// describe says what a configuration subscribes to, for the output.
+func describe(name string) string {
+	switch name {
+	case "plain":
+		return "no hooks"
+	case "idle":
+		return "hooks on, nothing subscribed (out of the box: reactive hints and mirror off)"
+	case "typical":
+		return "reactive hints (audit open) + a mirror rule (CLOSE,RENAME,UNLINK,APPEND,TRUNCATE under " + mirrorPrefix + ")"
+	case "worst":
+		return "CREATE,CLOSE,RENAME,UNLINK on every path + audit open"
+	}
+	return name
+}
 
 // nnPIDs returns the NameNode JVM and its co-processes.
 func nnPIDs(c *cluster.Cluster) []int {
@@ -108,20 +179,68 @@ func pause(c *cluster.Cluster, stop bool) {
 	}
 }
 
-// cpuTicks returns the CPU time (user+system, clock ticks) of pids.
-func cpuTicks(pids []int) int64 {
-	var total int64
-	for _, pid := range pids {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// threadCPU returns the CPU time (ns, from schedstat) of every thread of the NameNode JVM by
+// thread group, and of each co-process as a whole ("co-process <name>").
+func threadCPU(pids []int) map[string]int64 {
+	out := map[string]int64{}
+	for i, pid := range pids {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		if err != nil {
 			continue
 		}
-		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		s, _ := strconv.ParseInt(f[12], 10, 64)
-		total += u + s
+		for _, t := range tasks {
+			dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
+			ss, err := os.ReadFile(dir + "schedstat")
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(ss))
+			if len(f) == 0 {
+				continue
+			}
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			var group string
+			if i == 0 {
+				comm, _ := os.ReadFile(dir + "comm")
+				group = threadGroup(strings.TrimSpace(string(comm)))
+			} else {
+				comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+				group = "co-process " + strings.TrimSpace(string(comm))
+			}
+			out[group] += ns
+		}
 	}
-	return total
+	return out
+}
+
+var digits = regexp.MustCompile(`[#\s]*[0-9]+$`)
+
+// threadGroup folds a JVM thread name (15 characters in comm) into a group.
+func threadGroup(comm string) string {
+	switch {
+	case strings.HasPrefix(comm, "IPC Server hand"), strings.HasPrefix(comm, "IPC Server Resp"),
+		strings.HasPrefix(comm, "IPC Server list"), strings.HasPrefix(comm, "Socket Reader"):
+		return "RPC (handlers, readers, responder)"
+	case strings.HasPrefix(comm, "C1 Compiler"), strings.HasPrefix(comm, "C2 Compiler"):
+		return "JIT compilers"
+	case strings.HasPrefix(comm, "GC Thread"), strings.HasPrefix(comm, "G1 "), comm == "VM Thread":
+		return "GC and VM thread"
+	case strings.HasPrefix(comm, "FSEditLogAsync"), strings.HasPrefix(comm, "FSEditLog"):
+		return "edit log (async)"
+	case strings.HasPrefix(comm, "newtricks-event"):
+		return "newtricks event forwarder"
+	case strings.HasPrefix(comm, "newtricks"), strings.HasPrefix(comm, "grpc"), strings.Contains(comm, "epoll"):
+		return "newtricks/gRPC other"
+	}
+	return "other: " + digits.ReplaceAllString(comm, "")
+}
+
+func sum(m map[string]int64) int64 {
+	var t int64
+	for _, v := range m {
+		t += v
+	}
+	return t
 }
 
 // log4jFor returns a log4j.properties for the daemons: the harness's console logging, with the
@@ -155,13 +274,16 @@ type side struct {
 	lay  exttest.Layout
 }
 
-func startCluster(ctx context.Context, a exttest.Artifacts, base, name string, o exttest.Options, log4j string) (side, error) {
+func startCluster(ctx context.Context, a exttest.Artifacts, base, name string, o exttest.Options, log4j string, bo options) (side, error) {
 	o.Name = name
 	o.DataNodes = 1
-	// One long segment: no checkpoint-driven roll or auto-roll during the bench (both sides).
+	// One long segment: no checkpoint-driven roll or auto-roll during the bench (all sides).
 	site := map[string]string{
 		"dfs.namenode.checkpoint.txns":                        "100000000",
 		"dfs.namenode.edit.log.autoroll.multiplier.threshold": "100",
+	}
+	if bo.noTop {
+		site["dfs.namenode.top.enabled"] = "false"
 	}
 	for k, v := range o.NameNodeSite {
 		site[k] = v
@@ -176,11 +298,25 @@ func startCluster(ctx context.Context, a exttest.Artifacts, base, name string, o
 	cfg.FullJIT = true
 	cfg.NameNodeHeap = "1g"
 	cfg.JavaOpts = append(cfg.JavaOpts, "-Dlog4j.configuration=file:"+log4j)
+	if bo.jfr != "" {
+		// A directory: each JVM (NameNode, DataNode) writes its own file into it.
+		dir := filepath.Join(bo.jfr, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return side{}, err
+		}
+		cfg.JavaOpts = append(cfg.JavaOpts, "-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="+dir+"/")
+	}
 	c, err := cluster.Start(ctx, cfg)
 	if err != nil {
 		return side{}, fmt.Errorf("start %s: %w", name, err)
 	}
 	return side{name: name, c: c, lay: lay}, nil
+}
+
+type sample struct {
+	ops   float64          // ops/s
+	cpuUs float64          // NameNode CPU (JVM + co-process), microseconds per op
+	parts map[string]int64 // CPU ns by thread group
 }
 
 func run(o options) error {
@@ -193,75 +329,158 @@ func run(o options) error {
 		return err
 	}
 	defer os.RemoveAll(base)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
+	if o.jfr != "" {
+		if err := os.MkdirAll(o.jfr, 0o755); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Minute)
 	defer cancel()
 	log4j, err := log4jFor(base, o.audit)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("audit log %s on both clusters; hooks cluster subscribes to %s (event journal)\n",
-		map[bool]string{true: "ON", false: "OFF"}[o.audit], subscription)
-
-	plain, err := startCluster(ctx, a, base, "plain", exttest.Options{NoHooks: true}, log4j)
-	if err != nil {
-		return err
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("bench-nn: audit log %s on every cluster, dfs.namenode.top.enabled=%v; load average at start %s",
+		map[bool]string{true: "ON", false: "OFF"}[o.audit], !o.noTop, load)
+	for _, name := range o.configs {
+		fmt.Printf("  %-8s %s\n", name, describe(name))
 	}
-	defer plain.c.Stop()
-	pause(plain.c, true)
-	hooks, err := startCluster(ctx, a, base, "hooks", exttest.Options{
-		NameNodeSite: map[string]string{"newtricks.namenode.ext.events.subscribe": subscription}}, log4j)
-	if err != nil {
-		return err
-	}
-	defer hooks.c.Stop()
-	pause(hooks.c, true)
 
-	res := map[string]map[string][]float64{"plain": {}, "hooks": {}}
-	cpu := map[string]map[string][]float64{"plain": {}, "hooks": {}}
-	for r := -1; r < o.rounds; r++ { // round -1 warms up both JVMs' JIT and is not counted
-		order := []side{plain, hooks}
+	var sides []side
+	defer func() {
+		for _, s := range sides {
+			pause(s.c, false) // a stopped JVM would not act on SIGTERM
+			s.c.Stop()
+		}
+	}()
+	for _, name := range o.configs {
+		eo := exttest.Options{NoHooks: name == "plain", NameNodeSite: subscriptions[name]}
+		s, err := startCluster(ctx, a, base, name, eo, log4j, o)
+		if err != nil {
+			return err
+		}
+		sides = append(sides, s)
+		pause(s.c, true)
+	}
+
+	res := map[string]map[string][]sample{}
+	for _, s := range sides {
+		res[s.name] = map[string][]sample{}
+	}
+	for r := -o.warmup; r < o.rounds; r++ { // rounds < 0 warm up every JVM's JIT and are not counted
+		// Rotate the order every round, and reverse it on odd rounds, so no configuration
+		// always follows the same one.
+		order := make([]side, len(sides))
+		for i := range sides {
+			order[i] = sides[(i+max(r, 0))%len(sides)]
+		}
 		if r%2 != 0 {
-			order = []side{hooks, plain}
+			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+				order[i], order[j] = order[j], order[i]
+			}
 		}
 		for _, s := range order {
 			pause(s.c, false)
 			time.Sleep(time.Second) // let the resumed daemons catch up on heartbeats
 			for _, op := range o.ops {
-				pids := nnPIDs(s.c)
-				before := cpuTicks(pids)
-				v, err := nnbench(ctx, a, s.c, log4j, op, o.files, o.threads)
+				v, parts, err := nnbench(ctx, a, s.c, log4j, op, o.files, o.threads, nnPIDs(s.c))
 				if err != nil {
 					return fmt.Errorf("%s round %d %s: %w", s.name, r, op, err)
 				}
-				ticks := float64(cpuTicks(pids)-before) * 1000 / float64(o.files)
+				cpuUs := float64(sum(parts)) / 1e3 / float64(o.files)
 				if r < 0 {
-					fmt.Printf("warm-up  %-6s %-11s %10.0f ops/s\n", s.name, op, v)
+					fmt.Printf("warm-up  %-8s %-11s %10.0f ops/s %8.1f us CPU/op\n", s.name, op, v, cpuUs)
 					continue
 				}
-				res[s.name][op] = append(res[s.name][op], v)
-				cpu[s.name][op] = append(cpu[s.name][op], ticks)
-				fmt.Printf("round %d  %-6s %-11s %10.0f ops/s %8.1f NameNode CPU ticks/1000 ops\n", r+1, s.name, op, v, ticks)
+				res[s.name][op] = append(res[s.name][op], sample{ops: v, cpuUs: cpuUs, parts: parts})
+				fmt.Printf("round %d  %-8s %-11s %10.0f ops/s %8.1f us CPU/op\n", r+1, s.name, op, v, cpuUs)
 			}
 			pause(s.c, true)
 		}
 	}
-	fmt.Printf("\n%-11s %26s %26s %7s %14s %14s %9s\n", "operation", "plain ops/s med (min,max)", "hooks ops/s med (min,max)", "ratio", "plain cpu/kop", "hooks cpu/kop", "cpu ratio")
-	minRatio, cpuRatio := math.Inf(1), 0.0
+
+	type summary struct{ minRatio, cpuRatio float64 }
+	sums := map[string]summary{}
+	fmt.Printf("\nNameNode throughput and CPU, median (min, max) of %d rounds after %d warm-up rounds; %d files, %d client threads;\n"+
+		"one cluster running at a time, order rotating; CPU: NameNode JVM + co-process per 1000 ops (ms), from schedstat, from the\n"+
+		"operation's start (after its input generation) to the tool's exit (incl. its clean-up: one recursive delete)\n",
+		o.rounds, o.warmup, o.files, o.threads)
 	for _, op := range o.ops {
-		p, h := res["plain"][op], res["hooks"][op]
-		ratio := median(h) / median(p)
-		cr := median(cpu["hooks"][op]) / median(cpu["plain"][op])
-		fmt.Printf("%-11s %10.0f (%6.0f,%6.0f) %10.0f (%6.0f,%6.0f) %7.3f %14.1f %14.1f %9.3f\n", op,
-			median(p), minOf(p), maxOf(p), median(h), minOf(h), maxOf(h), ratio,
-			median(cpu["plain"][op]), median(cpu["hooks"][op]), cr)
-		minRatio = math.Min(minRatio, ratio)
-		cpuRatio = math.Max(cpuRatio, cr)
+		fmt.Printf("\n%-11s %-8s %26s %7s %24s %9s\n", op, "config", "ops/s med (min,max)", "ratio", "CPU ms/kop med (min,max)", "cpu ratio")
+		p := res["plain"][op]
+		for _, s := range sides {
+			h := res[s.name][op]
+			ratio := median(opsOf(h)) / median(opsOf(p))
+			cr := median(cpuOf(h)) / median(cpuOf(p))
+			fmt.Printf("%-11s %-8s %10.0f (%6.0f,%6.0f) %7.3f %8.1f (%6.1f,%6.1f) %9.3f\n", "", s.name,
+				median(opsOf(h)), minOf(opsOf(h)), maxOf(opsOf(h)), ratio,
+				median(cpuOf(h)), minOf(cpuOf(h)), maxOf(cpuOf(h)), cr)
+			if s.name == "plain" {
+				continue
+			}
+			sm, ok := sums[s.name]
+			if !ok {
+				sm = summary{minRatio: math.Inf(1)}
+			}
+			sm.minRatio = math.Min(sm.minRatio, ratio)
+			sm.cpuRatio = math.Max(sm.cpuRatio, cr)
+			sums[s.name] = sm
+		}
 	}
-	fmt.Printf("(medians of %d rounds after a warm-up, %d files, %d threads, one cluster running at a time, order alternating;\n"+
-		" cpu/kop: CPU ticks (10 ms) of the NameNode JVM and its co-process per 1000 ops, including the op's input generation;\n"+
-		" min ratio and the largest cpu ratio over the operations go into the BENCH line)\n", o.rounds, o.files, o.threads)
-	hooks.c.Stop()
-	plain.c.Stop()
+
+	// Where the CPU went: per thread group, microseconds per op summed over the operations
+	// (each op's median round by total CPU), and the difference to plain.
+	fmt.Printf("\nwhere the NameNode's CPU went, us per op (sum over the operations of each one's median round), difference to plain:\n")
+	groups := map[string]bool{}
+	perGroup := map[string]map[string]float64{}
+	for _, s := range sides {
+		perGroup[s.name] = map[string]float64{}
+		for _, op := range o.ops {
+			m := medianSample(res[s.name][op])
+			for g, ns := range m.parts {
+				perGroup[s.name][g] += float64(ns) / 1e3 / float64(o.files)
+				groups[g] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return perGroup[sides[len(sides)-1].name][names[i]] > perGroup[sides[len(sides)-1].name][names[j]]
+	})
+	fmt.Printf("%-36s", "thread group")
+	for _, s := range sides {
+		fmt.Printf(" %17s", s.name)
+	}
+	fmt.Println()
+	for _, g := range names {
+		fmt.Printf("%-36s", g)
+		for _, s := range sides {
+			v := perGroup[s.name][g]
+			if s.name == "plain" {
+				fmt.Printf(" %17.1f", v)
+			} else {
+				fmt.Printf(" %8.1f (%+6.1f)", v, v-perGroup["plain"][g])
+			}
+		}
+		fmt.Println()
+	}
+	for _, s := range sides {
+		pause(s.c, false)
+		if o.jfr != "" {
+			f := filepath.Join(o.jfr, s.name, "namenode.jfr")
+			if out, err := exec.Command("jcmd", strconv.Itoa(s.c.NameNodePID()), "JFR.dump", "filename="+f).CombinedOutput(); err != nil {
+				fmt.Printf("jcmd JFR.dump %s: %v %s\n", s.name, err, out)
+			} else {
+				fmt.Printf("JFR profile of the %s NameNode: %s\n", s.name, f)
+			}
+		}
+		s.c.Stop()
+	}
+	sides = nil
 
 	// Event latency, one cluster at a time.
 	fmt.Printf("\nevent latency: CLOSE at the NameNode -> delivered to namenode-ext (subscribed to CLOSE under /lat/)\n")
@@ -281,7 +500,7 @@ func run(o options) error {
 			NameNodeSite: map[string]string{
 				"newtricks.namenode.ext.events.subscribe":          "CLOSE",
 				"newtricks.namenode.ext.events.subscribe.prefixes": "/lat/",
-			}}, log4j)
+			}}, log4j, options{noTop: o.noTop})
 		if err != nil {
 			return err
 		}
@@ -299,15 +518,15 @@ func run(o options) error {
 			}
 			fmt.Printf("%-8s wrote %d edits (mkdirs, not subscribed) into the segment in %v\n", m.name, o.longEdits, time.Since(start).Round(time.Second))
 			pids := nnPIDs(s.c)
-			before := cpuTicks(pids)
+			before := sum(threadCPU(pids))
 			time.Sleep(10 * time.Second)
-			idle := cpuTicks(pids) - before
+			idle := sum(threadCPU(pids)) - before
 			long, err := latency(ctx, a, s, log4j, "long", o.closes)
 			if err != nil {
 				s.c.Stop()
 				return err
 			}
-			fmt.Printf("%-8s %d-edit segment:     %s; idle NameNode CPU %.0f%% of a core\n", m.name, o.longEdits, long, float64(idle)/10)
+			fmt.Printf("%-8s %d-edit segment:     %s; idle NameNode CPU %.1f%% of a core\n", m.name, o.longEdits, long, float64(idle)/1e7/10)
 			if m.name == "journal" {
 				journalP99 = long.P99ms()
 			}
@@ -316,8 +535,50 @@ func run(o options) error {
 		}
 		s.c.Stop()
 	}
-	fmt.Printf("BENCH nn-overhead min_ratio=%.3f cpu_ratio=%.3f event_p99_ms=%.0f\n", minRatio, cpuRatio, journalP99)
+	load, _ = os.ReadFile("/proc/loadavg")
+	fmt.Printf("\nload average at the end %s", load)
+	head, ok := sums[o.headline]
+	if !ok {
+		return fmt.Errorf("-headline %s: not among -configs", o.headline)
+	}
+	line := fmt.Sprintf("BENCH nn-overhead min_ratio=%.3f cpu_ratio=%.3f event_p99_ms=%.0f config=%s", head.minRatio, head.cpuRatio, journalP99, o.headline)
+	for _, name := range o.configs {
+		if sm, ok := sums[name]; ok && name != o.headline {
+			line += fmt.Sprintf(" %s_min_ratio=%.3f %s_cpu_ratio=%.3f", name, sm.minRatio, name, sm.cpuRatio)
+		}
+	}
+	if o.trial {
+		fmt.Printf("trial run (%d rounds), not a result: %s\n", o.rounds, line)
+		return nil
+	}
+	fmt.Printf("(min_ratio: the lowest ops/s ratio to plain over the operations; cpu_ratio: the highest CPU-per-op ratio; config: whose figures lead)\n%s\n", line)
 	return nil
+}
+
+func opsOf(s []sample) []float64 {
+	out := make([]float64, len(s))
+	for i, x := range s {
+		out[i] = x.ops
+	}
+	return out
+}
+
+func cpuOf(s []sample) []float64 {
+	out := make([]float64, len(s))
+	for i, x := range s {
+		out[i] = x.cpuUs
+	}
+	return out
+}
+
+// medianSample is the round whose CPU per op is the median.
+func medianSample(s []sample) sample {
+	c := append([]sample(nil), s...)
+	sort.Slice(c, func(i, j int) bool { return c[i].cpuUs < c[j].cpuUs })
+	if len(c) == 0 {
+		return sample{}
+	}
+	return c[len(c)/2]
 }
 
 // longSegment writes at least n edits into the current segment cheaply: one mkdirs call with
@@ -372,7 +633,7 @@ const latencyWait = 5 * time.Minute
 // namenode-ext.
 func latency(ctx context.Context, a exttest.Artifacts, s side, log4j, tag string, n int) (lat, error) {
 	if tag == "fresh" {
-		if out, err := hadoopTool(ctx, a, s.c, log4j, "org.apache.hadoop.hdfs.tools.DFSAdmin", "-fs", s.c.URI(), "-rollEdits"); err != nil {
+		if out, err := hadoopTool(ctx, a, s.c, log4j, nil, "org.apache.hadoop.hdfs.tools.DFSAdmin", "-fs", s.c.URI(), "-rollEdits"); err != nil {
 			return lat{}, fmt.Errorf("rollEdits: %v\n%s", err, out)
 		}
 	}
@@ -445,25 +706,41 @@ func pct(sorted []float64, p float64) float64 {
 var (
 	statsRE = regexp.MustCompile(`--- (\w+) stats\s+---`)
 	opsRE   = regexp.MustCompile(`Ops per sec:\s*([0-9.]+)`)
+	// NNThroughputBenchmark logs this as the measured operation starts (input generation done).
+	startingRE = regexp.MustCompile(`^Starting \d+ (\w+)\(s\)\.`)
 )
 
-// nnbench runs one NNThroughputBenchmark operation against c's NameNode and returns ops/s.
-func nnbench(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j, op string, files, threads int) (float64, error) {
-	args := []string{"-threads", strconv.Itoa(threads)}
+// nnbench runs one NNThroughputBenchmark operation against c's NameNode and returns ops/s and
+// the CPU of pids (by thread group) from the start of the measured operation (its "Starting N
+// <op>(s)." line, after any input generation) to the tool's exit (which includes its clean-up:
+// one recursive delete of its base directory).
+func nnbench(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j, op string, files, threads int, pids []int) (float64, map[string]int64, error) {
+	args := []string{"-fs", c.URI(), "-op", op, "-threads", strconv.Itoa(threads)}
 	if op == "mkdirs" {
 		args = append(args, "-dirs", strconv.Itoa(files))
 	} else {
 		args = append(args, "-files", strconv.Itoa(files))
 	}
 	args = append(args, "-baseDirName", fmt.Sprintf("/nnbench-%d", time.Now().UnixNano()))
-	return nnbenchArgs(ctx, a, c, log4j, op, args...)
-}
-
-func nnbenchArgs(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j, op string, extra ...string) (float64, error) {
-	args := append([]string{"-fs", c.URI(), "-op", op}, extra...)
-	text, err := hadoopTool(ctx, a, c, log4j, "org.apache.hadoop.hdfs.server.namenode.NNThroughputBenchmark", args...)
+	var before map[string]int64
+	onLine := func(line string) {
+		if m := startingRE.FindStringSubmatch(line); m != nil && strings.EqualFold(m[1], op) {
+			before = threadCPU(pids)
+		}
+	}
+	text, err := hadoopTool(ctx, a, c, log4j, onLine, "org.apache.hadoop.hdfs.server.namenode.NNThroughputBenchmark", args...)
 	if err != nil {
-		return 0, fmt.Errorf("%v\n%s", err, tail(text, 30))
+		return 0, nil, fmt.Errorf("%v\n%s", err, tail(text, 30))
+	}
+	after := threadCPU(pids)
+	if before == nil {
+		return 0, nil, fmt.Errorf("no \"Starting N %s(s).\" line in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
+	}
+	parts := map[string]int64{}
+	for k, ns := range after {
+		if d := ns - before[k]; d > 0 {
+			parts[k] = d
+		}
 	}
 	// Stats are printed per operation; "open", "rename" and "delete" first create their
 	// inputs, so take the block named after op.
@@ -475,14 +752,15 @@ func nnbenchArgs(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, l
 		if m == nil {
 			break
 		}
-		return strconv.ParseFloat(m[1], 64)
+		v, err := strconv.ParseFloat(m[1], 64)
+		return v, parts, err
 	}
-	return 0, fmt.Errorf("no %q stats in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
+	return 0, nil, fmt.Errorf("no %q stats in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
 }
 
 // hadoopTool runs a Hadoop main class with a console log4j config (NNThroughputBenchmark prints
 // its stats through log4j).
-func hadoopTool(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j, class string, args ...string) (string, error) {
+func hadoopTool(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j string, onLine func(string), class string, args ...string) (string, error) {
 	confDir := filepath.Join(filepath.Dir(log4j), "tool-conf")
 	if err := os.MkdirAll(confDir, 0o755); err != nil {
 		return "", err
@@ -495,8 +773,39 @@ func hadoopTool(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, lo
 		return "", err
 	}
 	argv := append([]string{"-Xmx1g", "-cp", confDir + ":" + a.HadoopLibDir + "/*", class}, args...)
-	out, err := exec.CommandContext(ctx, "java", argv...).CombinedOutput()
-	return string(out), err
+	cmd := exec.CommandContext(ctx, "java", argv...)
+	var out strings.Builder
+	w := &lineWriter{out: &out, onLine: onLine}
+	cmd.Stdout, cmd.Stderr = w, w
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// lineWriter collects a tool's output and calls onLine with each complete line as it comes.
+type lineWriter struct {
+	mu     sync.Mutex
+	out    *strings.Builder
+	part   []byte
+	onLine func(string)
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.out.Write(b)
+	if w.onLine == nil {
+		return len(b), nil
+	}
+	w.part = append(w.part, b...)
+	for {
+		i := bytes.IndexByte(w.part, '\n')
+		if i < 0 {
+			break
+		}
+		w.onLine(string(w.part[:i]))
+		w.part = w.part[i+1:]
+	}
+	return len(b), nil
 }
 
 func median(v []float64) float64 {
