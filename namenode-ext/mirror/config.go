@@ -39,6 +39,9 @@ type Config struct {
 	// SourceNameNode is dc-a's NameNode RPC address (newtricks.mirror.source.namenode,
 	// default dfs.namenode.rpc-address, else fs.defaultFS).
 	SourceNameNode string
+	// Authentication is the cluster's hadoop.security.authentication ("simple" when unset).
+	// The mirror runs under simple authentication only (see Validate).
+	Authentication string
 	// DestHTTP is dc-b's NameNode HTTP address host:port (dfs.namenode.http-address there),
 	// for WebHDFS SETTIMES: colinmarc/hdfs sets times to the second only
 	// (newtricks.mirror.dest.http; empty: mtimes are preserved to the second).
@@ -196,6 +199,7 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 		src = strings.TrimPrefix(c.String("fs.defaultFS", ""), "hdfs://")
 	}
 	cfg.SourceNameNode = c.String(confPrefix+"source.namenode", src)
+	cfg.Authentication = strings.ToLower(strings.TrimSpace(c.String("hadoop.security.authentication", "simple")))
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("mirror config: %w", errs[0])
 	}
@@ -241,6 +245,15 @@ func (c *Config) Validate() error {
 		return nil
 	}
 	switch {
+	case c.Authentication != "" && c.Authentication != "simple":
+		// The mirror acts as each checkpoint's owner through Hadoop's proxy-user mechanism. Its
+		// HDFS client (colinmarc/hdfs v2.4.0) sends, after a Kerberos SASL handshake, its own
+		// principal as the effective user; the owner-as-effective-user rewrite is implemented
+		// for the simple-auth handshake only. Running anyway would copy every checkpoint as
+		// the service principal (or fail file by file), so it refuses to start instead.
+		return bad("rules", "the checkpoint mirror does not support hadoop.security.authentication=%s yet: "+
+			"it would act as its own service principal instead of each checkpoint's owner (proxy user over "+
+			"Kerberos is not implemented); remove the rules on a Kerberized cluster", c.Authentication)
 	case c.DestNameNode == "":
 		return bad("dest.namenode", "required when rules are set")
 	case !isHostPort(c.DestNameNode):

@@ -153,3 +153,28 @@ func TestChecksumFromRangeCRCs(t *testing.T) {
 		t.Fatal("checksum assembled from range CRCs differs from the streamed one")
 	}
 }
+
+// On a Kerberized cluster the mirror refuses to start, naming the key and the reason, rather
+// than copy checkpoints as its own service principal.
+func TestConfigRefusesKerberos(t *testing.T) {
+	conf := map[string]string{
+		"newtricks.mirror.rules":          "ck",
+		"newtricks.mirror.rule.ck.source": "/ckpt/{job}/step_{step}",
+		"newtricks.mirror.dest.namenode":  "dcb:8020",
+		"dfs.namenode.rpc-address":        "dca:8020",
+		"hadoop.security.authentication":  "kerberos",
+	}
+	_, err := ConfigFromMap(conf)
+	if err == nil || !strings.Contains(err.Error(), "newtricks.mirror.rules") || !strings.Contains(err.Error(), "service principal") {
+		t.Fatalf("kerberos: %v", err)
+	}
+	conf["hadoop.security.authentication"] = "simple"
+	if _, err := ConfigFromMap(conf); err != nil {
+		t.Fatalf("simple: %v", err)
+	}
+	delete(conf, "newtricks.mirror.rules")
+	conf["hadoop.security.authentication"] = "kerberos"
+	if _, err := ConfigFromMap(conf); err != nil {
+		t.Fatalf("no rules (mirror off) on a Kerberized cluster: %v", err)
+	}
+}
