@@ -12,7 +12,7 @@ PY_GEN_DIRS    := python/src/newtricks/v1 python/src/newtricks/xform
 XFORMGRAPH_LIB := $(BIN)/libxformgraph.so
 XFORM_REFRUN   := $(BIN)/xformgraph-refrun
 PY_SOURCES      = $(shell find python/src python/pyproject.toml python/setup.py -type f -not -path '*/__pycache__/*')
-CAPI_SOURCES    = $(shell find xformgraph -name '*.go' -not -name '*_test.go')
+CAPI_SOURCES    = $(shell find xformgraph reader schedule internal/authn -name '*.go' -not -name '*_test.go')
 
 # The tools venv: pinned generator, test runner and PyAV (the FFmpeg-clash test imports it).
 $(PY_VENV)/.tools-$(PY_GRPC_TOOLS):
@@ -71,10 +71,11 @@ python-install-check: xform-media ## pip install ./python into a fresh venv and 
 	  $(XFORM_MEDIA)/images/photo_q90_420.jpg); rc=$$?; rm -rf $$tmp; exit $$rc
 
 PY_TEST_ENV = NEWTRICKS_BIN=$(BIN) NEWTRICKS_HOOKS_JAR=$(HOOKS_JAR) NEWTRICKS_HADOOP_LIB=$(HADOOP_LIB) \
-  NEWTRICKS_XFORM_MEDIA=$(XFORM_MEDIA) NEWTRICKS_XFORM_REFRUN=$(XFORM_REFRUN) NEWTRICKS_CACHE=$(CACHE)
+  NEWTRICKS_XFORM_MEDIA=$(XFORM_MEDIA) NEWTRICKS_XFORM_REFRUN=$(XFORM_REFRUN) NEWTRICKS_CACHE=$(CACHE) \
+  NEWTRICKS_MINIKDC_LIB=$(MINIKDC_LIB)
 
 .PHONY: python-test
-python-test: hadoop jar build xform-media python-install $(XFORM_REFRUN) ## pytest: hints on a real cluster, libxformgraph bit-identity, fork/spawn, PyAV
+python-test: hadoop jar build minikdc xform-media python-install $(XFORM_REFRUN) ## pytest: hints on a real cluster, libxformgraph bit-identity, fork/spawn, PyAV
 	cd python && $(PY_TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider --ignore=tests/test_torch.py tests
 
 # PyTorch adapter tests: optional (the torch wheel and its CUDA dependencies are gigabytes).

@@ -66,6 +66,7 @@ func newHintFlagSet(sub string, stderr io.Writer, hf *hintFlags) *flag.FlagSet {
 	fs.StringVar(&hf.auth.CACert, "ca", "", "PEM CA certificate of the API's TLS certificate (secure clusters)")
 	fs.StringVar(&hf.auth.Keytab, "keytab", "", "log in to Kerberos from this keytab (with --principal, --spn, --krb5-conf)")
 	fs.StringVar(&hf.auth.Principal, "principal", "", "Kerberos principal to log in as, e.g. alice@EXAMPLE.COM")
+	fs.StringVar(&hf.auth.CCache, "ccache", "", "use the Kerberos ticket cache (kinit's; e.g. $KRB5CCNAME) instead of a keytab (with --spn, --krb5-conf)")
 	fs.StringVar(&hf.auth.SPN, "spn", "", "namenode-ext's service principal, e.g. newtricks/nn1.example.com")
 	fs.StringVar(&hf.auth.Krb5Conf, "krb5-conf", "/etc/krb5.conf", "krb5.conf for the Kerberos login")
 	fs.StringVar(&hf.auth.Token, "token", "", "HDFS delegation token (URL-safe string) instead of Kerberos")

@@ -34,14 +34,15 @@ from .errors import (  # noqa: F401
     UnauthenticatedError,
     UnavailableError,
 )
-from . import mirror  # noqa: F401
+from . import auth, mirror  # noqa: F401
+from .auth import Auth  # noqa: F401
 from .hints import Hint, hint  # noqa: F401
 from .reader import Reader, Sample, Step  # noqa: F401
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "hint", "Hint", "Reader", "Step", "Sample", "mirror",
+    "hint", "Hint", "Reader", "Step", "Sample", "mirror", "auth", "Auth",
     "NewtricksError", "ConfigError", "InvalidArgumentError", "NotFoundError", "PermissionDeniedError",
     "UnauthenticatedError", "ResourceExhaustedError", "UnavailableError", "FailedPreconditionError",
     "DeadlineExceededError", "LibraryError", "GraphError", "SampleError", "FrameError",

@@ -21,6 +21,7 @@ from typing import Iterable, List, Optional, Sequence, Union
 import grpc
 
 from . import errors
+from . import auth as _auth
 from ._user import resolve_user
 from .v1 import hotspot_pb2, hotspot_pb2_grpc
 
@@ -241,7 +242,7 @@ class Hint:
 
 def hint(paths: Union[str, Sequence[str]], readers: int, hot_in: Seconds = 0, window: Seconds = 600, *,
          replication: int = 0, addr: Optional[str] = None, user: Optional[str] = None,
-         dry_run: bool = False, timeout: Seconds = 60) -> Hint:
+         dry_run: bool = False, timeout: Seconds = 60, auth: Optional[_auth.Auth] = None) -> Hint:
     """Creates a hint: ``paths`` (absolute HDFS files, directories or globs) will be read by
     ``readers`` concurrent readers from ``hot_in`` seconds from now, for ``window`` seconds.
 
@@ -249,7 +250,9 @@ def hint(paths: Union[str, Sequence[str]], readers: int, hot_in: Seconds = 0, wi
     the HDFS user the hint is made for (default $HADOOP_USER_NAME or the login name), who
     must be allowed to change the files. ``replication`` asks for an explicit factor (0: the
     planner chooses). ``timeout`` bounds the whole creation, including retries while
-    namenode-ext is starting or recovering (UNAVAILABLE).
+    namenode-ext is starting or recovering (UNAVAILABLE). ``auth`` (newtricks.auth.Auth: TLS
+    plus Kerberos or a delegation token) is required on a Kerberized cluster; with it ``user``
+    defaults to the authenticated identity.
 
     Returns a Hint (a context manager); ``hint.plan`` says what namenode-ext will do.
     Raises ConfigError for bad arguments before sending anything, and the NewtricksError
@@ -264,10 +267,10 @@ def hint(paths: Union[str, Sequence[str]], readers: int, hot_in: Seconds = 0, wi
     window_s = _seconds("window", window, positive=True)
     t = _seconds("timeout", timeout, positive=True)
     a = _addr(addr)
-    u = resolve_user(user)
+    u = resolve_user(user) if auth is None or user is not None else ""
     req = hotspot_pb2.CreateHintRequest(paths=ps, hot_in_ms=int(hot_in_s * 1000), hot_for_ms=int(window_s * 1000),
                                         readers=readers, user=u, replication=replication, dry_run=dry_run)
-    channel = grpc.insecure_channel(a)
+    channel = _auth.channel(a, auth)
     stub = hotspot_pb2_grpc.HintsStub(channel)
     end = time.monotonic() + t
     try:
@@ -277,7 +280,7 @@ def hint(paths: Union[str, Sequence[str]], readers: int, hot_in: Seconds = 0, wi
                 plan = stub.Create(req, timeout=max(left, 0.001), wait_for_ready=False)
                 break
             except grpc.RpcError as e:
-                err = errors.from_rpc_error(e, "hint create on %s as %s" % (a, u))
+                err = errors.from_rpc_error(e, "hint create on %s as %s" % (a, u or auth))
                 if not isinstance(err, errors.UnavailableError) or time.monotonic() + 0.5 >= end:
                     raise err from None
                 time.sleep(0.5)

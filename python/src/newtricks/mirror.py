@@ -9,7 +9,9 @@ namenode-ext (on the training cluster) copies each checkpoint while the trainer 
 commits it on the evaluation cluster in one rename (docs/mirror.md). ``addr`` is
 namenode-ext's public API (default $NEWTRICKS_NAMENODE_EXT), ``user`` the HDFS user (default
 $HADOOP_USER_NAME, then the login name): a user sees the checkpoints it owns. ``rule`` may be
-left empty when one mirror rule is configured.
+left empty when one mirror rule is configured. On a Kerberized cluster pass ``auth=``
+(newtricks.auth.Auth: TLS plus Kerberos or a delegation token); ``user`` then defaults to the
+authenticated identity.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Callable, List, Optional
 import grpc
 
 from . import errors
+from . import auth as _auth
 from ._user import resolve_user
 from .hints import _addr, _seconds
 from .v1 import mirror_pb2, mirror_pb2_grpc
@@ -71,13 +74,16 @@ def _ref(job: str, step: int, rule: str) -> mirror_pb2.CheckpointRef:
 
 
 class _Conn:
-    def __init__(self, addr, user, what):
-        self.addr, self.user, self.what = _addr(addr), resolve_user(user), what
-        self.channel = grpc.insecure_channel(self.addr)
+    def __init__(self, addr, user, what, auth=None):
+        self.addr, self.what = _addr(addr), what
+        # With credentials the user defaults to the authenticated identity (""), see newtricks.auth.
+        self.user = resolve_user(user) if auth is None or user is not None else ""
+        self.who = self.user or repr(auth)
+        self.channel = _auth.channel(self.addr, auth)
         self.stub = mirror_pb2_grpc.MirrorStub(self.channel)
 
     def fail(self, e: grpc.RpcError) -> errors.NewtricksError:
-        return errors.from_rpc_error(e, "mirror %s on %s as %s" % (self.what, self.addr, self.user))
+        return errors.from_rpc_error(e, "mirror %s on %s as %s" % (self.what, self.addr, self.who))
 
     def __enter__(self):
         return self
@@ -87,10 +93,10 @@ class _Conn:
 
 
 def urgent(job: str, step: int, *, rule: str = "", addr: Optional[str] = None, user: Optional[str] = None,
-           timeout: float = 30) -> Checkpoint:
+           auth: Optional[_auth.Auth] = None, timeout: float = 30) -> Checkpoint:
     """Moves the checkpoint ahead of every other transfer (it may not exist yet)."""
     ref = _ref(job, step, rule)
-    with _Conn(addr, user, "urgent %s/%d" % (job, step)) as c:
+    with _Conn(addr, user, "urgent %s/%d" % (job, step), auth) as c:
         try:
             return _cp(c.stub.Urgent(mirror_pb2.MirrorUrgentRequest(user=c.user, ref=ref), timeout=timeout))
         except grpc.RpcError as e:
@@ -98,10 +104,10 @@ def urgent(job: str, step: int, *, rule: str = "", addr: Optional[str] = None, u
 
 
 def complete(job: str, step: int, *, rule: str = "", addr: Optional[str] = None, user: Optional[str] = None,
-             timeout: float = 30) -> Checkpoint:
+             auth: Optional[_auth.Auth] = None, timeout: float = 30) -> Checkpoint:
     """Signals that the trainer has written every file of the checkpoint ("signal" rules)."""
     ref = _ref(job, step, rule)
-    with _Conn(addr, user, "complete %s/%d" % (job, step)) as c:
+    with _Conn(addr, user, "complete %s/%d" % (job, step), auth) as c:
         try:
             return _cp(c.stub.Complete(mirror_pb2.MirrorCompleteRequest(user=c.user, ref=ref), timeout=timeout))
         except grpc.RpcError as e:
@@ -109,9 +115,9 @@ def complete(job: str, step: int, *, rule: str = "", addr: Optional[str] = None,
 
 
 def status(job: str = "", *, rule: str = "", addr: Optional[str] = None, user: Optional[str] = None,
-           timeout: float = 30) -> List[Checkpoint]:
+           auth: Optional[_auth.Auth] = None, timeout: float = 30) -> List[Checkpoint]:
     """The checkpoints the mirror knows (active and recently finished) that the user may see."""
-    with _Conn(addr, user, "status") as c:
+    with _Conn(addr, user, "status", auth) as c:
         try:
             r = c.stub.Status(mirror_pb2.MirrorStatusRequest(user=c.user, rule=rule, job=job), timeout=timeout)
         except grpc.RpcError as e:
@@ -121,7 +127,7 @@ def status(job: str = "", *, rule: str = "", addr: Optional[str] = None, user: O
 
 def wait(job: str, step: int, *, rule: str = "", timeout: Optional[float] = None, interval: float = 1.0,
          progress: Optional[Callable[[Checkpoint], None]] = None, addr: Optional[str] = None,
-         user: Optional[str] = None) -> Checkpoint:
+         user: Optional[str] = None, auth: Optional[_auth.Auth] = None) -> Checkpoint:
     """Blocks until the checkpoint is committed on the evaluation cluster and returns it
     (``dest_path`` is readable there). Calls ``progress`` with each update (at most every
     ``interval`` seconds). A checkpoint not seen yet is waited for. Raises
@@ -131,7 +137,7 @@ def wait(job: str, step: int, *, rule: str = "", timeout: Optional[float] = None
     iv = _seconds("interval", interval, positive=True)
     to = None if timeout is None else _seconds("timeout", timeout, positive=True)
     last = None
-    with _Conn(addr, user, "wait %s/%d" % (job, step)) as c:
+    with _Conn(addr, user, "wait %s/%d" % (job, step), auth) as c:
         try:
             for m in c.stub.Wait(mirror_pb2.MirrorWaitRequest(user=c.user, ref=ref, interval_ms=int(iv * 1000)), timeout=to):
                 last = _cp(m)

@@ -1,0 +1,189 @@
+"""newtricks.auth on a Kerberized cluster (`newtricks cluster up --secure`: a MiniKdc, TLS on
+the APIs, SPNEGO on WebHDFS): hints as alice with a Kerberos ticket from her keytab and with
+her HDFS delegation token; no credentials, plaintext and impersonation fail. The SPNEGO tokens
+come from libxformgraph (the Go client code), also for the WebHDFS set-up calls."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import ssl
+import subprocess
+import time
+import urllib.parse
+
+import grpc
+import pytest
+
+import newtricks
+from newtricks import errors
+from newtricks.auth import Auth
+from newtricks.v1 import hotspot_pb2, hotspot_pb2_grpc
+
+from conftest import need_env, need_file
+
+SPN = "newtricks/localhost"
+
+
+class SecureCluster:
+    def __init__(self, base, state, ext):
+        self.base = base
+        self.api = ext["NameNodeAPI"]
+        self.ca = need_file(os.path.join(base, "tls", "ca.pem"))
+        self.krb5 = need_file(os.path.join(base, "kdc", "krb5.conf"))
+        self.http = "127.0.0.1:%d" % state["namenode"]["namenode_ports"]["http"]
+
+    def datanode_https(self, info_port):
+        c = http.client.HTTPConnection(self.http, timeout=30)
+        try:
+            c.request("GET", "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")
+            beans = json.loads(c.getresponse().read())["beans"]
+        finally:
+            c.close()
+        for node in json.loads(beans[0]["LiveNodes"]).values():
+            if node.get("infoAddr", "").endswith(":%d" % info_port) and node.get("infoSecureAddr"):
+                host, _, port = node["infoSecureAddr"].rpartition(":")
+                return host, int(port)
+        raise AssertionError("no live DataNode with info port %d in the NameNode's JMX: %s" % (info_port, beans[0]["LiveNodes"]))
+
+    def keytab(self, principal):
+        return need_file(os.path.join(self.base, "kdc", "keytabs", principal.replace("/", "_") + ".keytab"))
+
+    def kerberos(self, principal, spn=SPN):
+        return Auth.kerberos(self.ca, spn, keytab=self.keytab(principal), principal=principal, krb5_conf=self.krb5)
+
+    def webhdfs(self, principal, method, path, op, body=None, **params):
+        """WebHDFS as principal: SPNEGO to the NameNode (HTTP/localhost), then the DataNode's
+        HTTPS redirect (a delegation token in the URL) for CREATE."""
+        a = self.kerberos(principal, spn="HTTP/localhost")
+        try:
+            hdr = a._plugin.header()
+        finally:
+            a.close()
+        q = urllib.parse.urlencode(dict(params, op=op))
+        c = http.client.HTTPConnection(self.http, timeout=60)
+        try:
+            c.request(method, "/webhdfs/v1" + urllib.parse.quote(path) + "?" + q, headers={"Authorization": hdr})
+            r = c.getresponse()
+            status, loc, data = r.status, r.getheader("Location"), r.read()
+        finally:
+            c.close()
+        if status == 307 and loc:
+            u = urllib.parse.urlsplit(loc)
+            # The NameNode (plain HTTP) redirects to the DataNode's HTTP port, but the DataNodes
+            # serve HTTPS only: their secure port is in the NameNode's JMX (not behind SPNEGO).
+            host, port = self.datanode_https(u.port)
+            # The DataNodes' keystore is the harness's own (keytool, self-signed).
+            d = http.client.HTTPSConnection(host, port, timeout=60, context=ssl._create_unverified_context())
+            try:
+                d.request(method, u.path + "?" + u.query, body=body)
+                r = d.getresponse()
+                status, data = r.status, r.read()
+            finally:
+                d.close()
+        if status not in (200, 201):
+            raise AssertionError("webhdfs %s %s as %s: HTTP %d %s" % (op, path, principal, status, data[:300]))
+        return json.loads(data) if data else None
+
+
+@pytest.fixture(scope="module")
+def secure():
+    bin_dir = need_env("NEWTRICKS_BIN")
+    cli = need_file(os.path.join(bin_dir, "newtricks"))
+    jar = need_file(need_env("NEWTRICKS_HOOKS_JAR"))
+    need_env("NEWTRICKS_HADOOP_LIB")
+    need_env("NEWTRICKS_MINIKDC_LIB")
+    import tempfile
+    base = tempfile.mkdtemp(prefix="pytest-secure-")
+    name = "pytest-secure-%d" % os.getpid()
+    conf = {"dfs.replication": "1", "dfs.blocksize": "1048576", "newtricks.hotspot.allowed-prefixes": "/hot",
+            "newtricks.hotspot.poll-interval": "300ms"}
+    args = [cli, "cluster", "up", "--secure", "--name", name, "--dir", base, "--timeout", "240s", "--datanodes", "3",
+            "--jar", jar] + [a for k, v in conf.items() for a in ("--conf", "%s=%s" % (k, v))]
+    try:
+        r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            pytest.fail("newtricks cluster up --secure failed (rc %d):\n%s" % (r.returncode, r.stdout[-4000:]))
+        with open(os.path.join(base, "state.json")) as f:
+            state = json.load(f)
+        with open(os.path.join(base, "ext.json")) as f:
+            ext = json.load(f)
+        s = SecureCluster(base, state, ext)
+        s.webhdfs("hdfs/localhost", "PUT", "/hot", "MKDIRS")
+        s.webhdfs("hdfs/localhost", "PUT", "/hot", "SETOWNER", owner="alice", group="alice")
+        s.webhdfs("alice", "PUT", "/hot/a", "CREATE", body=os.urandom(256 << 10), overwrite="true", replication=1)
+        yield s
+    finally:
+        subprocess.run([cli, "cluster", "down", "--name", name, "--dir", base, "--purge"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def replication(s, path):
+    return s.webhdfs("alice", "GET", path, "GETFILESTATUS")["FileStatus"]["replication"]
+
+
+def wait_replication(s, path, want, within=30):
+    end = time.monotonic() + within
+    while True:
+        r = replication(s, path)
+        if r == want or time.monotonic() > end:
+            return r
+        time.sleep(0.3)
+
+
+def test_kerberos_from_a_keytab(secure):
+    auth = secure.kerberos("alice")
+    try:
+        assert auth.principal.startswith("alice@")
+        with newtricks.hint("/hot/a", readers=8, window=60, addr=secure.api, auth=auth) as h:
+            assert h.plan.files and h.plan.files[0].path == "/hot/a", h.plan
+            assert h.status().user == "alice"  # auth_to_local of the cluster, not a claimed name
+            assert replication(secure, "/hot/a") > 1
+        assert wait_replication(secure, "/hot/a", 1) == 1
+    finally:
+        auth.close()
+
+
+def test_delegation_token(secure):
+    tok = secure.webhdfs("alice", "GET", "/", "GETDELEGATIONTOKEN", renewer="alice")["Token"]["urlString"]
+    auth = Auth.token(secure.ca, tok)
+    with newtricks.hint("/hot/a", readers=8, window=60, addr=secure.api, auth=auth) as h:
+        assert h.status().user == "alice"
+        assert replication(secure, "/hot/a") > 1
+    assert wait_replication(secure, "/hot/a", 1) == 1
+
+
+def test_without_credentials(secure):
+    # Plaintext to the TLS listener: no answer.
+    with pytest.raises(errors.UnavailableError):
+        newtricks.hint("/hot/a", readers=8, addr=secure.api, user="alice", timeout=3)
+    # TLS but no credential: UNAUTHENTICATED.
+    with open(secure.ca, "rb") as f:
+        ch = grpc.secure_channel(secure.api, grpc.ssl_channel_credentials(root_certificates=f.read()))
+    try:
+        with pytest.raises(grpc.RpcError) as ei:
+            hotspot_pb2_grpc.HintsStub(ch).List(hotspot_pb2.ListHintsRequest(user="alice"), timeout=10)
+        assert ei.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        ch.close()
+
+
+def test_no_impersonation(secure):
+    bob = secure.kerberos("bob")
+    try:
+        with pytest.raises(errors.PermissionDeniedError):
+            newtricks.hint("/hot/a", readers=8, addr=secure.api, user="alice", auth=bob, timeout=10)
+        # As himself, bob may not change alice's file: nothing to boost.
+        with pytest.raises(errors.PermissionDeniedError):
+            newtricks.hint("/hot/a", readers=8, addr=secure.api, auth=bob, timeout=10)
+    finally:
+        bob.close()
+    assert replication(secure, "/hot/a") == 1
+
+
+def test_bad_auth_arguments(secure):
+    with pytest.raises(errors.ConfigError, match="ca must be"):
+        Auth.token("/nonexistent.pem", "x")
+    with pytest.raises(errors.ConfigError, match="keytab"):
+        Auth.kerberos(secure.ca, SPN, keytab="/nonexistent.keytab", principal="alice", krb5_conf=secure.krb5)
