@@ -120,7 +120,7 @@ func TestYccIndexMatchesGo(t *testing.T) {
 	}
 }
 
-// TestLutRowMatchesGo checks the gathered table lookups against the Go loop, with tails.
+// TestLutRowMatchesGo checks the unrolled table lookups against the table, with tails.
 func TestLutRowMatchesGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var lut [256]float32
