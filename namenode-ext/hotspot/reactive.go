@@ -29,9 +29,17 @@ func (r *reactive) evictEvery() time.Duration {
 }
 
 type openers struct {
-	seen     map[string]time.Time // client key (ip|user) -> last open
-	blocked  bool                 // an implicit hint is pending or active
+	// seen holds each distinct client (ip, user) with its last open inside the window: at
+	// most K-1 entries before the file fires, so a slice scanned linearly is cheaper than a
+	// map (no map and no ip|user key string allocated per audit event).
+	seen     []opener
+	blocked  bool // an implicit hint is pending or active
 	coolTill time.Time
+}
+
+type opener struct {
+	ip, user string
+	at       time.Time
 }
 
 func newReactive(cfg Config) *reactive {
@@ -54,24 +62,31 @@ func (r *reactive) observe(src, user, ip string, t time.Time) (fire, dropped boo
 				return false, true
 			}
 		}
-		o = &openers{seen: map[string]time.Time{}}
+		o = &openers{}
 		r.files[src] = o
 	}
 	if o.blocked || t.Before(o.coolTill) {
 		return false, false
 	}
 	cut := t.Add(-r.cfg.ReactiveWindow)
-	for k, at := range o.seen {
-		if at.Before(cut) {
-			delete(o.seen, k)
+	kept, found := o.seen[:0], false
+	for _, c := range o.seen {
+		if c.ip == ip && c.user == user {
+			c.at, found = t, true
+		}
+		if !c.at.Before(cut) {
+			kept = append(kept, c)
 		}
 	}
-	o.seen[ip+"|"+user] = t
+	o.seen = kept
+	if !found {
+		o.seen = append(o.seen, opener{ip: ip, user: user, at: t})
+	}
 	if len(o.seen) < r.cfg.ReactiveClients {
 		return false, false
 	}
 	o.blocked = true
-	o.seen = map[string]time.Time{}
+	o.seen = nil
 	return true, false
 }
 
@@ -83,8 +98,8 @@ func (r *reactive) evict(t time.Time) {
 			continue
 		}
 		stale := true
-		for _, at := range o.seen {
-			if !at.Before(cut) {
+		for _, c := range o.seen {
+			if !c.at.Before(cut) {
 				stale = false
 				break
 			}

@@ -38,3 +38,28 @@ func TestReactiveFullTableScansRarely(t *testing.T) {
 		t.Fatalf("after the window: %d scans, %d files tracked; want 2 scans, 1 file", r.evictions, len(r.files))
 	}
 }
+
+// K distinct clients (ip, user) inside the window fire once; repeats and expired opens do not
+// count.
+func TestReactiveFiresOnKDistinctClientsInWindow(t *testing.T) {
+	r := newReactive(Config{ReactiveClients: 3, ReactiveWindow: 10 * time.Second, ReactiveMaxTracked: 100})
+	t0 := time.Unix(1_000_000, 0)
+	steps := []struct {
+		ip, user string
+		after    time.Duration
+		fire     bool
+	}{
+		{"10.0.0.1", "a", 0, false},
+		{"10.0.0.1", "a", time.Second, false},      // the same client again
+		{"10.0.0.1", "b", 4 * time.Second, false},  // same ip, another user: a second client
+		{"10.0.0.2", "a", 12 * time.Second, false}, // the first client's opens expired
+		{"10.0.0.3", "a", 13 * time.Second, true},  // 3 distinct within 10 s: 1/b, 2/a, 3/a
+		{"10.0.0.4", "a", 14 * time.Second, false}, // fired: blocked until the hint ends
+	}
+	for i, s := range steps {
+		fire, dropped := r.observe("/f", s.user, s.ip, t0.Add(s.after))
+		if fire != s.fire || dropped {
+			t.Fatalf("step %d (%s/%s at +%v): fire=%v dropped=%v, want fire=%v", i, s.ip, s.user, s.after, fire, dropped, s.fire)
+		}
+	}
+}
