@@ -27,9 +27,21 @@ type Plan struct {
 
 	mu  sync.Mutex
 	cps [][]uint64 // cps[k]: samples drawn from each source before step k*checkpointEvery
+	// recent cursors, so that a reader going step by step (and a node preparing the next
+	// steps) advances from a nearby step instead of summing from the checkpoint every time.
+	recent    [recentCursors]cursorAt
+	recentPos int
 }
 
-const checkpointEvery = 1024
+const (
+	checkpointEvery = 1024
+	recentCursors   = 8
+)
+
+type cursorAt struct {
+	step uint64
+	cur  []uint64 // nil: empty entry
+}
 
 // NewPlan binds spec to the sources' index sizes (sizes[i] samples in source i). lookup
 // resolves the keys of explicit steps to index positions; it may be nil in sampler mode.
@@ -191,12 +203,24 @@ func (p *Plan) cursor(step uint64) []uint64 {
 		}
 		p.cps = append(p.cps, next)
 	}
-	cur := append([]uint64(nil), p.cps[k]...)
+	from, base := k*checkpointEvery, p.cps[k]
+	for _, r := range p.recent {
+		if r.cur != nil && r.step <= step && r.step > from {
+			from, base = r.step, r.cur
+		}
+	}
+	cur := append([]uint64(nil), base...)
 	p.mu.Unlock()
-	for s := k * checkpointEvery; s < step; s++ {
+	for s := from; s < step; s++ {
 		for i, c := range p.Counts(s) {
 			cur[i] += uint64(c)
 		}
+	}
+	if step%checkpointEvery != 0 {
+		p.mu.Lock()
+		p.recent[p.recentPos] = cursorAt{step: step, cur: append([]uint64(nil), cur...)}
+		p.recentPos = (p.recentPos + 1) % recentCursors
+		p.mu.Unlock()
 	}
 	return cur
 }
@@ -204,16 +228,26 @@ func (p *Plan) cursor(step uint64) []uint64 {
 // H64 is the hash every choice of the schedule draws from: the first 8 bytes, little-endian,
 // of SHA-256(tag || 0x00 || u64le(x0) || u64le(x1) || ...).
 func H64(tag string, xs ...uint64) uint64 {
-	h := sha256.New()
-	h.Write([]byte(tag))
-	var b [8]byte
-	h.Write(b[:1])
-	for _, x := range xs {
-		binary.LittleEndian.PutUint64(b[:], x)
-		h.Write(b[:])
+	var buf [128]byte
+	if len(tag)+1+8*len(xs) > len(buf) {
+		h := sha256.New()
+		h.Write([]byte(tag))
+		var b [8]byte
+		h.Write(b[:1])
+		for _, x := range xs {
+			binary.LittleEndian.PutUint64(b[:], x)
+			h.Write(b[:])
+		}
+		var sum [sha256.Size]byte
+		return binary.LittleEndian.Uint64(h.Sum(sum[:0]))
 	}
-	var sum [sha256.Size]byte
-	return binary.LittleEndian.Uint64(h.Sum(sum[:0]))
+	b := append(buf[:0], tag...)
+	b = append(b, 0)
+	for _, x := range xs {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	sum := sha256.Sum256(b)
+	return binary.LittleEndian.Uint64(sum[:8])
 }
 
 // Unit maps a hash to [0, 1) with 53 bits.

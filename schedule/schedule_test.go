@@ -1,6 +1,8 @@
 package schedule_test
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -281,5 +283,42 @@ func BenchmarkStepFarAway(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		p, _ := schedule.NewPlan(s, []int{1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}, nil)
 		p.Step(100000)
+	}
+}
+
+// TestH64MatchesTheSpec checks H64 against docs/offload.md's definition computed with a
+// streaming SHA-256, for short (one block) and long inputs, and a resumed cursor against one
+// computed from the start.
+func TestH64MatchesTheSpec(t *testing.T) {
+	ref := func(tag string, xs ...uint64) uint64 {
+		h := sha256.New()
+		h.Write([]byte(tag))
+		h.Write([]byte{0})
+		for _, x := range xs {
+			h.Write(binary.LittleEndian.AppendUint64(nil, x))
+		}
+		return binary.LittleEndian.Uint64(h.Sum(nil))
+	}
+	for n := 0; n < 20; n++ {
+		xs := make([]uint64, n)
+		for i := range xs {
+			xs[i] = uint64(i)*0x9e3779b97f4a7c15 + uint64(n)
+		}
+		for _, tag := range []string{"", "own", "perm", strings.Repeat("x", 100)} {
+			if got, want := schedule.H64(tag, xs...), ref(tag, xs...); got != want {
+				t.Fatalf("H64(%q, %d values) = %x, want %x", tag, n, got, want)
+			}
+		}
+	}
+	s := spec(t, 8, 1, 3, 1)
+	a, b := plan(t, s, 120, 40), plan(t, s, 120, 40)
+	for _, st := range []uint64{700, 5, 701, 1500, 699, 2047, 2048, 702} {
+		x, _ := a.Step(st)
+		fresh := plan(t, s, 120, 40)
+		y, _ := fresh.Step(st)
+		if !slices.Equal(x, y) {
+			t.Fatalf("step %d after other steps differs from a fresh plan's", st)
+		}
+		b.Step(st + 1)
 	}
 }
