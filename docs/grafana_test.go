@@ -16,7 +16,7 @@ func TestDashboardParses(t *testing.T) {
 	t.Logf("%d queries over %d metrics: %v", len(qs), len(ms), ms)
 	for _, want := range []string{"newtricks_events_received_total", "newtricks_events_audit_dropped",
 		"newtricks_hotspot_hints_active", "newtricks_hotspot_ready_seconds", "process_start_time_seconds",
-		"newtricks_mirror_commit_lag_seconds"} {
+		"newtricks_mirror_commit_lag_seconds", "newtricks_offload_samples_total", "newtricks_offload_shedding"} {
 		found := false
 		for _, m := range ms {
 			found = found || m == want

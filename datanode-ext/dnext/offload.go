@@ -4,16 +4,23 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/newtricks/newtricks/datanode-ext/governor"
 	"github.com/newtricks/newtricks/datanode-ext/session"
 	"github.com/newtricks/newtricks/datanode-ext/transformsvc"
 	"github.com/newtricks/newtricks/internal/coproc"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/xformgraph/frame"
 )
 
 // OffloadPrefix prefixes the offload keys (docs/offload.md lists them).
 const OffloadPrefix = Prefix + ".offload"
+
+// OffloadTestDomainKey (test only) replaces the determinism domain the node reports and
+// writes into its frames, so that a test can run a node that looks built with other
+// libraries.
+const OffloadTestDomainKey = OffloadPrefix + ".test.domain"
 
 // OffloadConfig reads the offload keys: the governor's
 // (cpu.high 0.8, cpu.low 0.7, cpu.interval.ms 500) and the sessions' (workers 1, nice 10,
@@ -92,13 +99,27 @@ func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNode
 		return err
 	}
 	go gov.Run(ctx)
+	// Test only: play a DataNode built with other libraries (conformance's determinism-domain
+	// case). Never set on a real cluster: readers would transform everything themselves.
+	domain := env.Conf.String(OffloadTestDomainKey, "")
+	if domain != "" {
+		if err := (&frame.Frame{Kind: frame.KindRaw, Domain: domain}).Validate(); err != nil {
+			return fmt.Errorf("%w: %s: %v", coproc.ErrBadConfig, OffloadTestDomainKey, err)
+		}
+		env.Log.Warn("TEST ONLY: this node reports a determinism domain that is not its own; readers will transform every sample themselves",
+			"key", OffloadTestDomainKey, "domain", domain)
+	}
+	var met *offloadMetrics
 	mgr, err := session.NewManager(scfg, session.Options{
 		Host: session.GRPCHost{Client: host}, Peers: transformsvc.NewPeers(), Gov: gov,
-		Self: e.getUUID, Log: env.Log.Named("offload"),
+		Self: e.getUUID, Log: env.Log.Named("offload"), Domain: domain,
+		Transformed: func(d time.Duration) { met.observe(d) },
 	})
 	if err != nil {
 		return err
 	}
+	met = newOffloadMetrics(mgr, gov)
+	env.Registry.MustRegister(met.collectors()...)
 	mgr.Run(ctx)
 	sv := &transformsvc.Server{Sessions: mgr, Gov: gov, Version: Version, Log: env.Log.Named("offload"), Self: func() (string, string) {
 		e.mu.Lock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/codes"
 
 	"github.com/newtricks/newtricks/dataset"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -21,11 +22,24 @@ type Governor interface {
 	Changed() <-chan struct{}
 }
 
-// Counters are totals since start.
+// Counters are totals since start and the current state of the queue.
 type Counters struct {
+	// Samples answered to readers: transformed (tensors), raw, failed (by code).
 	Transformed, Raw, Errors int64
-	QueuedBytes              int64
-	Sessions                 int
+	ErrorsByCode             map[codes.Code]int64
+	// SentBytes are the frame bytes of every answered sample.
+	SentBytes int64
+	// QueuedBytes are transformed bytes held ready; QueuedJobs samples waiting for a worker.
+	QueuedBytes int64
+	QueuedJobs  int
+	Sessions    int
+	// Sessions opened (RawOnly of them raw-only), and of those the ones whose reader named
+	// another determinism domain.
+	SessionsOpened, SessionsRawOnly, DomainMismatches int64
+	// Pieces of samples this node read from peers (ReadRange on another member), failed
+	// ones, and their bytes; ranges this node served to peers, and their bytes.
+	PeerReads, PeerReadErrors, PeerReadBytes int64
+	RangesServed, RangeBytesServed           int64
 }
 
 // Manager holds the sessions of one node and runs the transform workers.
@@ -36,6 +50,10 @@ type Manager struct {
 	gov   Governor
 	self  func() string
 	log   hclog.Logger
+	// domain is what the node reports; restamp is set when it is not this process's own.
+	domain      string
+	restamp     bool
+	transformed func(time.Duration)
 
 	mu       sync.Mutex
 	wake     *sync.Cond
@@ -53,6 +71,11 @@ type Options struct {
 	// Self returns this DataNode's UUID ("" until known).
 	Self func() string
 	Log  hclog.Logger
+	// Domain is the determinism domain the node reports and writes in its frames (default:
+	// xformgraph.Domain()). Only tests set another one, to play a node built differently.
+	Domain string
+	// Transformed, if set, is told how long each sample took to read and transform.
+	Transformed func(time.Duration)
 }
 
 // NewManager returns a manager; Run starts its workers.
@@ -64,10 +87,20 @@ func NewManager(cfg Config, o Options) (*Manager, error) {
 	if o.Log == nil {
 		o.Log = hclog.NewNullLogger()
 	}
-	m := &Manager{cfg: cfg, host: o.Host, peers: o.Peers, gov: o.Gov, self: o.Self, log: o.Log, sessions: map[string]*Session{}}
+	m := &Manager{cfg: cfg, host: o.Host, peers: o.Peers, gov: o.Gov, self: o.Self, log: o.Log, sessions: map[string]*Session{},
+		domain: o.Domain, transformed: o.Transformed}
+	if m.domain == "" {
+		m.domain = xformgraph.Domain().String()
+	}
+	m.restamp = m.domain != xformgraph.Domain().String()
+	m.ctr.ErrorsByCode = map[codes.Code]int64{}
 	m.wake = sync.NewCond(&m.mu)
 	return m, nil
 }
+
+// Domain is the determinism domain this node reports (xformgraph.Domain unless a test set
+// Options.Domain).
+func (m *Manager) Domain() string { return m.domain }
 
 // Config returns the effective configuration.
 func (m *Manager) Config() Config { return m.cfg }
@@ -108,16 +141,28 @@ func (m *Manager) Open(ctx context.Context, user string, req *pb.OpenSessionRequ
 	if err != nil {
 		return nil, err
 	}
+	match := m.domain == req.GetDeterminismDomain()
 	m.mu.Lock()
 	m.sessions[s.id] = s
 	m.ctr.Sessions = len(m.sessions)
+	m.ctr.SessionsOpened++
+	if s.rawOnly {
+		m.ctr.SessionsRawOnly++
+	}
+	if !match {
+		m.ctr.DomainMismatches++
+	}
 	m.prepareLocked(s)
 	m.mu.Unlock()
 	m.log.Info("offload session opened", "session", s.id, "user", user, "rank", req.GetRank(),
-		"start_step", req.GetStartStep(), "members", len(s.members), "raw_only", s.rawOnly)
-	dom := xformgraph.Domain().String()
-	return &pb.OpenSessionResponse{SessionId: s.id, DatanodeUuid: m.self(), DeterminismDomain: dom,
-		DomainMatch: dom == req.GetDeterminismDomain(), Lookahead: uint32(s.ahead), Shedding: m.gov.Shedding()}, nil
+		"start_step", req.GetStartStep(), "members", len(s.members), "raw_only", s.rawOnly, "domain_match", match)
+	if !match && !s.rawOnly {
+		// The reader learns it from the answer and reopens raw-only (docs/offload.md).
+		m.log.Warn("offload session from a reader of another determinism domain", "session", s.id,
+			"reader_domain", req.GetDeterminismDomain(), "node_domain", m.domain)
+	}
+	return &pb.OpenSessionResponse{SessionId: s.id, DatanodeUuid: m.self(), DeterminismDomain: m.domain,
+		DomainMatch: match, Lookahead: uint32(s.ahead), Shedding: m.gov.Shedding()}, nil
 }
 
 func (m *Manager) session(user, id string) (*Session, error) {
@@ -259,9 +304,16 @@ func (m *Manager) worker(ctx context.Context) {
 
 		start := time.Now()
 		frames, err := j.s.transform(ctx, j.sl)
+		took := time.Since(start)
+		if err == nil && m.restamp {
+			frames, err = restamp(frames, m.domain)
+		}
+		if m.transformed != nil {
+			m.transformed(took)
+		}
 		m.mu.Lock()
 		j.state, j.frames, j.err = finished, frames, err
-		j.nodeMicros = uint32(min(time.Since(start).Microseconds(), 1<<32-1))
+		j.nodeMicros = uint32(min(took.Microseconds(), 1<<32-1))
 		if j.canceled {
 			j.frames = nil
 		} else {
@@ -339,9 +391,10 @@ func (m *Manager) GetStep(ctx context.Context, user string, req *pb.GetStepReque
 			out.Frames, out.NodeMicros = j.frames, j.nodeMicros
 			if j.err != nil {
 				out.ErrorCode, out.Error = int32(sampleCode(j.err)), j.err.Error()
-				m.ctr.Errors++
+				m.countErrorLocked(j.err)
 			} else {
 				m.ctr.Transformed++
+				m.ctr.SentBytes += int64(len(j.frames))
 			}
 			m.queued -= int64(len(j.frames))
 			j.frames = nil
@@ -354,14 +407,18 @@ func (m *Manager) GetStep(ctx context.Context, user string, req *pb.GetStepReque
 			m.mu.Unlock()
 			start := time.Now()
 			frames, err := s.raw(ctx, sl)
+			if err == nil && m.restamp {
+				frames, err = restamp(frames, m.domain)
+			}
 			out.NodeMicros = uint32(time.Since(start).Microseconds())
 			m.mu.Lock()
 			if err != nil {
 				out.ErrorCode, out.Error = int32(sampleCode(err)), err.Error()
-				m.ctr.Errors++
+				m.countErrorLocked(err)
 			} else {
 				out.Frames = frames
 				m.ctr.Raw++
+				m.ctr.SentBytes += int64(len(frames))
 			}
 			m.mu.Unlock()
 		}
@@ -404,8 +461,36 @@ func (m *Manager) ReadRange(ctx context.Context, user string, b *pb.LocatedBlock
 	if n < 0 || n > MaxRangeBytes || off < 0 {
 		return nil, fmt.Errorf("%w: range [%d, +%d): length must be in [0, %d]", ErrInvalid, off, n, MaxRangeBytes)
 	}
-	return ReadLocal(ctx, m.host, user, b, off, n)
+	data, err := ReadLocal(ctx, m.host, user, b, off, n)
+	if err == nil {
+		m.mu.Lock()
+		m.ctr.RangesServed++
+		m.ctr.RangeBytesServed += int64(len(data))
+		m.mu.Unlock()
+	}
+	return data, err
 }
+
+func (m *Manager) countErrorLocked(err error) {
+	m.ctr.Errors++
+	m.ctr.ErrorsByCode[sampleCode(err)]++
+}
+
+// peerRead counts one read of a piece from a peer.
+func (m *Manager) peerRead(n int, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ctr.PeerReads++
+	if err != nil {
+		m.ctr.PeerReadErrors++
+		return
+	}
+	m.ctr.PeerReadBytes += int64(n)
+}
+
+// SampleCodes are the codes a per-sample error can carry (Counters.ErrorsByCode).
+var SampleCodes = []codes.Code{codes.InvalidArgument, codes.PermissionDenied, codes.ResourceExhausted,
+	codes.Unimplemented, codes.Unavailable, codes.Internal}
 
 // Counters returns totals and the current queue.
 func (m *Manager) Counters() Counters {
@@ -413,5 +498,14 @@ func (m *Manager) Counters() Counters {
 	defer m.mu.Unlock()
 	c := m.ctr
 	c.QueuedBytes = m.queued
+	c.ErrorsByCode = make(map[codes.Code]int64, len(m.ctr.ErrorsByCode))
+	for k, v := range m.ctr.ErrorsByCode {
+		c.ErrorsByCode[k] = v
+	}
+	for _, j := range m.jobs {
+		if !j.canceled && j.state == queued {
+			c.QueuedJobs++
+		}
+	}
 	return c
 }

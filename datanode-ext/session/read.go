@@ -78,8 +78,9 @@ type reader struct {
 	host    Host
 	peers   Peers
 	user    string
-	self    string            // this DataNode's UUID
-	members map[string]string // UUID -> API address
+	self    string                 // this DataNode's UUID
+	members map[string]string      // UUID -> API address
+	counted func(n int, err error) // told about every read from a peer (may be nil)
 
 	mu    sync.Mutex
 	paths map[int64]resolved
@@ -136,6 +137,9 @@ func (r *reader) piece(ctx context.Context, p dataset.Piece) ([]byte, error) {
 	var last error = fmt.Errorf("%w: block %d is on no member of the session", ErrUnavailable, b.GetBlockId())
 	for _, addr := range peers {
 		data, err := r.peers.ReadRange(ctx, addr, r.user, b, p.Offset, p.Length)
+		if r.counted != nil {
+			r.counted(len(data), err)
+		}
 		if err == nil {
 			return data, nil
 		}

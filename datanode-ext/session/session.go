@@ -12,6 +12,7 @@ import (
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	"github.com/newtricks/newtricks/schedule"
 	"github.com/newtricks/newtricks/xformgraph"
+	"github.com/newtricks/newtricks/xformgraph/frame"
 )
 
 // Session is one reader's session with this node.
@@ -91,7 +92,8 @@ func (m *Manager) open(ctx context.Context, user string, req *pb.OpenSessionRequ
 	}
 	s := &Session{id: newID(), user: user, self: -1, lo: 0, ahead: ahead, rawOnly: req.GetRawOnly(),
 		steps: map[uint64]map[int]*job{}, cur: req.GetStartStep(), lastUsed: time.Now()}
-	s.rd = &reader{host: m.host, peers: m.peers, user: user, self: selfUUID, members: map[string]string{}, paths: map[int64]resolved{}}
+	s.rd = &reader{host: m.host, peers: m.peers, user: user, self: selfUUID, members: map[string]string{}, paths: map[int64]resolved{},
+		counted: m.peerRead}
 	for i, mb := range ms {
 		if mb.GetDatanodeUuid() == "" || mb.GetApiAddress() == "" {
 			return nil, fmt.Errorf("%w: member %d needs a UUID and an API address", ErrInvalid, i)
@@ -181,6 +183,24 @@ func (s *Session) transform(ctx context.Context, sl schedule.Slot) ([]byte, erro
 		return nil, err
 	}
 	return out.AppendFrames(nil)
+}
+
+// restamp rewrites the determinism domain in every frame of a sample (a test node playing
+// another build: see Options.Domain); the checksums are computed anew.
+func restamp(b []byte, domain string) ([]byte, error) {
+	var out []byte
+	for len(b) > 0 {
+		f, rest, err := frame.Parse(b)
+		if err != nil {
+			return nil, err
+		}
+		f.Domain = domain
+		if out, err = f.AppendTo(out); err != nil {
+			return nil, err
+		}
+		b = rest
+	}
+	return out, nil
 }
 
 // raw reads one slot and frames its bytes untransformed.

@@ -14,7 +14,6 @@ import (
 	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
-	"github.com/newtricks/newtricks/xformgraph"
 )
 
 // Server implements pb.OffloadServer.
@@ -95,7 +94,7 @@ func (sv *Server) NodeStatus(ctx context.Context, req *pb.OffloadNodeStatusReque
 	c := sv.Sessions.Counters()
 	cfg := sv.Sessions.Config()
 	return &pb.OffloadNodeStatus{
-		DatanodeUuid: uuid, XferAddr: xfer, DeterminismDomain: xformgraph.Domain().String(),
+		DatanodeUuid: uuid, XferAddr: xfer, DeterminismDomain: sv.Sessions.Domain(),
 		Shedding: g.Shedding, CpuOther: g.Other, CpuOwn: g.Own, ThresholdHigh: g.High, ThresholdLow: g.Low,
 		Workers: uint32(cfg.Workers), CpuBudget: float64(cfg.Workers), Sessions: uint32(c.Sessions),
 		QueuedBytes: c.QueuedBytes, QueueMaxBytes: cfg.QueueMaxBytes,
