@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/newtricks/newtricks/internal/cluster"
 	"github.com/newtricks/newtricks/internal/exttest"
@@ -24,6 +27,29 @@ import (
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
+
+// nameNodeHost dials the NameNode hook's host service (its unix socket in the socket dir), as
+// namenode-ext does.
+func nameNodeHost(t *testing.T, lay exttest.Layout) pb.NameNodeHostClient {
+	t.Helper()
+	socks, err := filepath.Glob(filepath.Join(lay.SocketDir, "nn-*.sock"))
+	if err != nil || len(socks) == 0 {
+		t.Fatalf("NameNode host socket in %s: %v %v", lay.SocketDir, socks, err)
+	}
+	// A NameNode killed by a restart case may have left its socket: take the newest.
+	newest, at := "", time.Time{}
+	for _, s := range socks {
+		if fi, err := os.Stat(s); err == nil && fi.ModTime().After(at) {
+			newest, at = s, fi.ModTime()
+		}
+	}
+	conn, err := grpc.NewClient("unix://"+newest, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return pb.NewNameNodeHostClient(conn)
+}
 
 // replication returns the replication factor of name.
 func replication(c *hdfs.Client, name string) (int, error) {
@@ -551,6 +577,78 @@ func TestHotspot(t *testing.T) {
 			t.Fatalf("marker left: %v", xa)
 		}
 		setrep(t, c, a, 3, "/hot/emb-0")
+	})
+
+	t.Run("an admin's setrep racing a conditional change is never overwritten", func(t *testing.T) {
+		// The check of a conditional change (factor == expect) and the change itself run
+		// under one hold of the NameNode's write lock: racing an admin's setReplication (the
+		// NameNode's own code path, as FsShell's), either the admin's lands first and the
+		// change is refused (ABORTED), or the change lands first and the admin's overwrites
+		// it. Either way the admin's 5 stays. Checked separately, the old check-then-set
+		// (separate operations) ended at 6 in some rounds.
+		const name = "/other/cas"
+		if err := writeFile(aliceFS, name, randomBytes(t, 1<<10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		host := nameNodeHost(t, lay)
+		st, err := root.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := st.Sys().(interface{ GetFileId() uint64 }).GetFileId()
+		inode := fmt.Sprintf("/.reserved/.inodes/%d", id)
+		const xattr = "user.newtricks.test.cas"
+		outcomes := map[string]int{}
+		for round := 0; round < 60; round++ {
+			if _, err := host.SetReplication(ctx, &pb.SetReplicationRequest{Path: name, Replication: 3, User: su.Username}); err != nil {
+				t.Fatal(err)
+			}
+			change := make(chan *pb.ReplicationResult, 1)
+			admin := make(chan error, 1)
+			gate := make(chan struct{})
+			go func() {
+				<-gate
+				resp, err := host.SetReplications(ctx, &pb.SetReplicationsRequest{User: su.Username, Changes: []*pb.ReplicationChange{{
+					Path: inode, Expect: 3, Replication: 6, SetXattr: xattr,
+					XattrValue: []byte("inflight"), FinalXattrValue: []byte("settled")}}})
+				if err != nil || len(resp.GetResults()) != 1 {
+					t.Errorf("SetReplications: %v %v", resp, err)
+					change <- nil
+					return
+				}
+				change <- resp.GetResults()[0]
+			}()
+			go func() {
+				<-gate
+				_, err := host.SetReplication(ctx, &pb.SetReplicationRequest{Path: name, Replication: 5, User: su.Username})
+				admin <- err
+			}()
+			close(gate)
+			r, aerr := <-change, <-admin
+			if aerr != nil || r == nil {
+				t.Fatalf("round %d: admin %v, change %v", round, aerr, r)
+			}
+			got, err := replication(root, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case r.GetCode() == 0:
+				outcomes["change first"]++
+			case codes.Code(r.GetCode()) == codes.Aborted:
+				outcomes["admin first (ABORTED)"]++
+			default:
+				t.Fatalf("round %d: change failed: %d %s", round, r.GetCode(), r.GetMessage())
+			}
+			if got != 5 {
+				t.Fatalf("round %d: factor %d after the admin's setrep 5 raced a change 3 -> 6 (result %d %s; so far %v)",
+					round, got, r.GetCode(), r.GetMessage(), outcomes)
+			}
+		}
+		t.Logf("60 races, every one ended at the admin's 5: %v", outcomes)
+		if log, err := os.ReadFile(c.LogPath(cluster.NameNode)); err != nil || strings.Contains(string(log), "cannot run under one NameNode lock") {
+			t.Fatalf("the NameNode fell back to separate operations (log read: %v)", err)
+		}
 	})
 
 	t.Run("extend keeps the factor past the first deadline", func(t *testing.T) {

@@ -75,6 +75,7 @@ import org.apache.hadoop.hdfs.server.namenode.INodeFile;
 import org.apache.hadoop.hdfs.server.namenode.QuotaCounts;
 import org.apache.hadoop.hdfs.server.namenode.FSNamesystem;
 import org.apache.hadoop.hdfs.server.namenode.NameNode;
+import org.apache.hadoop.hdfs.server.namenode.NewtricksConditionalChange;
 import org.apache.hadoop.hdfs.server.protocol.NamenodeProtocols;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.UserGroupInformation;
@@ -87,6 +88,7 @@ import org.apache.hadoop.security.UserGroupInformation;
  * refused; it never runs as the NameNode by default.
  */
 final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NameNodeHostService.class);
   private final NameNode nn;
   private final HookMetrics metrics;
   private final java.util.Set<String> reconfigureAllowed;
@@ -596,8 +598,9 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
 
   private ReplicationResult applyChangeAs(ReplicationChange c, boolean service,
       ReplicationResult.Builder r) throws Exception {
-    if (c.getReplication() < 0 || c.getReplication() > Short.MAX_VALUE) {
-      throw new IllegalArgumentException("replication " + c.getReplication());
+    if (c.getReplication() < 0 || c.getReplication() > Short.MAX_VALUE
+        || c.getExpect() < 0 || c.getExpect() > Short.MAX_VALUE) {
+      throw new IllegalArgumentException("replication " + c.getReplication() + ", expect " + c.getExpect());
     }
     if (service) {
       String marker = !c.getSetXattr().isEmpty() ? c.getSetXattr() : c.getRemoveXattr();
@@ -618,6 +621,53 @@ final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImplBase {
             + marker + "; " + c.getPath() + " has none");
       }
     }
+    if (conditionalInLock) {
+      try {
+        return applyInLock(c, r);
+      } catch (LinkageError e) {
+        conditionalInLock = false;
+        LOG.warn("newtricks: conditional replication changes cannot run under one NameNode lock"
+            + " on this Hadoop version (" + e + "); falling back to a check and a change as separate operations");
+      }
+    }
+    return applySeparately(c, r);
+  }
+
+  /**
+   * Whether changes go through {@link NewtricksConditionalChange} (check and change under one
+   * hold of the write lock); false once it failed to link against the running Hadoop.
+   */
+  private static volatile boolean conditionalInLock = true;
+
+  /**
+   * The change as one NameNode operation, as the current identity: an outside change can never
+   * land between the check and the change.
+   */
+  private ReplicationResult applyInLock(ReplicationChange c, ReplicationResult.Builder r) throws Exception {
+    XAttr inflight = null;
+    XAttr settled = null;
+    XAttr remove = null;
+    if (!c.getSetXattr().isEmpty()) {
+      inflight = XAttrHelper.buildXAttr(c.getSetXattr(), c.getXattrValue().toByteArray());
+      if (!c.getFinalXattrValue().isEmpty()) {
+        settled = XAttrHelper.buildXAttr(c.getSetXattr(), c.getFinalXattrValue().toByteArray());
+      }
+    }
+    if (!c.getRemoveXattr().isEmpty()) {
+      remove = XAttrHelper.buildXAttr(c.getRemoveXattr());
+    }
+    NewtricksConditionalChange.Outcome o = NewtricksConditionalChange.apply(ns(), c.getPath(),
+        (short) c.getExpect(), inflight, (short) c.getReplication(), settled, remove);
+    r.setBefore(o.before);
+    if (o.aborted) {
+      return r.setCode(io.grpc.Status.Code.ABORTED.value())
+          .setMessage("factor is " + o.before + ", expected " + c.getExpect()).build();
+    }
+    return r.setChanged(o.changed).setCode(0).build();
+  }
+
+  /** The change as separate NameNode operations (Hadoop versions the one-lock path cannot link to). */
+  private ReplicationResult applySeparately(ReplicationChange c, ReplicationResult.Builder r) throws Exception {
     HdfsFileStatus st = rpc().getFileInfo(c.getPath());
     if (st == null || st.isDirectory()) {
       throw new FileNotFoundException("File does not exist: " + c.getPath());

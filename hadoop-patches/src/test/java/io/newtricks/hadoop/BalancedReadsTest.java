@@ -111,4 +111,87 @@ public class BalancedReadsTest {
     assertEquals(false, BalancedReads.rotateCurrent());
     BalancedReads.setHinted(Arrays.asList());
   }
+
+  /**
+   * The bench-hotspot storm: 32 readers open four two-block files (12 replicas each) in their
+   * own order, and the NameNode sorts each answer's last block twice. Every block's readers are
+   * spread within one (2 or 3 per replica), and the block reads per DataNode over all files are
+   * within one of each other (21 or 22; a fixed rotation gives 20..24).
+   */
+  @Test
+  public void totalsBalancedAcrossFiles() {
+    DFSNetworkTopology t = topology("hinted");
+    BalancedReads.resetCounters();
+    java.util.List<String> files = Arrays.asList("/hot/p0", "/hot/p1", "/hot/p2", "/hot/p3");
+    BalancedReads.setHinted(files);
+    BalancedReads.AuditHook hook = new BalancedReads.AuditHook();
+    hook.initialize(new Configuration(false));
+    Node reader = new NodeBase("/default-rack/10.0.0.9");
+    Node[] base = replicas(12);
+    java.util.Random rnd = new java.util.Random(7);
+    java.util.List<String> opens = new java.util.ArrayList<>();
+    for (int r = 0; r < 32; r++) {
+      java.util.List<String> order = new java.util.ArrayList<>(files);
+      java.util.Collections.rotate(order, rnd.nextInt(4));
+      opens.addAll(order);
+    }
+    java.util.Collections.shuffle(opens, rnd);
+    Map<String, Map<String, Integer>> perBlock = new HashMap<>();
+    Map<String, Integer> total = new HashMap<>();
+    for (String f : opens) {
+      hook.logAuditEvent(true, "alice", null, "open", f, null, null, null, null);
+      for (int b = 0; b < 3; b++) { // blocks 0 and 1, then the last block again
+        Node[] locs = base.clone();
+        java.util.Collections.shuffle(Arrays.asList(locs), rnd);
+        t.sortByDistanceUsingNetworkLocation(reader, locs, locs.length, null);
+        if (b < 2) {
+          perBlock.computeIfAbsent(f + b, k -> new HashMap<>()).merge(locs[0].getName(), 1, Integer::sum);
+          total.merge(locs[0].getName(), 1, Integer::sum);
+        }
+      }
+    }
+    for (Map<String, Integer> m : perBlock.values()) {
+      assertEquals(12, m.size());
+      for (int v : m.values()) {
+        assertTrue("share " + v + " in " + m, v == 2 || v == 3);
+      }
+    }
+    assertEquals(12, total.size());
+    for (int v : total.values()) {
+      assertTrue("total " + v + " in " + total, v == 21 || v == 22);
+    }
+    BalancedReads.setHinted(Arrays.asList());
+    BalancedReads.resetCounters();
+  }
+
+  /** A replica copied after 30 reads of its block starts level with the others, not at 0. */
+  @Test
+  public void newReplicaIsNotFlooded() {
+    DFSNetworkTopology t = topology("hinted");
+    BalancedReads.resetCounters();
+    BalancedReads.setHinted(Arrays.asList("/hot/one"));
+    BalancedReads.AuditHook hook = new BalancedReads.AuditHook();
+    hook.initialize(new Configuration(false));
+    Node reader = new NodeBase("/default-rack/10.0.0.9");
+    Node[] four = replicas(4);
+    Node[] three = Arrays.copyOf(four, 3);
+    for (int i = 0; i < 30; i++) {
+      hook.logAuditEvent(true, "alice", null, "open", "/hot/one", null, null, null, null);
+      Node[] locs = three.clone();
+      t.sortByDistanceUsingNetworkLocation(reader, locs, locs.length, null);
+    }
+    Map<String, Integer> first = new HashMap<>();
+    for (int i = 0; i < 8; i++) {
+      hook.logAuditEvent(true, "alice", null, "open", "/hot/one", null, null, null, null);
+      Node[] locs = four.clone();
+      t.sortByDistanceUsingNetworkLocation(reader, locs, locs.length, null);
+      first.merge(locs[0].getName(), 1, Integer::sum);
+    }
+    assertEquals(first.toString(), 4, first.size());
+    for (int v : first.values()) {
+      assertEquals(first.toString(), 2, v);
+    }
+    BalancedReads.setHinted(Arrays.asList());
+    BalancedReads.resetCounters();
+  }
 }
