@@ -14,10 +14,14 @@
 //     balanced reads when -balanced).
 //
 // The cases run --reps times, in alternating order (forward, then backward), and each is
-// reported as median (min, max). The blocks are made to sit on three DataNodes by writing them
+// reported as median (min, max), with how evenly the DataNodes served the storm (the busiest
+// DataNode's bytes read over the mean, from each DataNode's DataNodeActivity.BytesRead) and,
+// for the setrep cases, when every block had its replicas (polled every 250 ms; `setrep -w`
+// itself only looks every 10 s). The blocks are made to sit on three DataNodes by writing them
 // while the other DataNodes are stopped. It fails if a hint does not get ready. It prints the
 // physical limit (bytes read / aggregate throttled bandwidth of all DataNodes), the redundancy
-// interval in force, and as its last line
+// interval in force, the floor of vs_setrep_ahead that the physical limit sets against this
+// run's setrep-ahead median, and as its last line
 // `BENCH hotspot barrier_reduction=<1-hint/rep3> vs_setrep_ahead=<hint/setrep-ahead>
 // ready_s=<median hint to ready> barrier_vs_limit=<hint/physical limit>`.
 //
@@ -27,12 +31,15 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -236,7 +243,13 @@ func run(o options) (err error) {
 	factor := dry.Files[0].Target
 
 	barriers := map[string][]float64{}
+	shares := map[string][]float64{}
+	readyOf := map[string][]float64{}
 	var readies []float64
+	served, err := bytesRead(ctx, c, true)
+	if err != nil {
+		return err
+	}
 	for rep := 0; rep < o.reps; rep++ {
 		order := append([]string(nil), cases...)
 		if rep%2 == 1 {
@@ -251,20 +264,29 @@ func run(o options) (err error) {
 				r, err = storm(ctx, c, o, files[dir])
 			case "setrep-storm":
 				done := make(chan error, 1)
+				var rd *readiness
 				r, err = stormWith(ctx, c, o, files[dir], func() {
+					rd = watchReady(ctx, lay, files[dir], min(factor, o.dataNodes))
 					go func() { done <- setrep(ctx, c, a, su.Username, factor, dir) }()
 				})
 				if serr := <-done; err == nil && serr != nil {
 					err = serr
 				}
+				if err == nil {
+					ready, err = rd.wait()
+				}
 			case "setrep-ahead":
 				done := make(chan error, 1)
 				sent := time.Now()
+				rd := watchReady(ctx, lay, files[dir], min(factor, o.dataNodes))
 				go func() { done <- setrep(ctx, c, a, su.Username, factor, dir) }()
 				time.Sleep(time.Until(sent.Add(o.lead)))
 				r, err = storm(ctx, c, o, files[dir])
 				if serr := <-done; err == nil && serr != nil {
 					err = serr
+				}
+				if err == nil {
+					ready, err = rd.wait()
 				}
 			case "hint":
 				r, ready, err = hintCase(ctx, c, o, hc, dir, files[dir])
@@ -274,11 +296,25 @@ func run(o options) (err error) {
 				return fmt.Errorf("%s (rep %d): %w", cs, rep, err)
 			}
 			barriers[cs] = append(barriers[cs], r.barrier.Seconds())
-			extra := ""
-			if cs == "hint" {
-				extra = fmt.Sprintf(", ready %.1f s after the hint", ready.Seconds())
+			now, err := bytesRead(ctx, c, true)
+			if err != nil {
+				return err
 			}
-			fmt.Printf("rep %d %-13s barrier %6.1f s  (mean reader %5.1f s)%s\n", rep, cs, r.barrier.Seconds(), r.mean.Seconds(), extra)
+			share := maxOverMean(served, now)
+			served = now
+			shares[cs] = append(shares[cs], share)
+			extra := ""
+			switch cs {
+			case "hint":
+				extra = fmt.Sprintf(", ready %.1f s after the hint", ready.Seconds())
+			case "setrep-storm", "setrep-ahead":
+				extra = fmt.Sprintf(", every block at %d replicas %.1f s after the setrep", min(factor, o.dataNodes), ready.Seconds())
+			}
+			if cs != "rep3" {
+				readyOf[cs] = append(readyOf[cs], ready.Seconds())
+			}
+			fmt.Printf("rep %d %-13s barrier %6.1f s  (mean reader %5.1f s)  busiest DataNode served %.2fx the mean%s\n",
+				rep, cs, r.barrier.Seconds(), r.mean.Seconds(), share, extra)
 		}
 	}
 	med := map[string]float64{}
@@ -289,9 +325,17 @@ func run(o options) (err error) {
 		if cs != "rep3" {
 			label = fmt.Sprintf("%s (-> %d)", cs, factor)
 		}
-		fmt.Printf("%-22s barrier median %6.1f s (min %5.1f, max %5.1f)  vs rep3 %.3f  vs limit %.2f\n",
-			label, m, lo, hi, m/med["rep3"], m/limit)
+		sm, slo, shi := stats(shares[cs])
+		rdy := ""
+		if rs := readyOf[cs]; len(rs) > 0 {
+			rm, rlo, rhi := stats(rs)
+			rdy = fmt.Sprintf("  ready %.1f s (%.1f, %.1f) after it was sent", rm, rlo, rhi)
+		}
+		fmt.Printf("%-22s barrier median %6.1f s (min %5.1f, max %5.1f)  vs rep3 %.3f  vs limit %.2f  busiest/mean DataNode %.2f (%.2f, %.2f)%s\n",
+			label, m, lo, hi, m/med["rep3"], m/limit, sm, slo, shi, rdy)
 	}
+	fmt.Printf("floor: no case can beat the physical limit %.1f s, so against this run's setrep-ahead median (%.1f s, ready %.1f s after it was sent, storm at %v) vs_setrep_ahead >= %.3f; the hint is at %.2fx the limit\n",
+		limit, med["setrep-ahead"], first(stats(readyOf["setrep-ahead"])), o.lead, limit/med["setrep-ahead"], med["hint"]/limit)
 	rm, rlo, rhi := stats(readies)
 	fmt.Printf("hint ready: median %.1f s (min %.1f, max %.1f) after it was sent, lead %v\n", rm, rlo, rhi, o.lead)
 	fmt.Printf("BENCH hotspot barrier_reduction=%.3f vs_setrep_ahead=%.3f ready_s=%.1f barrier_vs_limit=%.2f\n",
@@ -337,6 +381,114 @@ func hintCase(ctx context.Context, c *cluster.Cluster, o options, hc *hintclient
 		return result{}, 0, fmt.Errorf("hint %s not ready 30 s after the storm", plan.HintID)
 	}
 	return r, readyAt.Sub(sent), nil
+}
+
+func first(a, _, _ float64) float64 { return a }
+
+// readiness polls the block locations of files (namenode-ext's Locate, as the superuser)
+// every 250 ms until every block has want replicas.
+type readiness struct {
+	start time.Time
+	done  chan struct{}
+	at    time.Duration
+	err   error
+}
+
+func watchReady(ctx context.Context, lay exttest.Layout, files []string, want int) *readiness {
+	r := &readiness{start: time.Now(), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		ns, conn, err := exttest.NamespaceClient(lay)
+		if err != nil {
+			r.err = err
+			return
+		}
+		defer conn.Close()
+		deadline := r.start.Add(5 * time.Minute)
+		for {
+			short := false
+			for _, name := range files {
+				lb, err := ns.Locate(ctx, &pb.LocateRequest{Path: name, User: user0})
+				if err != nil {
+					r.err = err
+					return
+				}
+				for _, b := range lb.GetBlocks() {
+					if len(b.GetLocations()) < want {
+						short = true
+					}
+				}
+			}
+			if !short {
+				r.at = time.Since(r.start)
+				return
+			}
+			if time.Now().After(deadline) {
+				r.err = fmt.Errorf("blocks of %s not at %d replicas after 5 min", files[0], want)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				r.err = ctx.Err()
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	return r
+}
+
+func (r *readiness) wait() (time.Duration, error) {
+	<-r.done
+	return r.at, r.err
+}
+
+// bytesRead reads DataNodeActivity.BytesRead of every DataNode (client reads, not replication
+// transfers), after the JMX view refreshed (metrics2 refreshes it at most every 10 s) if fresh.
+func bytesRead(ctx context.Context, c *cluster.Cluster, fresh bool) (map[int]float64, error) {
+	if fresh {
+		time.Sleep(11 * time.Second)
+	}
+	out := map[int]float64{}
+	for _, dn := range c.DataNodes() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet,
+			"http://"+dn.HTTPAddr+"/jmx?qry=Hadoop:service=DataNode,name=DataNodeActivity-*", nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("datanode %d jmx: %w", dn.Index, err)
+		}
+		var body struct {
+			Beans []map[string]any `json:"beans"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || len(body.Beans) == 0 {
+			return nil, fmt.Errorf("datanode %d DataNodeActivity bean: %v", dn.Index, err)
+		}
+		v, ok := body.Beans[0]["BytesRead"].(float64)
+		if !ok {
+			return nil, fmt.Errorf("datanode %d: no BytesRead", dn.Index)
+		}
+		out[dn.Index] = v
+	}
+	return out, nil
+}
+
+// maxOverMean is the busiest DataNode's bytes read between two readings over the mean.
+func maxOverMean(before, after map[int]float64) float64 {
+	var sum, top float64
+	for i, v := range after {
+		d := v - before[i]
+		sum += d
+		top = math.Max(top, d)
+	}
+	if sum == 0 {
+		return 0
+	}
+	return top / (sum / float64(len(after)))
 }
 
 // stats returns the median, min and max.

@@ -3,8 +3,9 @@
 // (xceiver) limit per DataNode, the NameNode's RedundancyMonitor (blocks scheduled per
 // interval, max-streams per source, a transfer starting at the source's next heartbeat and
 // copying each block as one pipeline to all its new targets), and readers that open each file
-// (getting the replicas the NameNode knows then, shuffled or rotated) and read its blocks one
-// after the other.
+// (getting the replicas the NameNode knows then, shuffled, or least-used first as BalancedReads
+// orders them) and read its blocks one after the other. The -cal-* flags describe the
+// bench-hotspot run it is calibrated against.
 //
 // It is calibrated against `make bench-hotspot` at 12 DataNodes (the measured medians are
 // flags; the error is printed), then run at 1,000 DataNodes and 10,000 readers with a 10 s
@@ -33,12 +34,19 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	big := flag.Int("nodes", 1000, "DataNodes of the large run")
 	readers := flag.Int("readers", 10000, "readers of the large run")
+	calFiles := flag.Int("cal-files", 4, "calibration: hot files (as bench-hotspot -files)")
+	calFileMiB := flag.Float64("cal-file-mib", 16, "calibration: MiB per hot file (as bench-hotspot -file-bytes)")
+	calBlockMiB := flag.Float64("cal-block-mib", 8, "calibration: block size in MiB (as bench-hotspot -block-size)")
+	calReaders := flag.Int("cal-readers", 32, "calibration: readers (as bench-hotspot -readers)")
+	calInterval := flag.Float64("cal-interval", 1, "calibration: redundancy and heartbeat interval in s (as bench-hotspot -redundancy-interval)")
 	flag.Parse()
 	start := time.Now()
 
 	// Calibration: the bench-hotspot setup.
-	small := Params{Nodes: 12, ReadBW: 16 * mib, XferBW: 16 * mib, Xceivers: 4096, Readers: 32, Arrival: 0.05,
-		OpenDelay: 0.01, Files: 4, BlocksPerFile: 2, BlockBytes: 8 * mib, InitialHolders: 3, Interval: 1, Heartbeat: 1, Seed: *seed}
+	bpf := max(1, int(math.Ceil(*calFileMiB / *calBlockMiB)))
+	small := Params{Nodes: 12, ReadBW: 16 * mib, XferBW: 16 * mib, Xceivers: 4096, Readers: *calReaders, Arrival: 0.05,
+		OpenDelay: 0.01, Files: *calFiles, BlocksPerFile: bpf, BlockBytes: *calFileMiB * mib / float64(bpf), InitialHolders: 3,
+		Interval: *calInterval, Heartbeat: *calInterval, Seed: *seed}
 	stock := func(name string, f int, at float64) Case {
 		return Case{Name: name, Factor: f, At: at, MaxStreams: 2, Multiplier: 2}
 	}

@@ -31,7 +31,7 @@ type Case struct {
 	At         float64 // when the factor is set (negative: before the storm)
 	MaxStreams int     // dfs.namenode.replication.max-streams while copying
 	Multiplier int     // dfs.namenode.replication.work.multiplier.per.iteration
-	Balanced   bool    // readers of a block rotate over its replicas (BalancedReads) instead of a random pick
+	Balanced   bool    // BalancedReads (least given first for the block, then per DataNode) instead of a random pick
 }
 
 // Result of one simulated storm.
@@ -143,8 +143,9 @@ type sim struct {
 	pending  []int // block -> replicas being made
 	target   int
 	readers  []*reader
-	rotate   []int // block -> rotation counter (BalancedReads)
-	busy     []int // node -> transfers scheduled from it and not finished (max-streams)
+	given    []map[int]int // block -> DataNode -> times given first (BalancedReads)
+	total    []int         // DataNode -> hinted blocks given first (BalancedReads)
+	busy     []int         // node -> transfers scheduled from it and not finished (max-streams)
 	xfers    []transfer
 	served   []float64
 	done     int
@@ -166,7 +167,11 @@ func Run(p Params, c Case) Result {
 	s.holders = make([][]int, nb)
 	s.has = make([]map[int]bool, nb)
 	s.pending = make([]int, nb)
-	s.rotate = make([]int, nb)
+	s.given = make([]map[int]int, nb)
+	for b := range s.given {
+		s.given[b] = map[int]int{}
+	}
+	s.total = make([]int, p.Nodes)
 	for b, hs := range initialHolders(p) {
 		s.has[b] = map[int]bool{}
 		for _, n := range hs {
@@ -245,7 +250,9 @@ func (s *sim) handle(e event) {
 }
 
 // open starts the reader on its current file: the NameNode returns every block's replicas,
-// shuffled (stock) or rotated (BalancedReads: the n-th open of a block starts at replica n).
+// shuffled (stock) or, with BalancedReads, with the replica given first least often for that
+// block first, ties to the DataNode given first least often overall (a replica new to the block
+// starts level with the least-used one).
 func (s *sim) open(t float64, id int) {
 	r := s.readers[id]
 	r.snap, r.first = r.snap[:0], r.first[:0]
@@ -254,13 +261,40 @@ func (s *sim) open(t float64, id int) {
 		n := len(s.holders[b])
 		f := s.rng.IntN(n)
 		if s.c.Balanced {
-			f = s.rotate[b] % n
-			s.rotate[b]++
+			f = s.leastGiven(b, n)
 		}
 		r.snap, r.first = append(r.snap, n), append(r.first, f)
 	}
 	r.block = 0
 	s.startBlock(t+s.p.OpenDelay, id)
+}
+
+// leastGiven picks BalancedReads' first replica among the first n holders of block b and
+// counts it.
+func (s *sim) leastGiven(b, n int) int {
+	g := s.given[b]
+	lo := math.MaxInt
+	for _, node := range s.holders[b][:n] {
+		if c, ok := g[node]; ok {
+			lo = min(lo, c)
+		}
+	}
+	if lo == math.MaxInt {
+		lo = 0
+	}
+	best := -1
+	for i, node := range s.holders[b][:n] {
+		if _, ok := g[node]; !ok {
+			g[node] = lo
+		}
+		if best < 0 || g[node] < g[s.holders[b][best]] ||
+			(g[node] == g[s.holders[b][best]] && s.total[node] < s.total[s.holders[b][best]]) {
+			best = i
+		}
+	}
+	g[s.holders[b][best]]++
+	s.total[s.holders[b][best]]++
+	return best
 }
 
 // startBlock reads the current block from the first replica that accepts the connection.

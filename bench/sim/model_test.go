@@ -15,7 +15,7 @@ func TestModelLimits(t *testing.T) {
 	if lo := total / (3 * p.ReadBW); r.Barrier < lo*0.999 || r.Barrier > 1.6*lo {
 		t.Fatalf("rep3 barrier %.1f s, bounds [%.1f, %.1f]", r.Barrier, lo, 1.6*lo)
 	}
-	// Every DataNode holding every block, rotation: the physical limit, within the rounding of
+	// Every DataNode holding every block, balanced reads: the physical limit, within the rounding of
 	// 32 readers over 12 replicas (3 instead of 2.67 per replica: 1.125).
 	p.InitialHolders = 12
 	c := Case{Name: "all", Factor: 12, At: -100, MaxStreams: 32, Multiplier: 16, Balanced: true}
@@ -30,6 +30,6 @@ func TestModelLimits(t *testing.T) {
 	// Balanced reads never do worse than a random pick here.
 	c.Balanced = false
 	if u := Run(p, c); u.Barrier < r.Barrier*0.999 {
-		t.Fatalf("random %.1f s beat rotation %.1f s", u.Barrier, r.Barrier)
+		t.Fatalf("random %.1f s beat balanced reads %.1f s", u.Barrier, r.Barrier)
 	}
 }
