@@ -123,6 +123,7 @@ var subscriptions = map[string]map[string]string{
 	// mirror rule subscribes to what engine.Interest lists, under its source prefix.
 	"typical": {
 		"newtricks.hotspot.reactive":                       "true",
+		"newtricks.hotspot.reactive.user":                  "hotspot-svc", // implicit hints' identity (none fire here: one client)
 		"newtricks.namenode.ext.events.subscribe":          "CLOSE,RENAME,UNLINK,APPEND,TRUNCATE",
 		"newtricks.namenode.ext.events.subscribe.prefixes": mirrorPrefix,
 	},
