@@ -8,8 +8,8 @@
 //
 //	(a) wan:     reading it from dc-a across the WAN, 16 parallel readers (a file-by-file
 //	             reader is measured on a sample and extrapolated: it is always slower);
-//	(b) distcp:  real DistCp (hadoop-distcp 3.4.2, local job runner, -m 16) started when the
-//	             checkpoint completes, then reading it locally on dc-b;
+//	(b) distcp:  real DistCp (hadoop-distcp 3.4.2, local job runner, -m 16 -strategy dynamic)
+//	             started when the checkpoint completes, then reading it locally on dc-b;
 //	(c) mirror:  newtricks mirroring during the write, the evaluator waiting on Mirror.Wait,
 //	             then reading locally on dc-b.
 //
@@ -59,6 +59,7 @@ type options struct {
 	rate               int64
 	readers            int
 	distcpMaps         int
+	distcpStrategy     string
 	concurrency        int
 	serialSample       int
 	distcpLib, user    string
@@ -79,6 +80,7 @@ func main() {
 	flag.Int64Var(&o.rate, "rate", 20<<20, "emulated WAN bandwidth, bytes/s each way")
 	flag.IntVar(&o.readers, "readers", 16, "parallel readers of the evaluator")
 	flag.IntVar(&o.distcpMaps, "maps", 16, "DistCp -m")
+	flag.StringVar(&o.distcpStrategy, "distcp-strategy", "dynamic", "DistCp -strategy: dynamic hands files to maps in small chunks, as an operator copying many small files would choose (the default, uniformsize, splits by bytes: one map gets the ~1,000 small files and copies them one by one)")
 	flag.IntVar(&o.concurrency, "concurrency", 128, "newtricks.mirror.concurrency")
 	flag.StringVar(&o.methods, "methods", "wan,distcp,mirror", "which of wan, distcp, mirror to run (a quick look; the BENCH line needs all three)")
 	flag.IntVar(&o.serialSample, "serial-sample", 50, "files read one by one across the WAN to extrapolate the file-by-file reader")
@@ -265,8 +267,8 @@ func run(o options) error {
 	files, total := checkpointFiles(o)
 	fmt.Printf("checkpoint: %d files, %.1f MiB (%d x ~%d B + %d x %d MiB), written over %v\n",
 		len(files), float64(total)/(1<<20), o.smallFiles, o.smallSize, o.shards, o.shardSize>>20, o.writeFor)
-	fmt.Printf("WAN: %v RTT, %.1f MiB/s each way; evaluator: %d readers; DistCp -m %d; mirror concurrency %d\n",
-		o.rtt, float64(o.rate)/(1<<20), o.readers, o.distcpMaps, o.concurrency)
+	fmt.Printf("WAN: %v RTT, %.1f MiB/s each way; evaluator: %d readers; DistCp -m %d -strategy %s; mirror concurrency %d\n",
+		o.rtt, float64(o.rate)/(1<<20), o.readers, o.distcpMaps, o.distcpStrategy, o.concurrency)
 	fmt.Println("machine: 2 cores shared with other work; figures are noisy")
 
 	res := map[string][]float64{}
@@ -615,28 +617,49 @@ func (e *env) runDistCp(ctx context.Context, dir string, files []file, round int
 	dst := fmt.Sprintf("/evalbase/step_%d", round)
 	cp := conf + ":" + e.localMaps + ":" + filepath.Join(e.o.distcpLib, "*")
 	_, nnPort, _ := net.SplitHostPort(e.a.NameNodeAddr())
-	cmd := exec.CommandContext(ctx, "java", "-Xmx1g", "-Djdk.net.hosts.file="+e.hostsFile,
-		"-XX:+IgnoreUnrecognizedVMOptions", "--add-opens=java.base/java.lang=ALL-UNNAMED",
-		"--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
-		"--add-opens=java.base/java.net=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-		"-cp", cp, "org.apache.hadoop.tools.DistCp", "-m", strconv.Itoa(e.o.distcpMaps),
-		"hdfs://127.0.0.2:"+nnPort+dir, "hdfs://"+e.b.NameNodeAddr()+dst)
-	cmd.Env = append(os.Environ(), "HADOOP_USER_NAME="+e.o.user)
+	distcp := func(strategy string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, "java", "-Xmx1g", "-Djdk.net.hosts.file="+e.hostsFile,
+			"-XX:+IgnoreUnrecognizedVMOptions", "--add-opens=java.base/java.lang=ALL-UNNAMED",
+			"--add-opens=java.base/java.util=ALL-UNNAMED", "--add-opens=java.base/java.io=ALL-UNNAMED",
+			"--add-opens=java.base/java.net=ALL-UNNAMED", "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+			"-cp", cp, "org.apache.hadoop.tools.DistCp", "-m", strconv.Itoa(e.o.distcpMaps), "-strategy", strategy,
+			"hdfs://127.0.0.2:"+nnPort+dir, "hdfs://"+e.b.NameNodeAddr()+dst)
+		cmd.Env = append(os.Environ(), "HADOOP_USER_NAME="+e.o.user)
+		return cmd
+	}
+	strategy := e.o.distcpStrategy
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	before := e.pull.Stats()
-	s := sample(func() int64 { return e.pull.Stats().Backward })
-	began := time.Now()
-	err = cmd.Run()
-	copied := time.Since(began)
-	os.WriteFile(filepath.Join(e.o.out, fmt.Sprintf("distcp-round-%d.log", round)), out.Bytes(), 0o644)
-	if err != nil {
+	var before wan.Stats
+	var s *sampler
+	var began time.Time
+	var copied time.Duration
+	for {
+		out.Reset()
+		cmd := distcp(strategy)
+		cmd.Stdout, cmd.Stderr = &out, &out
+		before = e.pull.Stats()
+		s = sample(func() int64 { return e.pull.Stats().Backward })
+		began = time.Now()
+		err = cmd.Run()
+		copied = time.Since(began)
+		os.WriteFile(filepath.Join(e.o.out, fmt.Sprintf("distcp-round-%d-%s.log", round, strategy)), out.Bytes(), 0o644)
+		if err == nil {
+			break
+		}
 		s.end()
 		tail := out.String()
 		if len(tail) > 4000 {
 			tail = tail[len(tail)-4000:]
 		}
-		return 0, nil, fmt.Errorf("distcp: %v\n%s", err, tail)
+		if strategy == "uniformsize" {
+			return 0, nil, fmt.Errorf("distcp: %v\n%s", err, tail)
+		}
+		// Not a result: the run is repeated with DistCp's default strategy, and says so.
+		fmt.Printf("  distcp -strategy %s failed (%v); again with the default strategy, uniformsize\n", strategy, err)
+		if err := e.rm(ctx, e.b, dst); err != nil {
+			return 0, nil, err
+		}
+		strategy = "uniformsize"
 	}
 	if _, err := readAll(e.b, e.o.user, dst, files, e.o.readers, nil); err != nil {
 		s.end()
@@ -644,7 +667,7 @@ func (e *env) runDistCp(ctx context.Context, dir string, files []file, round int
 	}
 	d := time.Since(began)
 	s.end()
-	fmt.Printf("  distcp copied in %.2fs, local read %.2fs, %.1f MiB over the link\n", copied.Seconds(), (d - copied).Seconds(),
+	fmt.Printf("  distcp (-strategy %s) copied in %.2fs, local read %.2fs, %.1f MiB over the link\n", strategy, copied.Seconds(), (d - copied).Seconds(),
 		float64(e.pull.Stats().Backward-before.Backward)/(1<<20))
 	if err := e.rm(ctx, e.b, dst); err != nil {
 		return 0, nil, err

@@ -150,6 +150,7 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	m := Manifest{V: 1, ID: c.id, Rule: c.key.Rule, Job: c.key.Job, Step: c.key.Step, Source: dir, Owner: owner,
 		CompletedAt: c.completedAt.UnixMilli()}
 	dirs := append([]string(nil), c.dirsList...)
+	listed := c.dirInfos
 	var empty []string // directories that hold no file were never created on dc-b
 	for _, rel := range dirs {
 		if !c.dirsMade[rel] {
@@ -193,7 +194,7 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	)
 	go func() {
 		defer close(looked)
-		if fixups, dirInfos, errCheck = e.recheck(c, sc, dir); errCheck != nil {
+		if fixups, dirInfos, errCheck = e.recheck(c, owner, dir); errCheck != nil {
 			return
 		}
 		var err error
@@ -275,6 +276,18 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 		if errAttrs = e.parallel(owner, jobs); errAttrs != nil {
 			return
 		}
+		// Subdirectories get the attributes the completion listing saw at once; the fresh look
+		// only redoes those that changed since (rare).
+		jobs = nil
+		for _, rel := range dirs {
+			if fi := listed[rel]; fi != nil {
+				p := staging + "/" + rel
+				jobs = append(jobs, func(dc *hdfs.Client) error { return e.setAttrs(ctx, dc, owner, p, fi) })
+			}
+		}
+		if errAttrs = e.parallel(owner, jobs); errAttrs != nil {
+			return
+		}
 		<-looked
 		if errCheck != nil {
 			return
@@ -299,6 +312,9 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 			if fi == nil {
 				errAttrs = fmt.Errorf("%w: directory %s/%s vanished", ErrSourceChanged, dir, rel)
 				return
+			}
+			if was := listed[rel]; was != nil && was.ModTime().Equal(fi.ModTime()) && was.Mode() == fi.Mode() {
+				continue
 			}
 			p := staging + "/" + rel
 			jobs = append(jobs, func(dc *hdfs.Client) error { return e.setAttrs(ctx, dc, owner, p, fi) })
@@ -450,19 +466,8 @@ func (e *Engine) createManifest(dc *hdfs.Client, mp string) (*hdfs.FileWriter, e
 // errRequeued: a file changed after its copy and is being copied again; the commit waits.
 var errRequeued = errors.New("files changed after their copy are being copied again")
 
-func (e *Engine) recheck(c *checkpoint, sc *hdfs.Client, dir string) ([]fixup, map[string]os.FileInfo, error) {
-	infos := map[string]os.FileInfo{}
-	dirs := map[string]os.FileInfo{}
-	err := sc.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && len(p) > len(dir) {
-			if fi.IsDir() {
-				dirs[p[len(dir)+1:]] = fi
-			} else {
-				infos[p[len(dir)+1:]] = fi
-			}
-		}
-		return err
-	})
+func (e *Engine) recheck(c *checkpoint, owner, dir string) ([]fixup, map[string]os.FileInfo, error) {
+	infos, dirs, err := e.walkTree(owner, dir, e.cfg.MaxFiles)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil, fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)

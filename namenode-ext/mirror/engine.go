@@ -115,7 +115,8 @@ type checkpoint struct {
 
 	dirsMade map[string]bool // staging subdirectories created on dc-b
 	mkdirMu  sync.Mutex
-	dirsList []string // subdirectories on dc-a (relative), from the completion listing
+	dirsList []string               // subdirectories on dc-a (relative), from the completion listing
+	dirInfos map[string]os.FileInfo // and their attributes then
 
 	firstSeen, completedAt, committedAt time.Time
 	changed                             chan struct{} // closed and replaced on every change
@@ -688,41 +689,28 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 	e.mu.Lock()
 	dir, owner := c.srcDir, c.owner
 	e.mu.Unlock()
-	cl, err := e.src.get(owner)
-	if err != nil {
-		return err
-	}
-	found := map[string]os.FileInfo{}
-	var dirs []string
-	err = cl.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
-		if rel == "" {
-			return nil
-		}
-		if info.IsDir() {
-			dirs = append(dirs, rel)
-			return nil
-		}
-		if len(found) >= e.cfg.MaxFiles {
-			return fmt.Errorf("%w: more than %d (newtricks.mirror.max-files)", ErrTooManyFiles, e.cfg.MaxFiles)
-		}
-		found[rel] = info
-		return nil
-	})
-	e.src.put(owner, cl, err == nil)
+	found, dirInfos, err := e.walkTree(owner, dir, e.cfg.MaxFiles)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
 		}
 		return err
 	}
+	var dirs []string
+	for rel := range dirInfos {
+		dirs = append(dirs, rel)
+	}
 	// Files still being written keep the checkpoint open until their CLOSE arrives.
-	var uc []string
+	var uc, unsure []string
+	e.mu.Lock()
 	for rel := range found {
 		if f := c.files[rel]; f == nil || f.state == fileQueued {
+			unsure = append(unsure, rel)
+		}
+	}
+	e.mu.Unlock()
+	for _, rel := range unsure {
+		{
 			lb, err := e.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: dir + "/" + rel, Length: 1, Service: true})
 			if err == nil && lb.UnderConstruction {
 				uc = append(uc, rel)
@@ -758,7 +746,7 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 		}
 	}
 	sort.Strings(dirs)
-	c.dirsList = dirs
+	c.dirsList, c.dirInfos = dirs, dirInfos
 	open := map[string]bool{}
 	for _, rel := range uc {
 		open[rel] = true
