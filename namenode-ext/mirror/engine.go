@@ -700,21 +700,21 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 	for rel := range dirInfos {
 		dirs = append(dirs, rel)
 	}
-	// Files still being written keep the checkpoint open until their CLOSE arrives.
+	// Files still being written keep the checkpoint open until their CLOSE arrives. Files the
+	// mirror knows of came from a CLOSE or a listing that checked this already, except those
+	// renamed into the checkpoint (size unknown).
 	var uc, unsure []string
 	e.mu.Lock()
 	for rel := range found {
-		if f := c.files[rel]; f == nil || f.state == fileQueued {
+		if f := c.files[rel]; f == nil || (f.state == fileQueued && f.size < 0) {
 			unsure = append(unsure, rel)
 		}
 	}
 	e.mu.Unlock()
 	for _, rel := range unsure {
-		{
-			lb, err := e.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: dir + "/" + rel, Length: 1, Service: true})
-			if err == nil && lb.UnderConstruction {
-				uc = append(uc, rel)
-			}
+		lb, err := e.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: dir + "/" + rel, Length: 1, Service: true})
+		if err == nil && lb.UnderConstruction {
+			uc = append(uc, rel)
 		}
 	}
 	e.mu.Lock()
