@@ -179,13 +179,26 @@ type fakeNode struct {
 
 func startNode(t *testing.T, f *fakeHDFS, uuid, addr string) *fakeNode {
 	t.Helper()
+	return startNodeWith(t, f, uuid, addr, nodeOpts{})
+}
+
+// nodeOpts play a node built differently: domain is the determinism domain it reports and
+// stamps in its frames; claimReaderDomain makes its NodeStatus and OpenSession answers claim
+// the reader's domain anyway (a node that lies, or changed between answer and frames).
+type nodeOpts struct {
+	domain            string
+	claimReaderDomain bool
+}
+
+func startNodeWith(t *testing.T, f *fakeHDFS, uuid, addr string, o nodeOpts) *fakeNode {
+	t.Helper()
 	gov, err := governor.New(governor.Config{High: 0.5, Low: 0.4}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := session.NewManager(session.Config{Workers: 1, Lookahead: 3, QueueMaxBytes: f.queueMax}, session.Options{
-		Host: host{f, uuid}, Peers: transformsvc.NewPeers(), Gov: gov, Self: func() string { return uuid }})
+		Host: host{f, uuid}, Peers: transformsvc.NewPeers(), Gov: gov, Self: func() string { return uuid }, Domain: o.domain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +210,21 @@ func startNode(t *testing.T, f *fakeHDFS, uuid, addr string) *fakeNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(authn.ServerOptions(authn.Simple{Imp: adminImp{}})...)
+	opts := authn.ServerOptions(authn.Simple{Imp: adminImp{}})
+	if o.claimReaderDomain {
+		mine := xformgraph.Domain().String()
+		opts = append(opts, grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			resp, err := h(ctx, req)
+			switch r := resp.(type) {
+			case *pb.OffloadNodeStatus:
+				r.DeterminismDomain = mine
+			case *pb.OpenSessionResponse:
+				r.DeterminismDomain, r.DomainMatch = mine, true
+			}
+			return resp, err
+		}))
+	}
+	srv := grpc.NewServer(opts...)
 	sv := &transformsvc.Server{Sessions: mgr, Gov: gov, Version: "test", Self: func() (string, string) { return uuid, "x:1" }}
 	sv.Register(srv)
 	go srv.Serve(lis)
@@ -689,4 +716,109 @@ func TestQueueIsCapped(t *testing.T) {
 		t.Logf("node %d: %d bytes queued", i, q)
 	}
 	steps(t, r, 3) // and it still serves
+}
+
+// otherDomain is this process's determinism domain with another FFmpeg release.
+func otherDomain() string {
+	d := xformgraph.Domain()
+	d.FFmpeg = "0.0-other-build"
+	return d.String()
+}
+
+// TestDomainMismatchAtOpen: one node of another determinism domain makes the reader transform
+// every sample itself (raw bytes from all nodes), and its stats say why.
+func TestDomainMismatchAtOpen(t *testing.T) {
+	fx := newFixture(t, nil)
+	local := steps(t, fx.open(t, 0, 0, false, nil), 10)
+	fx.nodes[1].close()
+	fx.nodes[1] = startNodeWith(t, fx.f, "dn-b", fx.nodes[1].addr, nodeOpts{domain: otherDomain()})
+	r := fx.open(t, 0, 0, true, nil)
+	paths := compare(t, "mismatch", steps(t, r, 10), local)
+	st := r.Stats()
+	t.Logf("paths %v; raw-only %v: %s", paths, st.RawOnly, st.RawOnlyReason)
+	if paths["offload"] > 0 || paths["raw"] == 0 {
+		t.Errorf("paths %v: want every sample raw (transformed by the reader), none offloaded", paths)
+	}
+	if !st.RawOnly || !strings.Contains(st.RawOnlyReason, fx.nodes[1].addr) || !strings.Contains(st.RawOnlyReason, "0.0-other-build") {
+		t.Errorf("stats do not say raw-only because of node 1's domain: %v %q", st.RawOnly, st.RawOnlyReason)
+	}
+	var opened, rawOnly, mismatched int64
+	for _, n := range fx.nodes {
+		c := n.sv.Sessions.Counters()
+		opened, rawOnly, mismatched = opened+c.SessionsOpened, rawOnly+c.SessionsRawOnly, mismatched+c.DomainMismatches
+	}
+	if opened != 3 || rawOnly != 3 || mismatched != 1 {
+		t.Errorf("nodes counted %d sessions, %d raw-only, %d domain mismatches; want 3, 3, 1", opened, rawOnly, mismatched)
+	}
+}
+
+// TestDomainChangeOnReconnect: a node restarts as another build mid-session; from the reconnect
+// on the reader makes every sample itself, and never mixes the node's tensors in.
+func TestDomainChangeOnReconnect(t *testing.T) {
+	fx := newFixture(t, nil)
+	local := steps(t, fx.open(t, 1, 0, false, nil), 40)
+	r := fx.open(t, 1, 0, true, nil)
+	before := compare(t, "before", steps(t, r, 5), local[:5])
+	if before["offload"] == 0 || r.Stats().RawOnly {
+		t.Fatalf("before the restart: %v, raw-only %v", before, r.Stats().RawOnly)
+	}
+	addr := fx.nodes[0].addr
+	fx.nodes[0].close()
+	fx.nodes[0] = startNodeWith(t, fx.f, "dn-a", addr, nodeOpts{domain: otherDomain()})
+	next := 5
+	for ; next < 30 && !r.Stats().RawOnly; next++ {
+		compare(t, "node coming back", steps(t, r, 1), local[next:next+1])
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !r.Stats().RawOnly {
+		t.Fatal("the reader did not go raw-only after node 0 came back as another build")
+	}
+	compare(t, "prefetched", steps(t, r, 3), local[next:next+3]) // made before the switch
+	next += 3
+	after := compare(t, "after", steps(t, r, 7), local[next:next+7])
+	st := r.Stats()
+	t.Logf("before %v, after %v; %s", before, after, st.RawOnlyReason)
+	if after["offload"] > 0 {
+		t.Errorf("tensors used after the reader went raw-only: %v", after)
+	}
+	if after["raw"] == 0 {
+		t.Errorf("after the switch: %v, want the nodes' raw bytes (sessions reopened raw-only)", after)
+	}
+}
+
+// TestForeignTensorsRefused: a node that claims the reader's domain but sends tensors stamped
+// with another one is caught by the frame headers: its tensors are refused, the samples made
+// here, and the reader goes raw-only.
+func TestForeignTensorsRefused(t *testing.T) {
+	fx := newFixture(t, nil)
+	local := steps(t, fx.open(t, 0, 0, false, nil), 12)
+	addr := fx.nodes[2].addr
+	fx.nodes[2].close()
+	fx.nodes[2] = startNodeWith(t, fx.f, "dn-c", addr, nodeOpts{domain: otherDomain(), claimReaderDomain: true})
+	r := fx.open(t, 0, 0, true, nil)
+	paths := compare(t, "foreign tensors", steps(t, r, 12), local)
+	st := r.Stats()
+	t.Logf("paths %v, refused %d; %s", paths, st.RefusedTensors, st.RawOnlyReason)
+	if st.RefusedTensors == 0 || !st.RawOnly || !strings.Contains(st.RawOnlyReason, "sent tensors") {
+		t.Errorf("foreign tensors not refused: refused %d, raw-only %v %q", st.RefusedTensors, st.RawOnly, st.RawOnlyReason)
+	}
+}
+
+// TestReleaseReusesBuffers: released steps give their buffers back; a released step's frames
+// are gone, later steps are unaffected and still equal the local output.
+func TestReleaseReusesBuffers(t *testing.T) {
+	fx := newFixture(t, nil)
+	local := steps(t, fx.open(t, 0, 0, false, nil), 16)
+	r := fx.open(t, 0, 0, true, nil)
+	for i := 0; i < 16; i++ {
+		st := steps(t, r, 1)
+		compare(t, "released", st, local[i:i+1])
+		st[0].Release()
+		for _, s := range st[0].Samples {
+			if s.Path == "offload" && s.Frames != nil {
+				t.Fatal("a released sample still has frames")
+			}
+		}
+		st[0].Release() // twice is harmless
+	}
 }

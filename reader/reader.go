@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -75,12 +76,34 @@ type Sample struct {
 	// Path says how the sample was made: "offload" (tensor from a DataNode), "raw" (raw bytes
 	// from a DataNode, transformed here), "local" (read from HDFS, transformed here).
 	Path string
+
+	buf *[]byte // pooled buffer Frames lies in (offload path), returned by Step.Release
 }
 
 // Step is the samples of one step for this reader's rank, in slot order.
 type Step struct {
 	Step    uint64
 	Samples []Sample
+
+	pool *bufPool
+}
+
+// Release hands the step's sample buffers back to the reader, which receives later steps
+// into them instead of allocating (and zeroing) new memory. Call it once the step's Frames
+// are no longer used (copied into the model's input, for example); the Frames of a released
+// step are set to nil and must not be read again through other references. Optional: a step
+// that is never released is garbage collected as usual.
+func (st *Step) Release() {
+	if st == nil || st.pool == nil {
+		return
+	}
+	for i := range st.Samples {
+		s := &st.Samples[i]
+		if s.buf != nil {
+			st.pool.put(s.buf)
+			s.buf, s.Frames = nil, nil
+		}
+	}
 }
 
 // SampleError names the failed sample.
@@ -118,13 +141,19 @@ type node struct {
 
 // Reader iterates over the steps of one rank.
 type Reader struct {
-	cfg     Config
-	plan    *schedule.Plan
-	srcs    []*source
-	nodes   []*node // session members, in member order
-	uuids   []string
-	rawOnly bool
-	lo, hi  int
+	cfg    Config
+	plan   *schedule.Plan
+	srcs   []*source
+	nodes  []*node // session members, in member order
+	uuids  []string
+	lo, hi int
+	domain string // this process's determinism domain
+	pool   bufPool
+
+	// rawOnly: every sample is transformed here (the nodes only read and send raw bytes), so
+	// that all samples come from one path. Set by ForceRawOnly, or when a node's determinism
+	// domain differs from the reader's; never cleared.
+	rawOnly atomic.Bool
 
 	stats   statsCounter
 	cancel  context.CancelFunc
@@ -162,7 +191,10 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 	if cfg.Dial == nil {
 		cfg.Dial = dialInsecure
 	}
-	r := &Reader{cfg: cfg, sem: make(chan struct{}, cfg.LocalWorkers), rawOnly: cfg.ForceRawOnly}
+	r := &Reader{cfg: cfg, sem: make(chan struct{}, cfg.LocalWorkers), domain: xformgraph.Domain().String()}
+	if cfg.ForceRawOnly {
+		r.goRawOnly("asked for by the caller (Config.ForceRawOnly)")
+	}
 	sizes := make([]int, len(cfg.Spec.Sources))
 	for i, src := range cfg.Spec.Sources {
 		s, err := r.loadSource(ctx, src)
@@ -235,7 +267,6 @@ func (r *Reader) loadSource(ctx context.Context, src schedule.Source) (*source, 
 // connect learns the nodes' identities and opens a session on each. Nodes that do not answer
 // are left out of the session's members for its whole life.
 func (r *Reader) connect(ctx context.Context) {
-	mine := xformgraph.Domain().String()
 	for _, addr := range r.cfg.Nodes {
 		cc, err := r.cfg.Dial(addr)
 		if err != nil {
@@ -251,9 +282,9 @@ func (r *Reader) connect(ctx context.Context) {
 		}
 		r.nodes = append(r.nodes, &node{addr: addr, uuid: st.GetDatanodeUuid(), domain: st.GetDeterminismDomain(), client: c, conn: cc})
 		r.uuids = append(r.uuids, st.GetDatanodeUuid())
-		if st.GetDeterminismDomain() != mine {
+		if d := st.GetDeterminismDomain(); d != r.domain {
 			// One consistent path for every sample: this reader transforms everything.
-			r.rawOnly = true
+			r.goRawOnly(domainMismatch(addr, st.GetDatanodeUuid(), d, r.domain))
 		}
 	}
 	for _, n := range r.nodes {
@@ -263,25 +294,75 @@ func (r *Reader) connect(ctx context.Context) {
 	}
 }
 
+// openSession opens a session on n from step on. A node that answers with a determinism
+// domain other than the reader's (a node restarted with other libraries, say) turns the
+// reader raw-only: that session is closed and opened again raw-only, and so are the others.
 func (r *Reader) openSession(ctx context.Context, n *node, step uint64) error {
-	req := &pb.OpenSessionRequest{User: r.cfg.User, Schedule: r.cfg.Spec.ToProto(), Rank: uint32(r.cfg.Rank),
-		StartStep: step, Lookahead: r.cfg.Lookahead, DeterminismDomain: xformgraph.Domain().String(), RawOnly: r.rawOnly}
-	for _, s := range r.srcs {
-		req.Sources = append(req.Sources, &pb.SessionSource{IndexSha256: s.ix.SHA256(), IndexBlocks: s.index, Files: s.files})
+	for {
+		raw := r.rawOnly.Load()
+		req := &pb.OpenSessionRequest{User: r.cfg.User, Schedule: r.cfg.Spec.ToProto(), Rank: uint32(r.cfg.Rank),
+			StartStep: step, Lookahead: r.cfg.Lookahead, DeterminismDomain: r.domain, RawOnly: raw}
+		for _, s := range r.srcs {
+			req.Sources = append(req.Sources, &pb.SessionSource{IndexSha256: s.ix.SHA256(), IndexBlocks: s.index, Files: s.files})
+		}
+		for _, m := range r.nodes {
+			req.Members = append(req.Members, &pb.SessionMember{DatanodeUuid: m.uuid, ApiAddress: m.addr})
+		}
+		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		resp, err := n.client.OpenSession(octx, req)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if d := resp.GetDeterminismDomain(); !raw && (d != r.domain || !resp.GetDomainMatch()) {
+			r.goRawOnly(domainMismatch(n.addr, resp.GetDatanodeUuid(), d, r.domain))
+			r.closeSession(n, resp.GetSessionId())
+			continue
+		}
+		n.mu.Lock()
+		n.session, n.downAt = resp.GetSessionId(), time.Time{}
+		n.mu.Unlock()
+		if !raw && r.rawOnly.Load() {
+			// The reader went raw-only while this session opened: open it again raw-only.
+			n.mu.Lock()
+			if n.session == resp.GetSessionId() {
+				n.session = ""
+			}
+			n.mu.Unlock()
+			r.closeSession(n, resp.GetSessionId())
+			continue
+		}
+		return nil
 	}
-	for _, m := range r.nodes {
-		req.Members = append(req.Members, &pb.SessionMember{DatanodeUuid: m.uuid, ApiAddress: m.addr})
+}
+
+func domainMismatch(addr, uuid, node, reader string) string {
+	return fmt.Sprintf("determinism domain of node %s (%s) is %q, the reader's is %q", addr, uuid, node, reader)
+}
+
+// goRawOnly makes every later sample go through the reader's own transforms: the nodes'
+// sessions are reopened raw-only (in the background, like a reconnect; their slots are read
+// from HDFS meanwhile) and tensors still arriving on the old sessions are refused.
+func (r *Reader) goRawOnly(reason string) {
+	if !r.rawOnly.CompareAndSwap(false, true) {
+		return
 	}
-	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	r.stats.setRawOnly(reason)
+	for _, n := range r.nodes {
+		n.mu.Lock()
+		old := n.session
+		n.session = ""
+		n.mu.Unlock()
+		if old != "" {
+			go r.closeSession(n, old)
+		}
+	}
+}
+
+func (r *Reader) closeSession(n *node, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	resp, err := n.client.OpenSession(octx, req)
-	if err != nil {
-		return err
-	}
-	n.mu.Lock()
-	n.session, n.downAt = resp.GetSessionId(), time.Time{}
-	n.mu.Unlock()
-	return nil
+	n.client.CloseSession(ctx, &pb.CloseSessionRequest{User: r.cfg.User, SessionId: id})
 }
 
 // Next returns the next step. Per-sample failures are in Sample.Err; an error ends the
@@ -352,7 +433,7 @@ func (r *Reader) fetch(ctx context.Context, step uint64) (*Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Step{Step: step, Samples: make([]Sample, r.hi-r.lo)}
+	st := &Step{Step: step, Samples: make([]Sample, r.hi-r.lo), pool: &r.pool}
 	for k := r.lo; k < r.hi; k++ {
 		sl := slots[k]
 		st.Samples[k-r.lo] = Sample{Slot: k, Source: sl.Source, Key: r.srcs[sl.Source].ix.Sample(sl.Index).GetKey(), Epoch: sl.Epoch}
@@ -436,9 +517,13 @@ func (r *Reader) up(ctx context.Context, n *node, step uint64) bool {
 	return false
 }
 
-func (r *Reader) markDown(n *node) {
+// markDown records that a call on session id failed. A session replaced meanwhile (reopened
+// raw-only, or after a reconnect) stays.
+func (r *Reader) markDown(n *node, id string) {
 	n.mu.Lock()
-	n.downAt, n.session = time.Now(), ""
+	if n.session == id {
+		n.downAt, n.session = time.Now(), ""
+	}
 	n.mu.Unlock()
 }
 
@@ -459,26 +544,35 @@ func (r *Reader) fromNode(ctx context.Context, n *node, step uint64, ks []uint32
 		}
 		return out
 	}
+	if id == "" { // went raw-only since up(): the session is being reopened
+		return missing()
+	}
+	codec := &sampleCodec{pool: &r.pool}
 	stream, err := n.client.GetStep(cctx, &pb.GetStepRequest{User: r.cfg.User, SessionId: id, Step: step, Slots: ks,
-		MaxWaitMs: uint32(r.cfg.MaxWait.Milliseconds())})
+		MaxWaitMs: uint32(r.cfg.MaxWait.Milliseconds())}, grpc.ForceCodecV2(codec))
 	if err != nil {
-		r.markDown(n)
+		r.markDown(n, id)
 		return missing()
 	}
 	for {
-		m, err := stream.Recv()
+		m := new(pb.OffloadSample)
+		err := stream.RecvMsg(m)
+		buf := codec.take()
 		if err != nil {
+			r.pool.put(buf)
 			if !errors.Is(err, io.EOF) {
-				r.markDown(n)
+				r.markDown(n, id)
 			}
 			break
 		}
 		k := int(m.GetSlot())
 		if k < r.lo || k >= r.hi || got[k] || m.GetStep() != step {
+			r.pool.put(buf)
 			continue
 		}
 		smp := &st.Samples[k-r.lo]
 		if m.GetErrorCode() != 0 {
+			r.pool.put(buf)
 			if codes.Code(m.GetErrorCode()) == codes.Unavailable {
 				continue // the node could not read it: read it here
 			}
@@ -488,25 +582,62 @@ func (r *Reader) fromNode(ctx context.Context, n *node, step uint64, ks []uint32
 			r.stats.add(&r.stats.errors, 1)
 			continue
 		}
-		got[k] = true
-		r.stats.add(&r.stats.bytesNodes, int64(len(m.GetFrames())))
-		f, _, ferr := frame.Parse(m.GetFrames())
+		frames := m.GetFrames()
+		r.stats.add(&r.stats.bytesNodes, int64(len(frames)))
+		kind, payload, domain, ferr := checkFrames(frames)
 		switch {
 		case ferr != nil:
-			smp.Err = &SampleError{Step: step, Slot: k, Key: smp.Key, Err: fmt.Errorf("frame from %s: %w", n.addr, ferr)}
+			r.pool.put(buf)
+			got[k] = true
+			smp.Err = &SampleError{Step: step, Slot: k, Key: smp.Key, Err: fmt.Errorf("frames from %s: %w", n.addr, ferr)}
 			r.stats.add(&r.stats.errors, 1)
-		case f.Kind == frame.KindRaw:
+		case kind == frame.KindRaw:
+			got[k] = true
 			smp.Path = "raw"
 			r.sem <- struct{}{}
-			r.transform(ctx, step, smp, slots[k], f.Payload)
+			r.transform(ctx, step, smp, slots[k], payload)
 			<-r.sem
+			r.pool.put(buf)
 			r.stats.add(&r.stats.raw, 1)
+		case domain != r.domain || r.rawOnly.Load():
+			// Tensors made in another determinism domain, or arriving after the reader went
+			// raw-only: never mixed in. The sample is read and transformed here.
+			r.pool.put(buf)
+			if domain != r.domain {
+				r.goRawOnly(fmt.Sprintf("node %s (%s) sent tensors of determinism domain %q, the reader's is %q", n.addr, n.uuid, domain, r.domain))
+			}
+			r.stats.add(&r.stats.refused, 1)
 		default:
-			smp.Path, smp.Frames = "offload", m.GetFrames()
+			got[k] = true
+			smp.Path, smp.Frames, smp.buf = "offload", frames, buf
 			r.stats.add(&r.stats.offloaded, 1)
 		}
 	}
 	return missing()
+}
+
+// checkFrames verifies every NTXF frame of a sample, checksums included: exactly one raw frame
+// (its payload is returned), or tensor frames only, all of one determinism domain (returned).
+func checkFrames(b []byte) (kind frame.Kind, payload []byte, domain string, err error) {
+	for i := 0; len(b) > 0; i++ {
+		f, rest, err := frame.Parse(b)
+		if err != nil {
+			return 0, nil, "", err
+		}
+		switch {
+		case i == 0:
+			kind, payload, domain = f.Kind, f.Payload, f.Domain
+		case kind == frame.KindRaw || f.Kind != frame.KindTensor:
+			return 0, nil, "", fmt.Errorf("%w: a raw frame must be a sample's only frame", frame.ErrFormat)
+		case f.Domain != domain:
+			return 0, nil, "", fmt.Errorf("%w: frames of one sample name two determinism domains", frame.ErrFormat)
+		}
+		b = rest
+	}
+	if kind == 0 {
+		return 0, nil, "", fmt.Errorf("%w: no frame", frame.ErrFormat)
+	}
+	return kind, payload, domain, nil
 }
 
 func (r *Reader) localSample(ctx context.Context, step uint64, smp *Sample, sl schedule.Slot) {

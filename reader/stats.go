@@ -20,6 +20,15 @@ type Stats struct {
 	LocalTransform time.Duration
 	// Reconnects counts sessions reopened after a node failed.
 	Reconnects int64
+	// RawOnly: the reader makes every sample itself (from raw bytes the nodes send, or from
+	// HDFS), so all samples come from one path; RawOnlyReason says why (Config.ForceRawOnly,
+	// or which node's determinism domain differs from the reader's). Once set it stays set.
+	RawOnly       bool
+	RawOnlyReason string
+	// RefusedTensors counts samples a node sent as tensors that the reader did not use: made
+	// in another determinism domain, or arriving after the reader went raw-only. Each was
+	// read and transformed here instead.
+	RefusedTensors int64
 }
 
 // OffloadedFraction is the share of samples transformed on DataNodes.
@@ -35,9 +44,16 @@ type statsCounter struct {
 	mu                                            sync.Mutex
 	offloaded, raw, local, errors                 int64
 	bytesNodes, bytesHDFS, localNanos, reconnects int64
-	steps                                         int64
+	steps, refused                                int64
 	waitSum                                       time.Duration
 	waits                                         []time.Duration
+	rawOnly                                       string // reason; "" while not raw-only
+}
+
+func (c *statsCounter) setRawOnly(reason string) {
+	c.mu.Lock()
+	c.rawOnly = reason
+	c.mu.Unlock()
 }
 
 func (c *statsCounter) add(p *int64, n int64) {
@@ -63,5 +79,6 @@ func (r *Reader) Stats() Stats {
 	defer c.mu.Unlock()
 	return Stats{Steps: c.steps, Offloaded: c.offloaded, Raw: c.raw, Local: c.local, Errors: c.errors,
 		BytesFromNodes: c.bytesNodes, BytesFromHDFS: c.bytesHDFS, Wait: c.waitSum,
-		Waits: append([]time.Duration(nil), c.waits...), LocalTransform: time.Duration(c.localNanos), Reconnects: c.reconnects}
+		Waits: append([]time.Duration(nil), c.waits...), LocalTransform: time.Duration(c.localNanos), Reconnects: c.reconnects,
+		RawOnly: c.rawOnly != "", RawOnlyReason: c.rawOnly, RefusedTensors: c.refused}
 }

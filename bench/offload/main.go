@@ -32,6 +32,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -55,6 +56,8 @@ type options struct {
 	model                        time.Duration
 	png                          string
 	media                        string
+	profile                      string
+	round                        int
 }
 
 func main() {
@@ -66,6 +69,7 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 8, "samples per step")
 	flag.DurationVar(&o.model, "model", 60*time.Millisecond, "synthetic model step (CPU time on the trainer core)")
 	flag.StringVar(&o.png, "png", "bench-offload-wait.png", "plot of per-step wait")
+	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the trainer process over the measured steps of each run (b) to FILE.<round>")
 	flag.Parse()
 	if *burn {
 		for x := 0; ; x++ {
@@ -240,6 +244,7 @@ func run(o options) error {
 			order = []string{"c", "b", "a"}
 		}
 		for _, md := range order {
+			b.o.round = r
 			rr, err := b.runMode(ctx, spec, md, step)
 			if err != nil {
 				return fmt.Errorf("round %d run %s: %w", r, md, err)
@@ -394,7 +399,7 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 	store := &reader.HDFSStore{Client: b.fs}
 	defer store.Close()
 	cfg := reader.Config{User: b.su, Spec: spec, StartStep: start, Locator: reader.NamespaceLocator{Client: b.ns, User: b.su},
-		Store: store, Dial: exttest.Dial, Prefetch: 2, LocalWorkers: 1, MaxWait: 10 * time.Second}
+		Store: store, Prefetch: 2, LocalWorkers: 1, MaxWait: 10 * time.Second}
 	if mode != "a" {
 		cfg.Nodes = b.lay.DataNodeAPI
 	}
@@ -412,6 +417,17 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 	var t0 time.Time
 	for i := 0; i < b.o.warmup+b.o.steps; i++ {
 		if i == b.o.warmup {
+			if mode == "b" && b.o.profile != "" {
+				f, err := os.Create(fmt.Sprintf("%s.%d", b.o.profile, b.o.round))
+				if err != nil {
+					return res, err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return res, err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			cpu0, model0, t0 = processCPU(), threadCPU(), time.Now()
 		}
 		w0 := time.Now()
@@ -432,6 +448,7 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 			res.waits = append(res.waits, wait)
 		}
 		modelStep(b.o.model)
+		st.Release() // the model is done with the step's tensors: the reader may reuse their memory
 	}
 	res.elapsed = time.Since(t0)
 	res.cpu = (processCPU() - cpu0) - (threadCPU() - model0)
@@ -503,7 +520,7 @@ func (b *bench) memory(ctx context.Context) (int64, int64, error) {
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		r, err := reader.Open(ctx, reader.Config{User: b.su, Spec: spec, Locator: reader.NamespaceLocator{Client: b.ns, User: b.su},
-			Store: store, Dial: exttest.Dial, Nodes: b.lay.DataNodeAPI, Prefetch: 1})
+			Store: store, Nodes: b.lay.DataNodeAPI, Prefetch: 1})
 		if err != nil {
 			return 0, err
 		}
@@ -568,7 +585,7 @@ func (b *bench) readThroughput(ctx context.Context, base string, spec *schedule.
 		// Keep the DataNodes' workers busy: a reader asking far ahead and never consuming slowly.
 		store := &reader.HDFSStore{Client: b.fs}
 		r, err := reader.Open(ctx, reader.Config{User: b.su, Spec: spec, StartStep: 100000 + uint64(round)*1000, Locator: reader.NamespaceLocator{Client: b.ns, User: b.su},
-			Store: store, Dial: exttest.Dial, Nodes: b.lay.DataNodeAPI, Prefetch: 4, MaxWait: 10 * time.Second})
+			Store: store, Nodes: b.lay.DataNodeAPI, Prefetch: 4, MaxWait: 10 * time.Second})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,119 @@
+package reader
+
+import (
+	"fmt"
+	"math/bits"
+	"sync"
+
+	"google.golang.org/grpc/encoding"
+	_ "google.golang.org/grpc/encoding/proto" // registers the "proto" codec used for everything else
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/runtime/protoiface"
+
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+)
+
+// sampleCodec decodes the OffloadSample messages of one GetStep stream so that a sample's
+// bytes land once in the buffer the trainer gets. gRPC hands a received message over as the
+// pooled buffers of its HTTP/2 DATA frames; its default codec copies them into one pooled
+// buffer and protobuf then copies the frames field out of that into a new allocation (two
+// copies of every tensor byte, plus zeroing the new allocation). This codec copies the
+// message once into a buffer from the reader's pool and lets the message's frames field alias
+// it. Every other message goes through the standard proto codec. The wire format is the
+// same: the codec is a local decoding choice, the peer sees "proto".
+type sampleCodec struct {
+	pool *bufPool
+	// last is the buffer holding the most recently decoded OffloadSample (RecvMsg on one
+	// stream is sequential), taken by the receiving loop.
+	last *[]byte
+}
+
+var protoCodec = encoding.GetCodecV2("proto")
+
+func (c *sampleCodec) Name() string { return "proto" }
+
+func (c *sampleCodec) Marshal(v any) (mem.BufferSlice, error) { return protoCodec.Marshal(v) }
+
+func (c *sampleCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	m, ok := v.(*pb.OffloadSample)
+	if !ok {
+		return protoCodec.Unmarshal(data, v)
+	}
+	n := data.Len()
+	bp := c.pool.get(n)
+	buf := (*bp)[:n]
+	data.CopyTo(buf)
+	pm := m.ProtoReflect()
+	methods := pm.ProtoMethods()
+	if methods == nil || methods.Unmarshal == nil {
+		c.pool.put(bp)
+		return proto.Unmarshal(data.Materialize(), m)
+	}
+	// UnmarshalAliasBuffer: bytes fields point into buf instead of being copied (buf is not
+	// modified by the decoder and is owned by the message from here on).
+	if _, err := methods.Unmarshal(protoiface.UnmarshalInput{Message: pm, Buf: buf,
+		Flags: protoiface.UnmarshalAliasBuffer, Depth: protowire.DefaultRecursionLimit}); err != nil {
+		c.pool.put(bp)
+		return fmt.Errorf("decode OffloadSample: %w", err)
+	}
+	*bp = buf
+	c.last = bp
+	return nil
+}
+
+// take returns the buffer of the last decoded message and forgets it.
+func (c *sampleCodec) take() *[]byte {
+	b := c.last
+	c.last = nil
+	return b
+}
+
+// bufPool recycles sample buffers by power-of-two capacity class, so a trainer that releases
+// its steps (Step.Release) receives into memory that is already mapped and needs no zeroing.
+type bufPool struct {
+	classes [maxPoolClass + 1]sync.Pool
+}
+
+const (
+	minPoolClass = 12 // 4 KiB
+	maxPoolClass = 26 // 64 MiB; larger buffers are not kept
+)
+
+func poolClass(n int) int {
+	c := bits.Len(uint(n - 1))
+	if n <= 1 {
+		c = 0
+	}
+	return max(c, minPoolClass)
+}
+
+// get returns a buffer of capacity >= n (its length is its capacity).
+func (p *bufPool) get(n int) *[]byte {
+	c := poolClass(n)
+	if c <= maxPoolClass {
+		if b, ok := p.classes[c].Get().(*[]byte); ok {
+			*b = (*b)[:cap(*b)]
+			return b
+		}
+		b := make([]byte, 1<<c)
+		return &b
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+// put returns a buffer obtained from get.
+func (p *bufPool) put(b *[]byte) {
+	if b == nil {
+		return
+	}
+	c := cap(*b)
+	if c == 0 || c&(c-1) != 0 {
+		return
+	}
+	if k := bits.Len(uint(c)) - 1; k >= minPoolClass && k <= maxPoolClass {
+		p.classes[k].Put(b)
+	}
+}
