@@ -71,6 +71,7 @@ def test_raw_answers_are_transformed_here_identically(data):
     assert [as_bytes(s) for s in raw] == [as_bytes(s) for s in off]
     assert {s.path for step in raw for s in step.ok} == {"raw"}
     assert st["raw"] >= 5 and st["offloaded"] == 0 and st["local_transform_s"] > 0, st
+    assert st["raw_only"] and "ForceRawOnly" in st["raw_only_reason"] and st["refused_tensors"] == 0, st
 
 
 def datanode_ext_pids(c):

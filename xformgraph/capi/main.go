@@ -172,6 +172,7 @@ func ntx_reader_next(h C.uint64_t, out **C.uint8_t, outLen *C.size_t, errOut **C
 		cError(errOut, fmt.Errorf("step %d: %w", st.Step, err))
 		return codeInternal
 	}
+	st.Release() // its frames are copied into buf: the reader receives later steps into them
 	*out, *outLen = (*C.uint8_t)(p), C.size_t(len(buf))
 	return codeOK
 }

@@ -331,5 +331,6 @@ func statsJSON(s reader.Stats) ([]byte, error) {
 		"offloaded_fraction": s.OffloadedFraction(), "bytes_from_nodes": s.BytesFromNodes,
 		"bytes_from_hdfs": s.BytesFromHDFS, "wait_s": s.Wait.Seconds(), "wait_p50_s": q(0.5), "wait_p99_s": q(0.99),
 		"wait_max_s": q(1), "local_transform_s": s.LocalTransform.Seconds(), "reconnects": s.Reconnects,
+		"raw_only": s.RawOnly, "raw_only_reason": s.RawOnlyReason, "refused_tensors": s.RefusedTensors,
 	})
 }

@@ -243,7 +243,10 @@ class Reader:
     def stats(self) -> dict:
         """Totals since open: steps; samples offloaded / raw / local / errors and
         offloaded_fraction; bytes_from_nodes and bytes_from_hdfs; wait_s (time next() blocked,
-        summed), wait_p50_s, wait_p99_s, wait_max_s per step; local_transform_s; reconnects."""
+        summed), wait_p50_s, wait_p99_s, wait_max_s per step; local_transform_s; reconnects;
+        raw_only (every sample is transformed in this process, one path for all) with
+        raw_only_reason (raw_only=True, or the DataNode whose determinism domain differs from
+        this process's) and refused_tensors (tensors not used because of that)."""
         p = self._lib.ntx_reader_stats(self._handle())
         if not p:
             raise NewtricksError("reader: no stats (closed?)")
