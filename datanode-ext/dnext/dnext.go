@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/newtricks/newtricks/internal/coproc"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
@@ -21,6 +23,10 @@ var Options = coproc.Options{
 	DefaultAPI:       ":9890",
 	DaemonAddressKey: "dfs.datanode.ipc.address",
 	DefaultMetrics:   "127.0.0.1:9891",
+	// Offload streams about a megabyte of tensors per reader step: write it in large
+	// chunks (a 32 KiB buffer, gRPC's default, makes a write, and a wake-up of the reader's
+	// process, per 32 KiB), and let idle connections give the buffer back.
+	APIServerOptions: []grpc.ServerOption{grpc.WriteBufferSize(1 << 20), grpc.SharedWriteBuffer(true)},
 }
 
 // Ext is the datanode-ext component.

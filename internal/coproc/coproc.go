@@ -70,6 +70,8 @@ type Options struct {
 	// ("dfs.namenode.rpc-address"); loopback if it is unset.
 	DaemonAddressKey string
 	DefaultMetrics   string // default <prefix>.metrics.address
+	// APIServerOptions are added to the public API server's options (transport tuning).
+	APIServerOptions []grpc.ServerOption
 }
 
 // Coprocess implements pb.ExtensionServer around a Component.
@@ -139,6 +141,7 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 			"Use Kerberos for anything but a test cluster.", "api", apiAddrConf, "tls", sec.TLSCert != "")
 	}
 	apiOpts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20)}, authOpts...)
+	apiOpts = append(apiOpts, c.opts.APIServerOptions...)
 	api := grpc.NewServer(apiOpts...)
 	runCtx, cancel := context.WithCancel(context.Background())
 	env := Env{Conf: conf, Request: req, Host: host, API: api, Registry: reg,
