@@ -58,6 +58,7 @@ type options struct {
 	media                        string
 	profile                      string
 	round                        int
+	only                         string
 }
 
 func main() {
@@ -69,6 +70,7 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 8, "samples per step")
 	flag.DurationVar(&o.model, "model", 60*time.Millisecond, "synthetic model step (CPU time on the trainer core)")
 	flag.StringVar(&o.png, "png", "bench-offload-wait.png", "plot of per-step wait")
+	flag.StringVar(&o.only, "only", "", "a quick look at one run kind (a, b or c): its rounds only, no BENCH line")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the trainer process over the measured steps of each run (b) to FILE.<round>")
 	flag.Parse()
 	if *burn {
@@ -244,6 +246,9 @@ func run(o options) error {
 			order = []string{"c", "b", "a"}
 		}
 		for _, md := range order {
+			if o.only != "" && md != o.only {
+				continue
+			}
 			b.o.round = r
 			rr, err := b.runMode(ctx, spec, md, step)
 			if err != nil {
@@ -255,6 +260,12 @@ func run(o options) error {
 		}
 	}
 	fmt.Println()
+	if o.only != "" {
+		g := aggregateOf(res[o.only])
+		fmt.Printf("only %s: wait P50 %s, P99 %s, mean %s ms; loading CPU %s ms/step; %s steps/s (median (min, max) over rounds; no BENCH line)\n",
+			o.only, g.p50, g.p99, g.stall, g.cpu, g.rate)
+		return nil
+	}
 	agg := map[string]aggregate{}
 	for _, md := range modes {
 		agg[md] = aggregateOf(res[md])
@@ -362,13 +373,14 @@ type runResult struct {
 	cpu     float64 // trainer CPU seconds spent on loading
 	paths   map[string]int
 	steps   int
+	ctxsw   int64 // context switches of the trainer process (all threads)
 }
 
 func (r runResult) String() string {
 	w := sorted(r.waits)
-	return fmt.Sprintf("wait P50 %v P99 %v mean %v, loading CPU %.1f ms/step, %.2f steps/s, samples %v",
+	return fmt.Sprintf("wait P50 %v P99 %v mean %v, loading CPU %.1f ms/step, %.2f steps/s, %.0f context switches/step, samples %v",
 		pct(w, 50).Round(time.Microsecond*100), pct(w, 99).Round(time.Microsecond*100), mean(r.waits).Round(time.Microsecond*100),
-		1000*r.cpu/float64(r.steps), float64(r.steps)/r.elapsed.Seconds(), r.paths)
+		1000*r.cpu/float64(r.steps), float64(r.steps)/r.elapsed.Seconds(), float64(r.ctxsw)/float64(r.steps), r.paths)
 }
 
 // runMode runs one measured training loop.
@@ -414,6 +426,7 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 	defer runtime.UnlockOSThread()
 	res := runResult{paths: map[string]int{}, steps: b.o.steps}
 	var cpu0, model0 float64
+	var sw0 int64
 	var t0 time.Time
 	for i := 0; i < b.o.warmup+b.o.steps; i++ {
 		if i == b.o.warmup {
@@ -423,12 +436,13 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 					return res, err
 				}
 				defer f.Close()
+				runtime.SetCPUProfileRate(1000) // the loading work is a few ms per step: sample every ms
 				if err := pprof.StartCPUProfile(f); err != nil {
 					return res, err
 				}
 				defer pprof.StopCPUProfile()
 			}
-			cpu0, model0, t0 = processCPU(), threadCPU(), time.Now()
+			cpu0, model0, t0, sw0 = processCPU(), threadCPU(), time.Now(), contextSwitches()
 		}
 		w0 := time.Now()
 		st, err := r.Next(ctx)
@@ -452,6 +466,7 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 	}
 	res.elapsed = time.Since(t0)
 	res.cpu = (processCPU() - cpu0) - (threadCPU() - model0)
+	res.ctxsw = contextSwitches() - sw0
 	return res, nil
 }
 

@@ -90,3 +90,10 @@ func processCPU() float64 {
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
+
+// contextSwitches is this process's voluntary + involuntary context switches.
+func contextSwitches() int64 {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return ru.Nvcsw + ru.Nivcsw
+}
