@@ -70,37 +70,42 @@ func (c *sampleCodec) take() *[]byte {
 	return b
 }
 
-// bufPool recycles sample buffers by power-of-two capacity class, so a trainer that releases
-// its steps (Step.Release) receives into memory that is already mapped and needs no zeroing.
+// bufPool recycles sample buffers by capacity class, so a trainer that releases its steps
+// (Step.Release) receives into memory that is already mapped and needs no zeroing. Classes
+// are eight steps per power of two (a buffer is at most 1/8 larger than asked for) from
+// 2 KiB to 64 MiB; larger buffers are not kept.
 type bufPool struct {
-	classes [maxPoolClass + 1]sync.Pool
+	classes [(maxPoolExp - minPoolExp + 1) * 8]sync.Pool
 }
 
 const (
-	minPoolClass = 12 // 4 KiB
-	maxPoolClass = 26 // 64 MiB; larger buffers are not kept
+	minPoolExp = 12 // classes from 2 KiB + 256 B up
+	maxPoolExp = 26 // 64 MiB
 )
 
-func poolClass(n int) int {
-	c := bits.Len(uint(n - 1))
-	if n <= 1 {
-		c = 0
+// poolClass returns the class of a buffer of n bytes and the class's capacity; ok is false
+// outside the pooled range.
+func poolClass(n int) (class, size int, ok bool) {
+	if n > 1<<maxPoolExp {
+		return 0, n, false
 	}
-	return max(c, minPoolClass)
+	n = max(n, 1<<(minPoolExp-1)+1)
+	e := bits.Len(uint(n - 1)) // 2^(e-1) < n <= 2^e
+	step := 1 << (e - 4)
+	k := (n - 1<<(e-1) + step - 1) / step // 1..8
+	return (e-minPoolExp)*8 + k - 1, 1<<(e-1) + k*step, true
 }
 
 // get returns a buffer of capacity >= n (its length is its capacity).
 func (p *bufPool) get(n int) *[]byte {
-	c := poolClass(n)
-	if c <= maxPoolClass {
-		if b, ok := p.classes[c].Get().(*[]byte); ok {
+	c, size, ok := poolClass(n)
+	if ok {
+		if b, hit := p.classes[c].Get().(*[]byte); hit {
 			*b = (*b)[:cap(*b)]
 			return b
 		}
-		b := make([]byte, 1<<c)
-		return &b
 	}
-	b := make([]byte, n)
+	b := make([]byte, size)
 	return &b
 }
 
@@ -109,11 +114,7 @@ func (p *bufPool) put(b *[]byte) {
 	if b == nil {
 		return
 	}
-	c := cap(*b)
-	if c == 0 || c&(c-1) != 0 {
-		return
-	}
-	if k := bits.Len(uint(c)) - 1; k >= minPoolClass && k <= maxPoolClass {
-		p.classes[k].Put(b)
+	if c, size, ok := poolClass(cap(*b)); ok && size == cap(*b) {
+		p.classes[c].Put(b)
 	}
 }
