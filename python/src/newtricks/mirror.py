@@ -17,6 +17,7 @@ authenticated identity.
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Callable, List, Optional
 
 import grpc
@@ -137,6 +138,7 @@ def wait(job: str, step: int, *, rule: str = "", timeout: Optional[float] = None
     iv = _seconds("interval", interval, positive=True)
     to = None if timeout is None else _seconds("timeout", timeout, positive=True)
     last = None
+    start = time.monotonic()
     with _Conn(addr, user, "wait %s/%d" % (job, step), auth) as c:
         try:
             for m in c.stub.Wait(mirror_pb2.MirrorWaitRequest(user=c.user, ref=ref, interval_ms=int(iv * 1000)), timeout=to):
@@ -145,6 +147,12 @@ def wait(job: str, step: int, *, rule: str = "", timeout: Optional[float] = None
                     progress(last)
         except grpc.RpcError as e:
             err = c.fail(e)
+            if (to is not None and e.code() == grpc.StatusCode.CANCELLED
+                    and time.monotonic() - start >= to - 0.05):
+                # The server ends the stream (RST_STREAM CANCEL) when the deadline the client
+                # propagated expires; that can reach the client before its own timer fires.
+                err = errors.DeadlineExceededError("mirror wait %s/%d on %s as %s: no commit within %gs"
+                                                   % (job, step, c.addr, c.who, to))
             if isinstance(err, errors.DeadlineExceededError) and last is not None:
                 err = errors.DeadlineExceededError("%s; last state %s, %d/%d files" % (err, last.state, last.files_done, last.files_total))
             raise err from None
