@@ -3,8 +3,10 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path"
@@ -19,10 +21,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/newtricks/newtricks/datanode-ext/dnext"
 	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/dataset/datasettest"
 	"github.com/newtricks/newtricks/internal/cluster"
 	"github.com/newtricks/newtricks/internal/clustertest"
+	"github.com/newtricks/newtricks/internal/doctor"
 	"github.com/newtricks/newtricks/internal/exttest"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	xformv1 "github.com/newtricks/newtricks/proto/gen/xformv1"
@@ -490,6 +494,100 @@ func TestOffload(t *testing.T) {
 			t.Errorf("image share %.3f, want 0.75 +- 0.05", share)
 		}
 	})
+
+	// Last: it leaves DataNode 0 running as another build.
+	t.Run("determinism domain mismatch: the reader makes every sample itself and says so", func(t *testing.T) {
+		// DataNode 0 restarts as another build (the test-only key makes its datanode-ext report
+		// and stamp another FFmpeg release) while a reader runs; then a new reader opens.
+		r := e.open(t, e.su, 0, 30, true)
+		before := sameSteps(t, "before", nextSteps(t, r, 3), local[0][30:33])
+		if before["offload"] == 0 || r.Stats().RawOnly {
+			t.Fatalf("before the restart: %v, raw-only %v", before, r.Stats().RawOnly)
+		}
+		other := xformgraph.Domain()
+		other.FFmpeg = "0.0-conformance"
+		foreign := other.String()
+		if err := c.StopDataNode(0); err != nil {
+			t.Fatal(err)
+		}
+		setSiteKey(t, filepath.Join(c.DataNodes()[0].ConfDir, "hdfs-site.xml"), dnext.OffloadTestDomainKey, foreign)
+		if err := c.StartDataNode(ctx, 0); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 60*time.Second, "datanode-ext 0 serves as the other build", func() error {
+			st, err := e.nodes[0].NodeStatus(ctx, &pb.OffloadNodeStatusRequest{User: e.su})
+			if err != nil {
+				return err
+			}
+			if st.GetDeterminismDomain() != foreign {
+				return fmt.Errorf("domain %q", st.GetDeterminismDomain())
+			}
+			return nil
+		})
+		// The running reader reconnects to node 0 in the background, learns its domain from
+		// the session's answer and goes raw-only.
+		i := 33
+		for deadline := time.Now().Add(30 * time.Second); !r.Stats().RawOnly; i++ {
+			if i+10 > len(local[0]) || time.Now().After(deadline) {
+				t.Fatalf("the reader did not go raw-only within %d steps and %v", i-33, 30*time.Second)
+			}
+			sameSteps(t, "node 0 back as another build, before the reconnect", nextSteps(t, r, 1), local[0][i:i+1])
+			time.Sleep(500 * time.Millisecond)
+		}
+		sameSteps(t, "prefetched before the switch", nextSteps(t, r, 4), local[0][i:i+4])
+		after := sameSteps(t, "after the switch", nextSteps(t, r, 6), local[0][i+4:i+10])
+		st := r.Stats()
+		t.Logf("running reader: before %v, after %v; raw-only: %s", before, after, st.RawOnlyReason)
+		if after["offload"] > 0 {
+			t.Errorf("tensors used after the reader went raw-only: %v", after)
+		}
+		if !strings.Contains(st.RawOnlyReason, "0.0-conformance") {
+			t.Errorf("raw-only reason %q does not name node 0's domain", st.RawOnlyReason)
+		}
+		// A reader opened now is raw-only from the start: every node sends raw bytes.
+		r2 := e.open(t, e.su, 1, 0, true)
+		p2 := sameSteps(t, "new reader", nextSteps(t, r2, 8), local[1][:8])
+		st2 := r2.Stats()
+		t.Logf("new reader: %v; raw-only %v: %s", p2, st2.RawOnly, st2.RawOnlyReason)
+		if p2["offload"] > 0 || p2["raw"] == 0 || !st2.RawOnly || !strings.Contains(st2.RawOnlyReason, lay.DataNodeAPI[0]) {
+			t.Errorf("new reader: paths %v, raw-only %v %q; want raw bytes only and node 0 named", p2, st2.RawOnly, st2.RawOnlyReason)
+		}
+		// The node says so on its /metrics.
+		fams, err := doctor.Scrape(ctx, http.DefaultClient, lay.DataNodeMetrics[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := fams["newtricks_offload_sessions_domain_mismatch_total"]; len(v) != 1 || v[0] < 1 {
+			t.Errorf("node 0 newtricks_offload_sessions_domain_mismatch_total = %v, want >= 1", v)
+		}
+	})
+}
+
+// setSiteKey sets one property in a Hadoop site file (a daemon reads it when it starts).
+func setSiteKey(t *testing.T, file, key, value string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conf struct {
+		Properties []struct {
+			Name  string `xml:"name"`
+			Value string `xml:"value"`
+		} `xml:"property"`
+	}
+	if err := xml.Unmarshal(b, &conf); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	props := map[string]string{key: value}
+	for _, p := range conf.Properties {
+		if p.Name != key {
+			props[p.Name] = p.Value
+		}
+	}
+	if err := os.WriteFile(file, cluster.SiteXML(props), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func mustClient(t *testing.T, c *cluster.Cluster, user string) *hdfs.Client {
