@@ -59,6 +59,7 @@ type options struct {
 	profile                      string
 	round                        int
 	only                         string
+	modelGo                      bool
 }
 
 func main() {
@@ -70,6 +71,7 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 8, "samples per step")
 	flag.DurationVar(&o.model, "model", 60*time.Millisecond, "synthetic model step (CPU time on the trainer core)")
 	flag.StringVar(&o.png, "png", "bench-offload-wait.png", "plot of per-step wait")
+	flag.BoolVar(&o.modelGo, "model-go", false, "run the synthetic model step as a Go loop (the harness before 2026-12-01) instead of in C")
 	flag.StringVar(&o.only, "only", "", "a quick look at one run kind (a, b or c): its rounds only, no BENCH line")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the trainer process over the measured steps of each run (b) to FILE.<round>")
 	flag.Parse()
@@ -461,7 +463,11 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 		if i >= b.o.warmup {
 			res.waits = append(res.waits, wait)
 		}
-		modelStep(b.o.model)
+		if b.o.modelGo {
+			modelStepGo(b.o.model)
+		} else {
+			modelStep(b.o.model)
+		}
 		st.Release() // the model is done with the step's tensors: the reader may reuse their memory
 	}
 	res.elapsed = time.Since(t0)
@@ -470,8 +476,11 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 	return res, nil
 }
 
-// modelStep burns the calling thread's CPU for d (a fixed amount of work, as a model step is).
-func modelStep(d time.Duration) {
+// modelStepGo burns the calling thread's CPU for d in a Go loop: the harness before
+// 2026-12-01 (-model-go). The Go scheduler preempts that locked goroutine every 10 ms and hands
+// it between threads, and that CPU (about 2 ms per 60 ms step here, no reader running) was
+// counted as loading CPU in every run.
+func modelStepGo(d time.Duration) {
 	end := threadCPU() + d.Seconds()
 	x := 0
 	for threadCPU() < end {
