@@ -772,7 +772,10 @@ func TestMirror(t *testing.T) {
 				t.Logf("status while refused: %v, %d retries: %s", c.State, c.Retries, c.Error)
 				return nil
 			})
-			if _, err := suB.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			// A client idle through the wait above may find its NameNode connection closed
+			// (broken pipe, seen once), and colinmarc/hdfs then holds off that NameNode for
+			// 5 s: look with a fresh client.
+			if _, err := env.hdfs(t, env.b, env.su).Stat(dir); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("%s visible on dc-b while the quota refuses it: %v", dir, err)
 			}
 		}
@@ -788,8 +791,9 @@ func TestMirror(t *testing.T) {
 		if st.State != pb.CheckpointStatus_COMMITTED {
 			t.Fatalf("after the quotas were lifted: %v %s", st.State, st.Error)
 		}
+		readB := env.hdfs(t, env.b, env.su) // fresh: suB may have idled out during the wait
 		for rel, b := range want {
-			got, err := suB.ReadFile(dir + "/" + rel)
+			got, err := readB.ReadFile(dir + "/" + rel)
 			if err != nil || !bytes.Equal(got, b) {
 				t.Fatalf("%s after the commit: %v", rel, err)
 			}
