@@ -2,12 +2,15 @@ package mirror
 
 import (
 	"fmt"
+	"net"
+	"os"
 	"path"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
 )
 
@@ -40,8 +43,11 @@ type Config struct {
 	// default dfs.namenode.rpc-address, else fs.defaultFS).
 	SourceNameNode string
 	// Authentication is the cluster's hadoop.security.authentication ("simple" when unset).
-	// The mirror runs under simple authentication only (see Validate).
 	Authentication string
+	// Kerberos is set when Authentication is "kerberos": the mirror's HDFS clients then log in
+	// as namenode-ext's own principal and name each checkpoint's owner as the effective user,
+	// which both NameNodes authorize with hadoop.proxyuser.<the principal's short name>.*.
+	Kerberos *KerberosConfig
 	// DestHTTP is dc-b's NameNode HTTP address host:port (dfs.namenode.http-address there),
 	// for WebHDFS SETTIMES: colinmarc/hdfs sets times to the second only
 	// (newtricks.mirror.dest.http; empty: mtimes are preserved to the second).
@@ -200,6 +206,29 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 	}
 	cfg.SourceNameNode = c.String(confPrefix+"source.namenode", src)
 	cfg.Authentication = strings.ToLower(strings.TrimSpace(c.String("hadoop.security.authentication", "simple")))
+	if cfg.Authentication == "kerberos" {
+		krb5 := os.Getenv("KRB5_CONFIG")
+		if krb5 == "" {
+			krb5 = "/etc/krb5.conf"
+		}
+		k := &KerberosConfig{
+			Keytab:                 c.String("newtricks.namenode.ext.kerberos.keytab", ""),
+			Principal:              c.String("newtricks.namenode.ext.kerberos.principal", ""),
+			Krb5Conf:               c.String(confPrefix+"kerberos.krb5-conf", krb5),
+			SourceSPN:              c.String(confPrefix+"source.kerberos.principal", ""),
+			DataTransferProtection: c.String(confPrefix+"data-transfer-protection", "authentication"),
+		}
+		k.DestSPN = c.String(confPrefix+"dest.kerberos.principal", k.SourceSPN)
+		httpHost := "localhost"
+		if h, _, err := net.SplitHostPort(cfg.DestHTTP); err == nil && h != "" {
+			httpHost = h
+		}
+		k.DestHTTPSPN = c.String(confPrefix+"dest.http.kerberos.principal", "HTTP/"+httpHost)
+		if p, err := authn.ReplaceHost(k.Principal, ""); err == nil {
+			k.Principal = p
+		}
+		cfg.Kerberos = k
+	}
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("mirror config: %w", errs[0])
 	}
@@ -236,6 +265,27 @@ func ruleFromConf(c coproc.Conf, name string) (Rule, error) {
 	return r, nil
 }
 
+// KerberosConfig is how the mirror authenticates to both clusters on a Kerberized cluster.
+type KerberosConfig struct {
+	// Keytab and Principal are namenode-ext's own (newtricks.namenode.ext.kerberos.keytab,
+	// .principal; _HOST is this host's name).
+	Keytab, Principal string
+	// Krb5Conf locates the KDC (newtricks.mirror.kerberos.krb5-conf, default $KRB5_CONFIG,
+	// else /etc/krb5.conf).
+	Krb5Conf string
+	// SourceSPN and DestSPN are the NameNodes' service principals
+	// (newtricks.mirror.source.kerberos.principal, required; newtricks.mirror.dest.kerberos.principal,
+	// default the source's); _HOST becomes each NameNode's host.
+	SourceSPN, DestSPN string
+	// DestHTTPSPN is dc-b's WebHDFS (SPNEGO) principal (newtricks.mirror.dest.http.kerberos.principal,
+	// default HTTP/<host of dest.http>).
+	DestHTTPSPN string
+	// DataTransferProtection is dfs.data.transfer.protection of the DataNodes
+	// (newtricks.mirror.data-transfer-protection: authentication, integrity or privacy;
+	// default authentication).
+	DataTransferProtection string
+}
+
 // Validate reports the first bad value, naming its key.
 func (c *Config) Validate() error {
 	bad := func(key, format string, a ...any) error {
@@ -244,16 +294,19 @@ func (c *Config) Validate() error {
 	if len(c.Rules) == 0 {
 		return nil
 	}
+	k := c.Kerberos
 	switch {
-	case c.Authentication != "" && c.Authentication != "simple":
-		// The mirror acts as each checkpoint's owner through Hadoop's proxy-user mechanism. Its
-		// HDFS client (colinmarc/hdfs v2.4.0) sends, after a Kerberos SASL handshake, its own
-		// principal as the effective user; the owner-as-effective-user rewrite is implemented
-		// for the simple-auth handshake only. Running anyway would copy every checkpoint as
-		// the service principal (or fail file by file), so it refuses to start instead.
-		return bad("rules", "the checkpoint mirror does not support hadoop.security.authentication=%s yet: "+
-			"it would act as its own service principal instead of each checkpoint's owner (proxy user over "+
-			"Kerberos is not implemented); remove the rules on a Kerberized cluster", c.Authentication)
+	case c.Authentication != "" && c.Authentication != "simple" && c.Authentication != "kerberos":
+		return bad("rules", "the checkpoint mirror supports hadoop.security.authentication simple or kerberos, not %s", c.Authentication)
+	case c.Authentication == "kerberos" && k == nil:
+		return bad("rules", "kerberos authentication without the mirror's Kerberos settings")
+	case k != nil && (k.Keytab == "" || k.Principal == ""):
+		// Never run as anyone but the owner: without its own login it could not name one.
+		return fmt.Errorf("mirror config: %w: newtricks.namenode.ext.kerberos.keytab and .principal: required for the mirror on a Kerberized cluster (it logs in as namenode-ext's principal and acts as each checkpoint's owner through hadoop.proxyuser.*)", coproc.ErrBadConfig)
+	case k != nil && k.SourceSPN == "":
+		return bad("source.kerberos.principal", "required on a Kerberized cluster: dc-a NameNode's principal (dfs.namenode.kerberos.principal there), e.g. hdfs/_HOST@EXAMPLE.COM")
+	case k != nil && k.DataTransferProtection != "authentication" && k.DataTransferProtection != "integrity" && k.DataTransferProtection != "privacy":
+		return bad("data-transfer-protection", "%q: authentication, integrity or privacy", k.DataTransferProtection)
 	case c.DestNameNode == "":
 		return bad("dest.namenode", "required when rules are set")
 	case !isHostPort(c.DestNameNode):

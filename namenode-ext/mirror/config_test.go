@@ -1,9 +1,11 @@
 package mirror
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"net"
 	"strings"
 	"testing"
 
@@ -154,27 +156,141 @@ func TestChecksumFromRangeCRCs(t *testing.T) {
 	}
 }
 
-// On a Kerberized cluster the mirror refuses to start, naming the key and the reason, rather
-// than copy checkpoints as its own service principal.
-func TestConfigRefusesKerberos(t *testing.T) {
+// On a Kerberized cluster the mirror needs its own login and the NameNodes' principals; it
+// refuses to start without them, naming the keys, rather than act as anyone but the owner.
+func TestConfigKerberos(t *testing.T) {
 	conf := map[string]string{
 		"newtricks.mirror.rules":          "ck",
 		"newtricks.mirror.rule.ck.source": "/ckpt/{job}/step_{step}",
 		"newtricks.mirror.dest.namenode":  "dcb:8020",
+		"newtricks.mirror.dest.http":      "dcb:9870",
 		"dfs.namenode.rpc-address":        "dca:8020",
 		"hadoop.security.authentication":  "kerberos",
 	}
-	_, err := ConfigFromMap(conf)
-	if err == nil || !strings.Contains(err.Error(), "newtricks.mirror.rules") || !strings.Contains(err.Error(), "service principal") {
-		t.Fatalf("kerberos: %v", err)
+	if _, err := ConfigFromMap(conf); err == nil || !strings.Contains(err.Error(), "newtricks.namenode.ext.kerberos.keytab") {
+		t.Fatalf("kerberos without a keytab: %v", err)
+	}
+	conf["newtricks.namenode.ext.kerberos.keytab"] = "/k/newtricks.keytab"
+	conf["newtricks.namenode.ext.kerberos.principal"] = "newtricks/_HOST@EXAMPLE.COM"
+	if _, err := ConfigFromMap(conf); err == nil || !strings.Contains(err.Error(), "newtricks.mirror.source.kerberos.principal") {
+		t.Fatalf("kerberos without the NameNode principal: %v", err)
+	}
+	conf["newtricks.mirror.source.kerberos.principal"] = "hdfs/_HOST@EXAMPLE.COM"
+	c, err := ConfigFromMap(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := c.Kerberos
+	if k == nil || k.DestSPN != "hdfs/_HOST@EXAMPLE.COM" || k.DestHTTPSPN != "HTTP/dcb" || k.DataTransferProtection != "authentication" ||
+		strings.Contains(k.Principal, "_HOST") {
+		t.Fatalf("kerberos config %+v", k)
+	}
+	conf["hadoop.security.authentication"] = "token"
+	if _, err := ConfigFromMap(conf); err == nil || !strings.Contains(err.Error(), "newtricks.mirror.rules") {
+		t.Fatalf("unknown authentication: %v", err)
 	}
 	conf["hadoop.security.authentication"] = "simple"
-	if _, err := ConfigFromMap(conf); err != nil {
-		t.Fatalf("simple: %v", err)
+	if c, err := ConfigFromMap(conf); err != nil || c.Kerberos != nil {
+		t.Fatalf("simple: %v %+v", err, c.Kerberos)
 	}
-	delete(conf, "newtricks.mirror.rules")
-	conf["hadoop.security.authentication"] = "kerberos"
-	if _, err := ConfigFromMap(conf); err != nil {
-		t.Fatalf("no rules (mirror off) on a Kerberized cluster: %v", err)
+}
+
+// The connection context colinmarc/hdfs sends after a Kerberos SASL exchange names the
+// authenticated principal; the mirror rewrites it to the owner, leaves SASL packets alone.
+func TestSetEffectiveUser(t *testing.T) {
+	packet := func(callID int64, body []byte) []byte {
+		var hdr []byte
+		hdr = protowire.AppendTag(hdr, 1, protowire.VarintType)
+		hdr = protowire.AppendVarint(hdr, 2)
+		hdr = protowire.AppendTag(hdr, 3, protowire.VarintType)
+		hdr = protowire.AppendVarint(hdr, protowire.EncodeZigZag(callID))
+		hdr = protowire.AppendTag(hdr, 4, protowire.BytesType)
+		hdr = protowire.AppendBytes(hdr, []byte("0123456789abcdef"))
+		p := []byte{0, 0, 0, 0}
+		p = protowire.AppendVarint(p, uint64(len(hdr)))
+		p = append(p, hdr...)
+		p = protowire.AppendVarint(p, uint64(len(body)))
+		p = append(p, body...)
+		binary.BigEndian.PutUint32(p, uint32(len(p)-4))
+		return p
+	}
+	var ui, ctx []byte
+	ui = protowire.AppendTag(ui, 1, protowire.BytesType)
+	ui = protowire.AppendString(ui, "newtricks/localhost@EXAMPLE.COM")
+	ctx = protowire.AppendTag(ctx, 2, protowire.BytesType)
+	ctx = protowire.AppendBytes(ctx, ui)
+	ctx = protowire.AppendTag(ctx, 3, protowire.BytesType)
+	ctx = protowire.AppendString(ctx, "org.apache.hadoop.hdfs.protocol.ClientProtocol")
+
+	if _, ok, err := setEffectiveUser(packet(-33, []byte{8, 1}), "alice"); ok || err != nil {
+		t.Fatalf("SASL packet touched: %v %v", ok, err)
+	}
+	nb, ok, err := setEffectiveUser(packet(-3, ctx), "alice")
+	if !ok || err != nil {
+		t.Fatalf("context packet: %v %v", ok, err)
+	}
+	hdr, body, err := splitPacket(nb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := callID(hdr); id != -3 {
+		t.Fatalf("call id %d", id)
+	}
+	if !bytes.Contains(body, []byte("alice")) || bytes.Contains(body, []byte("newtricks/localhost")) ||
+		!bytes.Contains(body, []byte("ClientProtocol")) {
+		t.Fatalf("rewritten context %q", body)
+	}
+}
+
+type recordConn struct {
+	net.Conn
+	writes [][]byte
+}
+
+func (r *recordConn) Write(b []byte) (int, error) {
+	r.writes = append(r.writes, append([]byte(nil), b...))
+	return len(b), nil
+}
+
+// A Kerberos connection as colinmarc/hdfs writes it: header, SASL packets (call id -33), the
+// connection context (-3), then calls: only the context is rewritten.
+func TestProxyConnKerberosSequence(t *testing.T) {
+	pkt := func(callID int64, body []byte) []byte {
+		var hdr []byte
+		hdr = protowire.AppendTag(hdr, 3, protowire.VarintType)
+		hdr = protowire.AppendVarint(hdr, protowire.EncodeZigZag(callID))
+		p := []byte{0, 0, 0, 0}
+		p = protowire.AppendVarint(p, uint64(len(hdr)))
+		p = append(p, hdr...)
+		p = protowire.AppendVarint(p, uint64(len(body)))
+		p = append(p, body...)
+		binary.BigEndian.PutUint32(p, uint32(len(p)-4))
+		return p
+	}
+	var ui, ctx []byte
+	ui = protowire.AppendTag(ui, 1, protowire.BytesType)
+	ui = protowire.AppendString(ui, "newtricks/localhost@EXAMPLE.COM")
+	ctx = protowire.AppendTag(ctx, 2, protowire.BytesType)
+	ctx = protowire.AppendBytes(ctx, ui)
+	rc := &recordConn{}
+	c := &proxyConn{Conn: rc, effective: "alice"}
+	seq := [][]byte{[]byte("hrpc\x09\x00\xdf"), pkt(-33, []byte{1}), pkt(-33, []byte{2}), pkt(-3, ctx), pkt(0, []byte{3}), pkt(-3, ctx)}
+	for _, b := range seq {
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, w := range rc.writes {
+		changed := !bytes.Equal(w, seq[i])
+		if changed != (i == 3) {
+			t.Fatalf("write %d changed=%v", i, changed)
+		}
+	}
+	if !bytes.Contains(rc.writes[3], []byte("alice")) || bytes.Contains(rc.writes[3], []byte("newtricks/")) {
+		t.Fatalf("context %q", rc.writes[3])
+	}
+	// A simple-auth header on a Kerberos connection is refused, not passed on unchanged.
+	if _, err := (&proxyConn{Conn: &recordConn{}, effective: "alice"}).Write([]byte("hrpc\x09\x00\x00")); err == nil {
+		t.Fatal("simple handshake accepted for a Kerberos proxy connection")
 	}
 }

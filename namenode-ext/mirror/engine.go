@@ -185,6 +185,7 @@ type Engine struct {
 	defaults     hdfs.ServerDefaults // dc-b's, once known
 	haveDefaults bool
 	kick         chan struct{} // wakes the run loop (a checkpoint may be ready to list or commit)
+	krb          *krbAuth      // Kerberos login (nil under simple authentication)
 	flushNow     chan struct{} // wakes the journal (a complete checkpoint has no transfer left)
 }
 
@@ -212,8 +213,17 @@ func New(cfg Config, host pb.NameNodeHostClient, log hclog.Logger) (*Engine, err
 		flushNow:    make(chan struct{}, 1),
 		journalTxid: -1, handledTxid: -1, savedTxid: -1,
 	}
+	if cfg.Kerberos != nil {
+		k, err := loginKerberos(cfg.Kerberos)
+		if err != nil {
+			return nil, err
+		}
+		e.krb = k
+		e.src.krb, e.src.spn = k, cfg.Kerberos.SourceSPN
+		e.dst.krb, e.dst.spn = k, cfg.Kerberos.DestSPN
+	}
 	e.cond = sync.NewCond(&e.mu)
-	e.times = newTimeSetter(cfg, e.dst.dial)
+	e.times = newTimeSetter(cfg, e.dst.dial, e.krb)
 	e.journal = &journal{e: e, dir: cfg.JournalDir}
 	e.metrics = newMetrics(e)
 	return e, nil

@@ -25,7 +25,13 @@ func (e *Engine) recover(ctx context.Context) error {
 	e.mu.Lock()
 	e.superuser = ns.Superuser
 	e.mu.Unlock()
-	cl, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{e.cfg.SourceNameNode}, User: ns.Superuser})
+	// The journal is the mirror's own: as dc-a's superuser under simple authentication; on a
+	// Kerberized cluster as namenode-ext's principal (the journal directory must be its).
+	jo := hdfs.ClientOptions{Addresses: []string{e.cfg.SourceNameNode}, User: ns.Superuser}
+	if e.krb != nil {
+		e.krb.options(&jo, e.cfg.Kerberos.SourceSPN)
+	}
+	cl, err := hdfs.NewClient(jo)
 	if err != nil {
 		return fmt.Errorf("journal client: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
+	"github.com/jcmturner/gokrb5/v8/spnego"
 )
 
 // timeSetter sets modification times on dc-b. colinmarc/hdfs's Chtimes sends whole seconds,
@@ -24,15 +25,20 @@ type timeSetter struct {
 	base      string // "http://host:port", "" = RPC only
 	proxyUser string
 	http      *http.Client
+	spnego    *spnego.Client // Kerberos: SPNEGO as the mirror's principal, doas=<owner>
 }
 
-func newTimeSetter(cfg Config, dial dialFunc) *timeSetter {
+func newTimeSetter(cfg Config, dial dialFunc, krb *krbAuth) *timeSetter {
 	ts := &timeSetter{proxyUser: cfg.ProxyUser}
 	if cfg.DestHTTP != "" {
 		ts.base = "http://" + cfg.DestHTTP
 		ts.http = &http.Client{Timeout: time.Minute, Transport: &http.Transport{
 			DialContext: dial, MaxIdleConnsPerHost: cfg.Concurrency, IdleConnTimeout: time.Minute,
 		}}
+		if krb != nil {
+			spn, _, _ := strings.Cut(cfg.Kerberos.DestHTTPSPN, "@")
+			ts.spnego = spnego.NewClient(krb.cl, ts.http, spn)
+		}
 	}
 	return ts
 }
@@ -92,16 +98,26 @@ func (ts *timeSetter) rename(ctx context.Context, dc *hdfs.Client, owner, src, d
 // FileAlreadyExistsException os.ErrExist.
 func (ts *timeSetter) do(ctx context.Context, method, op, owner, p string, q url.Values) ([]byte, error) {
 	q.Set("op", op)
-	q.Set("user.name", ts.proxyUser)
-	if owner != ts.proxyUser {
+	if ts.spnego != nil {
+		// Kerberos: SPNEGO authenticates the mirror's principal (the real user).
 		q.Set("doas", owner)
+	} else {
+		q.Set("user.name", ts.proxyUser)
+		if owner != ts.proxyUser {
+			q.Set("doas", owner)
+		}
 	}
 	u := ts.base + "/webhdfs/v1" + (&url.URL{Path: p}).EscapedPath() + "?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := ts.http.Do(req)
+	var resp *http.Response
+	if ts.spnego != nil {
+		resp, err = ts.spnego.Do(req)
+	} else {
+		resp, err = ts.http.Do(req)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("webhdfs %s %s: %w", strings.ToLower(op), p, err)
 	}
