@@ -193,7 +193,7 @@ public final class BalancedReads {
         }
         pending[0] = null;
       }
-      if (list.size() < 2 && !first) {
+      if (list.size() < 2) {
         return;
       }
       if (PER_BLOCK.size() > MAX_COUNTERS) {
@@ -229,7 +229,9 @@ public final class BalancedReads {
       }
       list.sort(Comparator.<T>comparingLong(n -> counts.get(n.getName()))
           .thenComparingDouble(n -> totals.get(n.getName())));
-      if (first && !list.isEmpty()) {
+      // Only a choice among equidistant replicas is counted: a reader local to a replica reads
+      // it whatever the order (it would otherwise skew the choice for the far readers).
+      if (first && list.size() >= 2) {
         counts.merge(list.get(0).getName(), 1L, Long::sum);
         pending[0] = list.get(0).getName();
       }

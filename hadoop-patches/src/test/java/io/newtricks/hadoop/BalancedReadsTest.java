@@ -194,4 +194,44 @@ public class BalancedReadsTest {
     BalancedReads.setHinted(Arrays.asList());
     BalancedReads.resetCounters();
   }
+
+  /**
+   * Reads from a client on a DataNode's host (its replica alone at distance 0) do not count:
+   * 24 far reads after 24 local ones still get 4 from each of 6 replicas (TestHotspot's case).
+   */
+  @Test
+  public void localReadsDoNotSkewFarReads() {
+    DFSNetworkTopology t = topology("hinted");
+    BalancedReads.resetCounters();
+    BalancedReads.setHinted(Arrays.asList("/hot/one"));
+    BalancedReads.AuditHook hook = new BalancedReads.AuditHook();
+    hook.initialize(new Configuration(false));
+    Node[] base = replicas(6);
+    for (int i = 0; i < 24; i++) {
+      hook.logAuditEvent(true, "alice", null, "open", "/hot/one", null, null, null, null);
+      for (int b = 0; b < 2; b++) {
+        Node[] locs = base.clone();
+        t.sortByDistance(base[i % 2], locs, locs.length, null); // local to replica 0 or 1
+        assertEquals(base[i % 2], locs[0]);
+      }
+    }
+    Node far = new NodeBase("/default-rack/10.0.0.9");
+    Map<String, Integer> first = new HashMap<>();
+    for (int i = 0; i < 24; i++) {
+      hook.logAuditEvent(true, "alice", null, "open", "/hot/one", null, null, null, null);
+      for (int b = 0; b < 2; b++) {
+        Node[] locs = base.clone();
+        t.sortByDistanceUsingNetworkLocation(far, locs, locs.length, null);
+        if (b == 0) {
+          first.merge(locs[0].getName(), 1, Integer::sum);
+        }
+      }
+    }
+    assertEquals(first.toString(), 6, first.size());
+    for (int v : first.values()) {
+      assertEquals(first.toString(), 4, v);
+    }
+    BalancedReads.setHinted(Arrays.asList());
+    BalancedReads.resetCounters();
+  }
 }
