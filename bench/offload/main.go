@@ -71,7 +71,7 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 8, "samples per step")
 	flag.DurationVar(&o.model, "model", 60*time.Millisecond, "synthetic model step (CPU time on the trainer core)")
 	flag.StringVar(&o.png, "png", "bench-offload-wait.png", "plot of per-step wait")
-	flag.BoolVar(&o.modelGo, "model-go", false, "run the synthetic model step as a Go loop (the harness before 2026-12-01) instead of in C")
+	flag.BoolVar(&o.modelGo, "model-go", true, "run the synthetic model step as a Go loop; -model-go=false runs it in C (not the default: with it run a's loading overlaps the step on the trainer's CPU, so it never waits in Next and the wait-based ratios are 0/0)")
 	flag.StringVar(&o.only, "only", "", "a quick look at one run kind (a, b or c): its rounds only, no BENCH line")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the trainer process over the measured steps of each run (b) to FILE.<round>")
 	flag.Parse()
