@@ -577,6 +577,51 @@ func (x *OffloadSample) GetNodeMicros() uint32 {
 	return 0
 }
 
+// Samples of one step from GetStepBatch, in any order (each slot at most once per call).
+type OffloadSampleBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Samples       []*OffloadSample       `protobuf:"bytes,1,rep,name=samples,proto3" json:"samples,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OffloadSampleBatch) Reset() {
+	*x = OffloadSampleBatch{}
+	mi := &file_newtricks_v1_offload_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OffloadSampleBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OffloadSampleBatch) ProtoMessage() {}
+
+func (x *OffloadSampleBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_offload_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OffloadSampleBatch.ProtoReflect.Descriptor instead.
+func (*OffloadSampleBatch) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *OffloadSampleBatch) GetSamples() []*OffloadSample {
+	if x != nil {
+		return x.Samples
+	}
+	return nil
+}
+
 type CloseSessionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	User          string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
@@ -587,7 +632,7 @@ type CloseSessionRequest struct {
 
 func (x *CloseSessionRequest) Reset() {
 	*x = CloseSessionRequest{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[6]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -599,7 +644,7 @@ func (x *CloseSessionRequest) String() string {
 func (*CloseSessionRequest) ProtoMessage() {}
 
 func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[6]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -612,7 +657,7 @@ func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
 func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{6}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CloseSessionRequest) GetUser() string {
@@ -637,7 +682,7 @@ type CloseSessionResponse struct {
 
 func (x *CloseSessionResponse) Reset() {
 	*x = CloseSessionResponse{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[7]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -649,7 +694,7 @@ func (x *CloseSessionResponse) String() string {
 func (*CloseSessionResponse) ProtoMessage() {}
 
 func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[7]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -662,7 +707,7 @@ func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
 func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{7}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{8}
 }
 
 type ReadRangeRequest struct {
@@ -678,7 +723,7 @@ type ReadRangeRequest struct {
 
 func (x *ReadRangeRequest) Reset() {
 	*x = ReadRangeRequest{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[8]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -690,7 +735,7 @@ func (x *ReadRangeRequest) String() string {
 func (*ReadRangeRequest) ProtoMessage() {}
 
 func (x *ReadRangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[8]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -703,7 +748,7 @@ func (x *ReadRangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRangeRequest.ProtoReflect.Descriptor instead.
 func (*ReadRangeRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{8}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ReadRangeRequest) GetUser() string {
@@ -743,7 +788,7 @@ type ReadRangeResponse struct {
 
 func (x *ReadRangeResponse) Reset() {
 	*x = ReadRangeResponse{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[9]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -755,7 +800,7 @@ func (x *ReadRangeResponse) String() string {
 func (*ReadRangeResponse) ProtoMessage() {}
 
 func (x *ReadRangeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[9]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -768,7 +813,7 @@ func (x *ReadRangeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRangeResponse.ProtoReflect.Descriptor instead.
 func (*ReadRangeResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{9}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReadRangeResponse) GetData() []byte {
@@ -787,7 +832,7 @@ type OffloadNodeStatusRequest struct {
 
 func (x *OffloadNodeStatusRequest) Reset() {
 	*x = OffloadNodeStatusRequest{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[10]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -799,7 +844,7 @@ func (x *OffloadNodeStatusRequest) String() string {
 func (*OffloadNodeStatusRequest) ProtoMessage() {}
 
 func (x *OffloadNodeStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[10]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -812,7 +857,7 @@ func (x *OffloadNodeStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffloadNodeStatusRequest.ProtoReflect.Descriptor instead.
 func (*OffloadNodeStatusRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{10}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OffloadNodeStatusRequest) GetUser() string {
@@ -852,7 +897,7 @@ type OffloadNodeStatus struct {
 
 func (x *OffloadNodeStatus) Reset() {
 	*x = OffloadNodeStatus{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[11]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -864,7 +909,7 @@ func (x *OffloadNodeStatus) String() string {
 func (*OffloadNodeStatus) ProtoMessage() {}
 
 func (x *OffloadNodeStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[11]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -877,7 +922,7 @@ func (x *OffloadNodeStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffloadNodeStatus.ProtoReflect.Descriptor instead.
 func (*OffloadNodeStatus) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{11}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OffloadNodeStatus) GetDatanodeUuid() string {
@@ -1011,7 +1056,7 @@ type SetGovernorRequest struct {
 
 func (x *SetGovernorRequest) Reset() {
 	*x = SetGovernorRequest{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[12]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1068,7 @@ func (x *SetGovernorRequest) String() string {
 func (*SetGovernorRequest) ProtoMessage() {}
 
 func (x *SetGovernorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[12]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1081,7 @@ func (x *SetGovernorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGovernorRequest.ProtoReflect.Descriptor instead.
 func (*SetGovernorRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{12}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SetGovernorRequest) GetUser() string {
@@ -1112,7 +1157,9 @@ const file_newtricks_v1_offload_proto_rawDesc = "" +
 	"error_code\x18\a \x01(\x05R\terrorCode\x12\x14\n" +
 	"\x05error\x18\b \x01(\tR\x05error\x12\x1f\n" +
 	"\vnode_micros\x18\t \x01(\rR\n" +
-	"nodeMicros\"H\n" +
+	"nodeMicros\"K\n" +
+	"\x12OffloadSampleBatch\x125\n" +
+	"\asamples\x18\x01 \x03(\v2\x1b.newtricks.v1.OffloadSampleR\asamples\"H\n" +
 	"\x13CloseSessionRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1d\n" +
 	"\n" +
@@ -1151,10 +1198,11 @@ const file_newtricks_v1_offload_proto_rawDesc = "" +
 	"\x12SetGovernorRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12%\n" +
 	"\x0ethreshold_high\x18\x02 \x01(\x01R\rthresholdHigh\x12#\n" +
-	"\rthreshold_low\x18\x03 \x01(\x01R\fthresholdLow2\xf3\x03\n" +
+	"\rthreshold_low\x18\x03 \x01(\x01R\fthresholdLow2\xc5\x04\n" +
 	"\aOffload\x12R\n" +
 	"\vOpenSession\x12 .newtricks.v1.OpenSessionRequest\x1a!.newtricks.v1.OpenSessionResponse\x12F\n" +
-	"\aGetStep\x12\x1c.newtricks.v1.GetStepRequest\x1a\x1b.newtricks.v1.OffloadSample0\x01\x12U\n" +
+	"\aGetStep\x12\x1c.newtricks.v1.GetStepRequest\x1a\x1b.newtricks.v1.OffloadSample0\x01\x12P\n" +
+	"\fGetStepBatch\x12\x1c.newtricks.v1.GetStepRequest\x1a .newtricks.v1.OffloadSampleBatch0\x01\x12U\n" +
 	"\fCloseSession\x12!.newtricks.v1.CloseSessionRequest\x1a\".newtricks.v1.CloseSessionResponse\x12L\n" +
 	"\tReadRange\x12\x1e.newtricks.v1.ReadRangeRequest\x1a\x1f.newtricks.v1.ReadRangeResponse\x12U\n" +
 	"\n" +
@@ -1174,7 +1222,7 @@ func file_newtricks_v1_offload_proto_rawDescGZIP() []byte {
 	return file_newtricks_v1_offload_proto_rawDescData
 }
 
-var file_newtricks_v1_offload_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_newtricks_v1_offload_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_newtricks_v1_offload_proto_goTypes = []any{
 	(*OpenSessionRequest)(nil),       // 0: newtricks.v1.OpenSessionRequest
 	(*SessionSource)(nil),            // 1: newtricks.v1.SessionSource
@@ -1182,41 +1230,45 @@ var file_newtricks_v1_offload_proto_goTypes = []any{
 	(*OpenSessionResponse)(nil),      // 3: newtricks.v1.OpenSessionResponse
 	(*GetStepRequest)(nil),           // 4: newtricks.v1.GetStepRequest
 	(*OffloadSample)(nil),            // 5: newtricks.v1.OffloadSample
-	(*CloseSessionRequest)(nil),      // 6: newtricks.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),     // 7: newtricks.v1.CloseSessionResponse
-	(*ReadRangeRequest)(nil),         // 8: newtricks.v1.ReadRangeRequest
-	(*ReadRangeResponse)(nil),        // 9: newtricks.v1.ReadRangeResponse
-	(*OffloadNodeStatusRequest)(nil), // 10: newtricks.v1.OffloadNodeStatusRequest
-	(*OffloadNodeStatus)(nil),        // 11: newtricks.v1.OffloadNodeStatus
-	(*SetGovernorRequest)(nil),       // 12: newtricks.v1.SetGovernorRequest
-	(*ScheduleSpec)(nil),             // 13: newtricks.v1.ScheduleSpec
-	(*LocatedBlocks)(nil),            // 14: newtricks.v1.LocatedBlocks
-	(*LocatedBlock)(nil),             // 15: newtricks.v1.LocatedBlock
+	(*OffloadSampleBatch)(nil),       // 6: newtricks.v1.OffloadSampleBatch
+	(*CloseSessionRequest)(nil),      // 7: newtricks.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),     // 8: newtricks.v1.CloseSessionResponse
+	(*ReadRangeRequest)(nil),         // 9: newtricks.v1.ReadRangeRequest
+	(*ReadRangeResponse)(nil),        // 10: newtricks.v1.ReadRangeResponse
+	(*OffloadNodeStatusRequest)(nil), // 11: newtricks.v1.OffloadNodeStatusRequest
+	(*OffloadNodeStatus)(nil),        // 12: newtricks.v1.OffloadNodeStatus
+	(*SetGovernorRequest)(nil),       // 13: newtricks.v1.SetGovernorRequest
+	(*ScheduleSpec)(nil),             // 14: newtricks.v1.ScheduleSpec
+	(*LocatedBlocks)(nil),            // 15: newtricks.v1.LocatedBlocks
+	(*LocatedBlock)(nil),             // 16: newtricks.v1.LocatedBlock
 }
 var file_newtricks_v1_offload_proto_depIdxs = []int32{
-	13, // 0: newtricks.v1.OpenSessionRequest.schedule:type_name -> newtricks.v1.ScheduleSpec
+	14, // 0: newtricks.v1.OpenSessionRequest.schedule:type_name -> newtricks.v1.ScheduleSpec
 	1,  // 1: newtricks.v1.OpenSessionRequest.sources:type_name -> newtricks.v1.SessionSource
 	2,  // 2: newtricks.v1.OpenSessionRequest.members:type_name -> newtricks.v1.SessionMember
-	14, // 3: newtricks.v1.SessionSource.index_blocks:type_name -> newtricks.v1.LocatedBlocks
-	14, // 4: newtricks.v1.SessionSource.files:type_name -> newtricks.v1.LocatedBlocks
-	15, // 5: newtricks.v1.ReadRangeRequest.block:type_name -> newtricks.v1.LocatedBlock
-	0,  // 6: newtricks.v1.Offload.OpenSession:input_type -> newtricks.v1.OpenSessionRequest
-	4,  // 7: newtricks.v1.Offload.GetStep:input_type -> newtricks.v1.GetStepRequest
-	6,  // 8: newtricks.v1.Offload.CloseSession:input_type -> newtricks.v1.CloseSessionRequest
-	8,  // 9: newtricks.v1.Offload.ReadRange:input_type -> newtricks.v1.ReadRangeRequest
-	10, // 10: newtricks.v1.Offload.NodeStatus:input_type -> newtricks.v1.OffloadNodeStatusRequest
-	12, // 11: newtricks.v1.Offload.SetGovernor:input_type -> newtricks.v1.SetGovernorRequest
-	3,  // 12: newtricks.v1.Offload.OpenSession:output_type -> newtricks.v1.OpenSessionResponse
-	5,  // 13: newtricks.v1.Offload.GetStep:output_type -> newtricks.v1.OffloadSample
-	7,  // 14: newtricks.v1.Offload.CloseSession:output_type -> newtricks.v1.CloseSessionResponse
-	9,  // 15: newtricks.v1.Offload.ReadRange:output_type -> newtricks.v1.ReadRangeResponse
-	11, // 16: newtricks.v1.Offload.NodeStatus:output_type -> newtricks.v1.OffloadNodeStatus
-	11, // 17: newtricks.v1.Offload.SetGovernor:output_type -> newtricks.v1.OffloadNodeStatus
-	12, // [12:18] is the sub-list for method output_type
-	6,  // [6:12] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	15, // 3: newtricks.v1.SessionSource.index_blocks:type_name -> newtricks.v1.LocatedBlocks
+	15, // 4: newtricks.v1.SessionSource.files:type_name -> newtricks.v1.LocatedBlocks
+	5,  // 5: newtricks.v1.OffloadSampleBatch.samples:type_name -> newtricks.v1.OffloadSample
+	16, // 6: newtricks.v1.ReadRangeRequest.block:type_name -> newtricks.v1.LocatedBlock
+	0,  // 7: newtricks.v1.Offload.OpenSession:input_type -> newtricks.v1.OpenSessionRequest
+	4,  // 8: newtricks.v1.Offload.GetStep:input_type -> newtricks.v1.GetStepRequest
+	4,  // 9: newtricks.v1.Offload.GetStepBatch:input_type -> newtricks.v1.GetStepRequest
+	7,  // 10: newtricks.v1.Offload.CloseSession:input_type -> newtricks.v1.CloseSessionRequest
+	9,  // 11: newtricks.v1.Offload.ReadRange:input_type -> newtricks.v1.ReadRangeRequest
+	11, // 12: newtricks.v1.Offload.NodeStatus:input_type -> newtricks.v1.OffloadNodeStatusRequest
+	13, // 13: newtricks.v1.Offload.SetGovernor:input_type -> newtricks.v1.SetGovernorRequest
+	3,  // 14: newtricks.v1.Offload.OpenSession:output_type -> newtricks.v1.OpenSessionResponse
+	5,  // 15: newtricks.v1.Offload.GetStep:output_type -> newtricks.v1.OffloadSample
+	6,  // 16: newtricks.v1.Offload.GetStepBatch:output_type -> newtricks.v1.OffloadSampleBatch
+	8,  // 17: newtricks.v1.Offload.CloseSession:output_type -> newtricks.v1.CloseSessionResponse
+	10, // 18: newtricks.v1.Offload.ReadRange:output_type -> newtricks.v1.ReadRangeResponse
+	12, // 19: newtricks.v1.Offload.NodeStatus:output_type -> newtricks.v1.OffloadNodeStatus
+	12, // 20: newtricks.v1.Offload.SetGovernor:output_type -> newtricks.v1.OffloadNodeStatus
+	14, // [14:21] is the sub-list for method output_type
+	7,  // [7:14] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_newtricks_v1_offload_proto_init() }
@@ -1232,7 +1284,7 @@ func file_newtricks_v1_offload_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_newtricks_v1_offload_proto_rawDesc), len(file_newtricks_v1_offload_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

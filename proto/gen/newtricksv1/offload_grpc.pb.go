@@ -42,6 +42,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Offload_OpenSession_FullMethodName  = "/newtricks.v1.Offload/OpenSession"
 	Offload_GetStep_FullMethodName      = "/newtricks.v1.Offload/GetStep"
+	Offload_GetStepBatch_FullMethodName = "/newtricks.v1.Offload/GetStepBatch"
 	Offload_CloseSession_FullMethodName = "/newtricks.v1.Offload/CloseSession"
 	Offload_ReadRange_FullMethodName    = "/newtricks.v1.Offload/ReadRange"
 	Offload_NodeStatus_FullMethodName   = "/newtricks.v1.Offload/NodeStatus"
@@ -62,6 +63,13 @@ type OffloadClient interface {
 	// max_wait_ms; the reader tells them apart by the frame header. Asking for step s also
 	// tells the node that steps before s are consumed: it prepares s+1..s+lookahead next.
 	GetStep(ctx context.Context, in *GetStepRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[OffloadSample], error)
+	// GetStepBatch is GetStep with the samples grouped: each message carries every requested
+	// sample that is ready when it is sent. The node sends what it has before it has to wait
+	// (for a transform, or to read a sample's raw bytes), so a step whose samples are all
+	// ready comes as one message (one wake-up of the reader per node and step instead of one
+	// per sample), while raw samples still reach the reader one by one as the node reads them.
+	// Same request, same semantics and errors as GetStep; the reader may use either.
+	GetStepBatch(ctx context.Context, in *GetStepRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[OffloadSampleBatch], error)
 	CloseSession(ctx context.Context, in *CloseSessionRequest, opts ...grpc.CallOption) (*CloseSessionResponse, error)
 	// ReadRange returns bytes of one block from this DataNode's local replica after the
 	// DataNode verified the block token for the user. Peers use it for the part of a sample
@@ -112,6 +120,25 @@ func (c *offloadClient) GetStep(ctx context.Context, in *GetStepRequest, opts ..
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Offload_GetStepClient = grpc.ServerStreamingClient[OffloadSample]
+
+func (c *offloadClient) GetStepBatch(ctx context.Context, in *GetStepRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[OffloadSampleBatch], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Offload_ServiceDesc.Streams[1], Offload_GetStepBatch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[GetStepRequest, OffloadSampleBatch]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Offload_GetStepBatchClient = grpc.ServerStreamingClient[OffloadSampleBatch]
 
 func (c *offloadClient) CloseSession(ctx context.Context, in *CloseSessionRequest, opts ...grpc.CallOption) (*CloseSessionResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -167,6 +194,13 @@ type OffloadServer interface {
 	// max_wait_ms; the reader tells them apart by the frame header. Asking for step s also
 	// tells the node that steps before s are consumed: it prepares s+1..s+lookahead next.
 	GetStep(*GetStepRequest, grpc.ServerStreamingServer[OffloadSample]) error
+	// GetStepBatch is GetStep with the samples grouped: each message carries every requested
+	// sample that is ready when it is sent. The node sends what it has before it has to wait
+	// (for a transform, or to read a sample's raw bytes), so a step whose samples are all
+	// ready comes as one message (one wake-up of the reader per node and step instead of one
+	// per sample), while raw samples still reach the reader one by one as the node reads them.
+	// Same request, same semantics and errors as GetStep; the reader may use either.
+	GetStepBatch(*GetStepRequest, grpc.ServerStreamingServer[OffloadSampleBatch]) error
 	CloseSession(context.Context, *CloseSessionRequest) (*CloseSessionResponse, error)
 	// ReadRange returns bytes of one block from this DataNode's local replica after the
 	// DataNode verified the block token for the user. Peers use it for the part of a sample
@@ -194,6 +228,9 @@ func (UnimplementedOffloadServer) OpenSession(context.Context, *OpenSessionReque
 }
 func (UnimplementedOffloadServer) GetStep(*GetStepRequest, grpc.ServerStreamingServer[OffloadSample]) error {
 	return status.Errorf(codes.Unimplemented, "method GetStep not implemented")
+}
+func (UnimplementedOffloadServer) GetStepBatch(*GetStepRequest, grpc.ServerStreamingServer[OffloadSampleBatch]) error {
+	return status.Errorf(codes.Unimplemented, "method GetStepBatch not implemented")
 }
 func (UnimplementedOffloadServer) CloseSession(context.Context, *CloseSessionRequest) (*CloseSessionResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CloseSession not implemented")
@@ -256,6 +293,17 @@ func _Offload_GetStep_Handler(srv interface{}, stream grpc.ServerStream) error {
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Offload_GetStepServer = grpc.ServerStreamingServer[OffloadSample]
+
+func _Offload_GetStepBatch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(GetStepRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(OffloadServer).GetStepBatch(m, &grpc.GenericServerStream[GetStepRequest, OffloadSampleBatch]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Offload_GetStepBatchServer = grpc.ServerStreamingServer[OffloadSampleBatch]
 
 func _Offload_CloseSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CloseSessionRequest)
@@ -361,6 +409,11 @@ var Offload_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "GetStep",
 			Handler:       _Offload_GetStep_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "GetStepBatch",
+			Handler:       _Offload_GetStepBatch_Handler,
 			ServerStreams: true,
 		},
 	},

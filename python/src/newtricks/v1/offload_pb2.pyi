@@ -104,6 +104,12 @@ class OffloadSample(_message.Message):
     node_micros: int
     def __init__(self, step: _Optional[int] = ..., slot: _Optional[int] = ..., source: _Optional[int] = ..., key: _Optional[str] = ..., epoch: _Optional[int] = ..., frames: _Optional[bytes] = ..., error_code: _Optional[int] = ..., error: _Optional[str] = ..., node_micros: _Optional[int] = ...) -> None: ...
 
+class OffloadSampleBatch(_message.Message):
+    __slots__ = ("samples",)
+    SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    samples: _containers.RepeatedCompositeFieldContainer[OffloadSample]
+    def __init__(self, samples: _Optional[_Iterable[_Union[OffloadSample, _Mapping]]] = ...) -> None: ...
+
 class CloseSessionRequest(_message.Message):
     __slots__ = ("user", "session_id")
     USER_FIELD_NUMBER: _ClassVar[int]

@@ -44,6 +44,11 @@ class OffloadStub:
                 request_serializer=newtricks_dot_v1_dot_offload__pb2.GetStepRequest.SerializeToString,
                 response_deserializer=newtricks_dot_v1_dot_offload__pb2.OffloadSample.FromString,
                 _registered_method=True)
+        self.GetStepBatch = channel.unary_stream(
+                '/newtricks.v1.Offload/GetStepBatch',
+                request_serializer=newtricks_dot_v1_dot_offload__pb2.GetStepRequest.SerializeToString,
+                response_deserializer=newtricks_dot_v1_dot_offload__pb2.OffloadSampleBatch.FromString,
+                _registered_method=True)
         self.CloseSession = channel.unary_unary(
                 '/newtricks.v1.Offload/CloseSession',
                 request_serializer=newtricks_dot_v1_dot_offload__pb2.CloseSessionRequest.SerializeToString,
@@ -84,6 +89,18 @@ class OffloadServicer:
         sample bytes when the node is above its CPU threshold or did not get to it within
         max_wait_ms; the reader tells them apart by the frame header. Asking for step s also
         tells the node that steps before s are consumed: it prepares s+1..s+lookahead next.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetStepBatch(self, request, context):
+        """GetStepBatch is GetStep with the samples grouped: each message carries every requested
+        sample that is ready when it is sent. The node sends what it has before it has to wait
+        (for a transform, or to read a sample's raw bytes), so a step whose samples are all
+        ready comes as one message (one wake-up of the reader per node and step instead of one
+        per sample), while raw samples still reach the reader one by one as the node reads them.
+        Same request, same semantics and errors as GetStep; the reader may use either.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -133,6 +150,11 @@ def add_OffloadServicer_to_server(servicer, server):
                     servicer.GetStep,
                     request_deserializer=newtricks_dot_v1_dot_offload__pb2.GetStepRequest.FromString,
                     response_serializer=newtricks_dot_v1_dot_offload__pb2.OffloadSample.SerializeToString,
+            ),
+            'GetStepBatch': grpc.unary_stream_rpc_method_handler(
+                    servicer.GetStepBatch,
+                    request_deserializer=newtricks_dot_v1_dot_offload__pb2.GetStepRequest.FromString,
+                    response_serializer=newtricks_dot_v1_dot_offload__pb2.OffloadSampleBatch.SerializeToString,
             ),
             'CloseSession': grpc.unary_unary_rpc_method_handler(
                     servicer.CloseSession,
@@ -209,6 +231,33 @@ class Offload:
             '/newtricks.v1.Offload/GetStep',
             newtricks_dot_v1_dot_offload__pb2.GetStepRequest.SerializeToString,
             newtricks_dot_v1_dot_offload__pb2.OffloadSample.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetStepBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/newtricks.v1.Offload/GetStepBatch',
+            newtricks_dot_v1_dot_offload__pb2.GetStepRequest.SerializeToString,
+            newtricks_dot_v1_dot_offload__pb2.OffloadSampleBatch.FromString,
             options,
             channel_credentials,
             insecure,
