@@ -39,11 +39,22 @@ var statusTable = StatusCodes{
 	{Err: ErrUnavailable, Code: codes.Unavailable},
 	{Err: ErrPrecondition, Code: codes.FailedPrecondition},
 	{Err: ErrResourceLimit, Code: codes.ResourceExhausted},
+}.With(EdgeCodes)
+
+// EdgeCodes are the rows every public API's table ends with: the caller's authentication and
+// the RPC's own deadline or cancellation.
+var EdgeCodes = StatusCodes{
 	{Err: authn.ErrUnauthenticated, Code: codes.Unauthenticated},
 	{Err: authn.ErrForbidden, Code: codes.PermissionDenied},
 	{Err: authn.ErrNoUser, Code: codes.InvalidArgument},
 	{Err: context.DeadlineExceeded, Code: codes.DeadlineExceeded},
 	{Err: context.Canceled, Code: codes.Canceled},
+}
+
+// With returns a new table: t's rows, then more's (the first matching row wins).
+func (t StatusCodes) With(more StatusCodes) StatusCodes {
+	out := make(StatusCodes, 0, len(t)+len(more))
+	return append(append(out, t...), more...)
 }
 
 // ToStatus converts err to a gRPC status error at an RPC edge.

@@ -7,7 +7,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
 )
 
@@ -37,12 +36,7 @@ var statusTable = coproc.StatusCodes{
 	{Err: ErrQuota, Code: codes.ResourceExhausted},
 	{Err: ErrFinished, Code: codes.FailedPrecondition},
 	{Err: ErrNothingPlanned, Code: codes.FailedPrecondition},
-	{Err: authn.ErrUnauthenticated, Code: codes.Unauthenticated},
-	{Err: authn.ErrForbidden, Code: codes.PermissionDenied},
-	{Err: authn.ErrNoUser, Code: codes.InvalidArgument},
-	{Err: context.DeadlineExceeded, Code: codes.DeadlineExceeded},
-	{Err: context.Canceled, Code: codes.Canceled},
-}
+}.With(coproc.EdgeCodes)
 
 // ToStatus converts an error of this package to a gRPC status error.
 func ToStatus(err error) error { return statusTable.ToStatus(err) }
