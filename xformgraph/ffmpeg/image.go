@@ -207,38 +207,29 @@ func isJPEGRange(p PixelFormat) bool {
 
 // jpegSize reads the frame size from a JPEG's SOF marker without decoding.
 func jpegSize(b []byte) (w, h int, ok bool) {
-	if len(b) < 4 || b[0] != 0xFF || b[1] != 0xD8 {
+	off, _, ok := findSOF(b)
+	if !ok {
 		return 0, 0, false
 	}
-	for i := 2; i+9 < len(b); {
-		if b[i] != 0xFF {
-			return 0, 0, false
-		}
-		m := b[i+1]
-		if m == 0xFF {
-			i++
-			continue
-		}
-		if m == 0xD8 || (m >= 0xD0 && m <= 0xD7) || m == 0x01 {
-			i += 2
-			continue
-		}
-		n := int(b[i+2])<<8 | int(b[i+3])
-		if m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC {
-			return int(b[i+7])<<8 | int(b[i+8]), int(b[i+5])<<8 | int(b[i+6]), true
-		}
-		if m == 0xDA || n < 2 {
-			return 0, 0, false
-		}
-		i += 2 + n
-	}
-	return 0, 0, false
+	return int(b[off+7])<<8 | int(b[off+8]), int(b[off+5])<<8 | int(b[off+6]), true
 }
 
 // baselineSOF finds the SOF0/SOF1 marker of a sequential Huffman JPEG: its offset and the
 // frame height. ok is false for anything else (progressive, lossless, arithmetic coding, a
 // height deferred to a DNL marker, a scan before the SOF).
 func baselineSOF(b []byte) (off, h int, ok bool) {
+	off, m, ok := findSOF(b)
+	if !ok {
+		return 0, 0, false
+	}
+	h = int(b[off+5])<<8 | int(b[off+6])
+	return off, h, (m == 0xC0 || m == 0xC1) && h > 0
+}
+
+// findSOF walks a JPEG's markers up to its first start-of-frame (SOF0..SOF15 but DHT, JPG and
+// DAC) and returns the marker's offset and type; at least 10 bytes follow off. ok is false
+// when the walk meets a scan, a malformed segment or the end first.
+func findSOF(b []byte) (off int, marker byte, ok bool) {
 	if len(b) < 4 || b[0] != 0xFF || b[1] != 0xD8 {
 		return 0, 0, false
 	}
@@ -257,8 +248,7 @@ func baselineSOF(b []byte) (off, h int, ok bool) {
 		}
 		n := int(b[i+2])<<8 | int(b[i+3])
 		if m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC {
-			h = int(b[i+5])<<8 | int(b[i+6])
-			return i, h, (m == 0xC0 || m == 0xC1) && h > 0
+			return i, m, true
 		}
 		if m == 0xDA || n < 2 {
 			return 0, 0, false
