@@ -165,7 +165,16 @@ public class HostServerTest {
       for (Future<?> f : held) {
         f.get(10, TimeUnit.SECONDS);
       }
-      // Slots are released: the admin check is served again.
+      // Slots are released: a call's slot is freed in the server's onComplete, which may run
+      // after its client has the answer, so wait for the count before calling again.
+      deadline = System.currentTimeMillis() + 10_000;
+      while (h.admitted() > 0) {
+        if (System.currentTimeMillis() > deadline) {
+          fail("slots never released after the calls completed: " + h.admitted());
+        }
+        Thread.sleep(10);
+      }
+      // The admin check is served again.
       stub.withDeadlineAfter(5, TimeUnit.SECONDS)
           .isAdmin(IsAdminRequest.newBuilder().setUser("alice").build());
     } finally {
