@@ -132,6 +132,68 @@ func TestAddRealUser(t *testing.T) {
 	}
 }
 
+// TestRewriteUserInfo: both rewrites of the connection context change only its userInfo, to
+// exactly the UserInformationProto each means; a context without a user or a cut packet is
+// refused.
+func TestRewriteUserInfo(t *testing.T) {
+	pkt := func(cc []byte) []byte {
+		var hdr []byte
+		hdr = protowire.AppendTag(hdr, 3, protowire.VarintType)
+		hdr = protowire.AppendVarint(hdr, protowire.EncodeZigZag(-3))
+		p := make([]byte, 4)
+		p = protowire.AppendVarint(p, uint64(len(hdr)))
+		p = append(p, hdr...)
+		p = protowire.AppendVarint(p, uint64(len(cc)))
+		p = append(p, cc...)
+		binary.BigEndian.PutUint32(p, uint32(len(p)-4))
+		return p
+	}
+	userInfo := func(fields ...string) []byte { // effective user, then real user
+		var ui []byte
+		for i, v := range fields {
+			ui = protowire.AppendTag(ui, protowire.Number(i+1), protowire.BytesType)
+			ui = protowire.AppendString(ui, v)
+		}
+		return ui
+	}
+	context := func(ui []byte) []byte {
+		var cc []byte
+		cc = protowire.AppendTag(cc, 2, protowire.BytesType)
+		cc = protowire.AppendBytes(cc, ui)
+		cc = protowire.AppendTag(cc, 3, protowire.BytesType)
+		return protowire.AppendString(cc, "org.apache.hadoop.hdfs.protocol.ClientProtocol")
+	}
+	in := pkt(context(userInfo("alice")))
+
+	got, err := addRealUser(in, "mirror")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := pkt(context(userInfo("alice", "mirror"))); !bytes.Equal(got, want) {
+		t.Fatalf("addRealUser:\n got %x\nwant %x", got, want)
+	}
+	got, ok, err := setEffectiveUser(pkt(context(userInfo("newtricks/nn@EXAMPLE.COM"))), "alice")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if want := in; !bytes.Equal(got, want) {
+		t.Fatalf("setEffectiveUser:\n got %x\nwant %x", got, want)
+	}
+
+	var noUser []byte
+	noUser = protowire.AppendTag(noUser, 3, protowire.BytesType)
+	noUser = protowire.AppendString(noUser, "org.apache.hadoop.hdfs.protocol.ClientProtocol")
+	if _, err := addRealUser(pkt(noUser), "mirror"); err == nil {
+		t.Fatal("a context without userInfo was rewritten")
+	}
+	if _, _, err := setEffectiveUser(pkt(noUser), "alice"); err == nil {
+		t.Fatal("a context without userInfo was rewritten")
+	}
+	if _, err := addRealUser(in[:len(in)-3], "mirror"); err == nil {
+		t.Fatal("a cut packet was rewritten")
+	}
+}
+
 func TestChecksumFromRangeCRCs(t *testing.T) {
 	data := make([]byte, 3*4096+777)
 	for i := range data {

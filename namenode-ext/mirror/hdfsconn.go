@@ -153,66 +153,37 @@ func callID(hdr []byte) (int64, bool) {
 // setEffectiveUser rewrites the connection-context packet (call id -3) so that its userInfo
 // names only effective; ok is false for any other packet.
 func setEffectiveUser(packet []byte, effective string) (nb []byte, ok bool, err error) {
-	hdr, ctxMsg, err := splitPacket(packet)
+	hdr, _, err := splitPacket(packet)
 	if err != nil {
 		return nil, false, err
 	}
 	if id, found := callID(hdr); !found || id != -3 {
 		return nil, false, nil
 	}
-	var out []byte
-	found := false
-	for len(ctxMsg) > 0 {
-		num, typ, tn := protowire.ConsumeTag(ctxMsg)
-		if tn < 0 {
-			return nil, false, errors.New("bad connection context field")
-		}
-		fl := protowire.ConsumeFieldValue(num, typ, ctxMsg[tn:])
-		if fl < 0 {
-			return nil, false, errors.New("bad connection context value")
-		}
-		if num == 2 && typ == protowire.BytesType {
-			var ui []byte
-			ui = protowire.AppendTag(ui, 1, protowire.BytesType)
-			ui = protowire.AppendString(ui, effective)
-			out = protowire.AppendTag(out, 2, protowire.BytesType)
-			out = protowire.AppendBytes(out, ui)
-			found = true
-		} else {
-			out = append(out, ctxMsg[:tn+fl]...)
-		}
-		ctxMsg = ctxMsg[tn+fl:]
-	}
-	if !found {
-		return nil, false, errors.New("connection context has no user")
-	}
-	nb = make([]byte, 4, 4+len(hdr)+len(out)+8)
-	nb = append(nb, hdr...)
-	nb = protowire.AppendVarint(nb, uint64(len(out)))
-	nb = append(nb, out...)
-	binary.BigEndian.PutUint32(nb, uint32(len(nb)-4))
-	return nb, true, nil
+	nb, err = rewriteUserInfo(packet, func([]byte) []byte {
+		ui := protowire.AppendTag(nil, 1, protowire.BytesType)
+		return protowire.AppendString(ui, effective)
+	})
+	return nb, err == nil, err
 }
 
-// addRealUser rewrites an RPC packet [len][delimited RpcRequestHeaderProto][delimited
-// IpcConnectionContextProto] so that userInfo (field 2) carries realUser (field 2 of
-// UserInformationProto).
+// addRealUser rewrites the connection-context packet so that its userInfo also carries
+// realUser (field 2 of UserInformationProto) beside the effective user sent.
 func addRealUser(packet []byte, realUser string) ([]byte, error) {
-	if len(packet) < 4 || int(binary.BigEndian.Uint32(packet)) != len(packet)-4 {
-		return nil, errors.New("not a single RPC packet")
+	return rewriteUserInfo(packet, func(old []byte) []byte {
+		ui := protowire.AppendTag(append([]byte(nil), old...), 2, protowire.BytesType)
+		return protowire.AppendString(ui, realUser)
+	})
+}
+
+// rewriteUserInfo rewrites an RPC packet [len][delimited RpcRequestHeaderProto][delimited
+// IpcConnectionContextProto]: its userInfo (field 2, a UserInformationProto) becomes
+// build(old), old being the one sent; every other field and the header stay as they are.
+func rewriteUserInfo(packet []byte, build func(old []byte) []byte) ([]byte, error) {
+	hdr, ctxMsg, err := splitPacket(packet)
+	if err != nil {
+		return nil, err
 	}
-	body := packet[4:]
-	hl, n := protowire.ConsumeVarint(body)
-	if n < 0 || int(hl) > len(body)-n {
-		return nil, errors.New("bad request header")
-	}
-	hdr := body[:n+int(hl)]
-	rest := body[n+int(hl):]
-	cl, m := protowire.ConsumeVarint(rest)
-	if m < 0 || int(cl) != len(rest)-m {
-		return nil, errors.New("bad connection context")
-	}
-	ctxMsg := rest[m:]
 	var out []byte
 	found := false
 	for len(ctxMsg) > 0 {
@@ -225,11 +196,9 @@ func addRealUser(packet []byte, realUser string) ([]byte, error) {
 			return nil, errors.New("bad connection context value")
 		}
 		if num == 2 && typ == protowire.BytesType {
-			ui, _ := protowire.ConsumeBytes(ctxMsg[tn:])
-			ui = protowire.AppendTag(append([]byte(nil), ui...), 2, protowire.BytesType)
-			ui = protowire.AppendString(ui, realUser)
+			old, _ := protowire.ConsumeBytes(ctxMsg[tn:])
 			out = protowire.AppendTag(out, 2, protowire.BytesType)
-			out = protowire.AppendBytes(out, ui)
+			out = protowire.AppendBytes(out, build(old))
 			found = true
 		} else {
 			out = append(out, ctxMsg[:tn+fl]...)
