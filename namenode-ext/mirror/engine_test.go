@@ -263,3 +263,45 @@ func TestDurableTxid(t *testing.T) {
 		t.Fatalf("a replayed event restarted the committed mirror: %v", e.ckpts[k].state)
 	}
 }
+
+// TestWaitSeesCommitDuringPause: a progress change makes Wait hold its next update for the
+// interval, but a commit during that pause ends it at once.
+func TestWaitSeesCommitDuringPause(t *testing.T) {
+	e := testEngine(t)
+	ctx := context.Background()
+	e.handle(ctx, ns("CLOSE", "/ckpt/llama/step_7/a.pt", "", 10))
+	k := Key{Rule: "ck", Job: "llama", Step: 7}
+	c := waitResolved(t, e, k)
+	sent := make(chan pb.CheckpointStatus_State, 16)
+	done := make(chan error, 1)
+	began := time.Now()
+	go func() {
+		done <- e.Wait(ctx, k, "alice", false, 5*time.Second, func(st *pb.CheckpointStatus) error {
+			sent <- st.State
+			return nil
+		})
+	}()
+	<-sent // the first status goes at once
+	e.mu.Lock()
+	e.changedLocked(c) // progress: Wait now pauses for the interval
+	e.mu.Unlock()
+	time.Sleep(50 * time.Millisecond)
+	e.mu.Lock()
+	c.state = StateCommitted
+	e.changedLocked(c)
+	e.mu.Unlock()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Wait did not return within 2 s of the commit (interval 5 s)")
+	}
+	if last := <-sent; last != pb.CheckpointStatus_COMMITTED {
+		t.Fatalf("last status %v", last)
+	}
+	if d := time.Since(began); d > 2*time.Second {
+		t.Fatalf("Wait took %v", d)
+	}
+}

@@ -236,17 +236,27 @@ func (e *Engine) Wait(ctx context.Context, k Key, user string, admin bool, inter
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-changed: // nil channel blocks: unknown checkpoints are polled
-			// Terminal changes are sent at once; others wait for the interval.
-			e.mu.Lock()
-			term := c.state.terminal()
-			e.mu.Unlock()
-			if !term {
+			// Terminal changes are sent at once; others wait for the interval, but a commit
+			// (or failure) during that wait still ends it at once.
+			pause := time.NewTimer(wait)
+			for {
+				e.mu.Lock()
+				term, next := c.state.terminal(), c.changed
+				e.mu.Unlock()
+				if term {
+					break
+				}
 				select {
 				case <-ctx.Done():
+					pause.Stop()
 					return ctx.Err()
-				case <-time.After(wait):
+				case <-pause.C:
+				case <-next:
+					continue
 				}
+				break
 			}
+			pause.Stop()
 		case <-time.After(max(wait, 100*time.Millisecond)):
 		}
 	}
