@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,21 +29,39 @@ type Manifest struct {
 	Files       []fileRecord `json:"files"`
 }
 
-// preparedManifest is the manifest file created on dc-b (and its block allocated) as soon as
-// the complete checkpoint's files are all known, while its last files are still copied: the
-// commit then only streams its bytes and closes it, and since the top directory's entry exists
-// already, sets the top directory's times at the same time.
+// preparedManifest is the manifest file created on dc-b (its block allocated, and its head,
+// everything before the file records, sent to the DataNode, which opens the write pipeline)
+// as soon as the complete checkpoint's files are all known, while its last files are still
+// copied: the commit then only streams the records and closes it, and since the top
+// directory's entry exists already, sets the top directory's times at the same time.
 type preparedManifest struct {
-	ready chan struct{} // closed once w, dc (or err) are set
-	dc    *hdfs.Client  // the client w belongs to, held until the commit
-	w     *hdfs.FileWriter
-	err   error
+	ready  chan struct{} // closed once w, dc (or err) are set
+	dc     *hdfs.Client  // the client w belongs to, held until the commit
+	w      *hdfs.FileWriter
+	prefix []byte // written already
+	err    error
+}
+
+// manifestHeadLocked is the checkpoint's manifest without its file records.
+func (e *Engine) manifestHeadLocked(c *checkpoint) Manifest {
+	return Manifest{V: 1, ID: c.id, Rule: c.key.Rule, Job: c.key.Job, Step: c.key.Step, Source: c.srcDir,
+		Owner: c.owner, CompletedAt: c.completedAt.UnixMilli()}
+}
+
+// manifestPrefix is the start of the manifest's JSON up to its file records (Files is the last
+// field): the same bytes however many records follow.
+func manifestPrefix(m Manifest) []byte {
+	m.Files = nil
+	b, _ := json.MarshalIndent(m, "", " ")
+	key := []byte(`"files": `)
+	return b[:bytes.Index(b, key)+len(key)]
 }
 
 func (e *Engine) prepareManifest(c *checkpoint, pm *preparedManifest) {
 	defer close(pm.ready)
 	e.mu.Lock()
 	owner, staging := c.owner, c.staging
+	prefix := manifestPrefix(e.manifestHeadLocked(c))
 	e.mu.Unlock()
 	dc, err := e.dst.get(owner)
 	if err != nil {
@@ -56,14 +75,21 @@ func (e *Engine) prepareManifest(c *checkpoint, pm *preparedManifest) {
 	}
 	w, err := e.createManifest(dc, staging+"/"+e.cfg.Manifest)
 	if err == nil {
-		_, err = w.Write(nil) // allocates the block (addBlock) now
+		// Allocates the block (addBlock), connects to the DataNode and sends the head now;
+		// colinmarc/hdfs keeps the pipeline alive with heartbeats until the commit.
+		if _, err = w.Write(prefix); err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			w.Close()
+		}
 	}
 	if err != nil {
 		pm.err = err
 		e.dst.put(owner, dc, !isConnErr(err))
 		return
 	}
-	pm.dc, pm.w = dc, w
+	pm.dc, pm.w, pm.prefix = dc, w, prefix
 }
 
 // takeManifest returns the prepared manifest of this attempt, if it is usable.
@@ -132,12 +158,12 @@ func (e *Engine) commit(ctx context.Context, c *checkpoint) {
 		}
 		return t.Sub(c.completedAt)
 	}
-	listed, verified, nfiles := since(c.listedAt), since(c.verifiedAt), len(c.files)
+	listed, copied, verified, nfiles := since(c.listedAt), since(c.copiedAt), since(c.verifiedAt), len(c.files)
 	e.mu.Unlock()
 	e.metrics.committed.Inc()
 	e.metrics.lag.Observe(lag.Seconds())
 	e.log.Info("checkpoint committed", "checkpoint", c.key, "dest", c.dest, "files", nfiles, "lag", lag,
-		"listed_after", listed, "verified_after", verified)
+		"listed_after", listed, "copied_after", copied, "verified_after", verified)
 	e.journal.saveMeta(c)
 	e.journal.dropSegments(c)
 	e.retain(ctx, c)
@@ -147,8 +173,7 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	e.mu.Lock()
 	owner, dir, staging, dest, attempt := c.owner, c.srcDir, c.staging, c.dest, c.commitAttempts
 	c.commitAttempts++
-	m := Manifest{V: 1, ID: c.id, Rule: c.key.Rule, Job: c.key.Job, Step: c.key.Step, Source: dir, Owner: owner,
-		CompletedAt: c.completedAt.UnixMilli()}
+	m := e.manifestHeadLocked(c)
 	dirs := append([]string(nil), c.dirsList...)
 	listed := c.dirInfos
 	var empty []string // directories that hold no file were never created on dc-b
@@ -159,6 +184,13 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	}
 	e.mu.Unlock()
 	began := time.Now()
+	var stepsMu sync.Mutex
+	var steps []any // when each step ended (since began), for the "commit steps" log
+	step := func(name string) {
+		stepsMu.Lock()
+		steps = append(steps, name, time.Since(began).Round(time.Millisecond).String())
+		stepsMu.Unlock()
+	}
 
 	sc, err := e.src.get(owner)
 	if err != nil {
@@ -194,6 +226,7 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	)
 	go func() {
 		defer close(looked)
+		defer step("look")
 		if fixups, dirInfos, errCheck = e.recheck(c, owner, dir); errCheck != nil {
 			return
 		}
@@ -216,6 +249,7 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
+		defer step("dest_check")
 		errDest = e.withDst(owner, func(dc *hdfs.Client) error {
 			if _, serr := dc.Stat(dest); serr == nil {
 				old, err := readManifest(dc, dest+"/"+e.cfg.Manifest)
@@ -234,26 +268,40 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 		})
 	}()
 	pm := e.takeManifest(c)
-	topDone := false
+	topDone, newEntry := false, false
+	var written []byte // the manifest as written
 	go func() {
 		defer wg.Done()
+		defer step("manifest")
+		b := manifest()
 		if pm != nil {
-			_, errManifest = pm.w.Write(manifest())
-			if errManifest == nil {
-				errManifest = closeWriter(pm.w)
+			if bytes.HasPrefix(b, pm.prefix) {
+				_, errManifest = pm.w.Write(b[len(pm.prefix):])
+				if errManifest == nil {
+					errManifest = closeWriter(pm.w)
+				}
+				e.dst.put(owner, pm.dc, errManifest == nil)
+				if errManifest != nil {
+					errManifest = fmt.Errorf("write manifest on dc-b: %w", errManifest)
+				} else {
+					written = b
+				}
+				return
 			}
-			e.dst.put(owner, pm.dc, errManifest == nil)
-			if errManifest != nil {
-				errManifest = fmt.Errorf("write manifest on dc-b: %w", errManifest)
-			}
-			return
+			// The head changed since it was sent (the directory renamed): write it anew.
+			pm.w.Close()
+			e.dst.put(owner, pm.dc, true)
+			newEntry = true
 		}
 		errManifest = e.withDst(owner, func(dc *hdfs.Client) error {
 			if err := e.ensureDir(c, dc, "."); err != nil {
 				return err
 			}
-			return e.writeManifest(dc, staging+"/"+e.cfg.Manifest, manifest(), attempt > 0)
+			return e.writeManifest(dc, staging+"/"+e.cfg.Manifest, b, attempt > 0 || newEntry)
 		})
+		if errManifest == nil {
+			written = b
+		}
 	}()
 	if pm != nil {
 		// The manifest's entry exists already: the top directory's attributes go now.
@@ -263,11 +311,13 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 			<-looked
 			if errCheck == nil {
 				topDone = e.topAttrs(ctx, owner, staging, top) == nil
+				step("top_attrs")
 			}
 		}()
 	}
 	go func() {
 		defer wg.Done()
+		defer step("dir_attrs")
 		var jobs []func(*hdfs.Client) error
 		for _, rel := range empty {
 			p := staging + "/" + rel
@@ -334,23 +384,25 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 			return err
 		}
 	}
-	if len(fixups) > 0 {
-		// The manifest was written before the fresh look changed some records.
+	if err := e.waitJournaled(ctx, c); err != nil {
+		return err
+	}
+	step("journaled")
+	if final := manifest(); !bytes.Equal(final, written) {
+		// The manifest was written before the fresh look changed some records (or a file
+		// was copied again meanwhile): write it again.
 		if err := e.withDst(owner, func(dc *hdfs.Client) error {
-			return e.writeManifest(dc, staging+"/"+e.cfg.Manifest, manifest(), true)
+			return e.writeManifest(dc, staging+"/"+e.cfg.Manifest, final, true)
 		}); err != nil {
 			return err
 		}
-		topDone = false // a new entry: the times again
+		newEntry = true
 	}
-	// The top directory: permission and times, then the rename into place.
-	if !topDone {
+	// The top directory: permission and times (again after a new entry), then the rename.
+	if !topDone || newEntry {
 		if err := e.topAttrs(ctx, owner, staging, top); err != nil {
 			return err
 		}
-	}
-	if err := e.waitJournaled(ctx, c); err != nil {
-		return err
 	}
 	err = e.withDst(owner, func(dc *hdfs.Client) error {
 		err := e.times.rename(ctx, dc, owner, staging, dest)
@@ -370,18 +422,22 @@ func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
 		return nil
 	})
 	if err == nil {
-		e.log.Info("commit steps", "checkpoint", c.key, "took", time.Since(began))
+		stepsMu.Lock()
+		e.log.Info("commit steps", append([]any{"checkpoint", c.key, "took", time.Since(began)}, steps...)...)
+		stepsMu.Unlock()
 	}
 	return err
 }
 
-// waitJournaled waits until every file of the checkpoint is in the journal: the commit started
-// while the last ones were journaled, and a committed checkpoint's files must all be there.
+// waitJournaled waits until every file of the checkpoint is copied and in the journal: the
+// commit started while dc-b completed the last ones and the journal recorded them, and a
+// committed checkpoint's files must all be there. A file sent back to the queue (its close on
+// dc-b failed, or it changed) ends this attempt.
 func (e *Engine) waitJournaled(ctx context.Context, c *checkpoint) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		e.mu.Lock()
-		done, copied, ch := c.filesDone == len(c.files), c.copiedAllLocked(), c.changed
+		done, copied, ch := c.filesDone == len(c.files), c.copiedAllLocked() || c.recordsKnownLocked(), c.changed
 		e.mu.Unlock()
 		switch {
 		case done:
@@ -485,6 +541,11 @@ func (e *Engine) recheck(c *checkpoint, owner, dir string) ([]fixup, map[string]
 		}
 		s := infoOf(fi)
 		if s.id != f.rec.FileID || s.size != f.rec.Size || s.mtime != f.rec.MtimeMs {
+			if f.state == fileCopying {
+				// Still completing on dc-b: the next attempt looks again once it is done.
+				requeued++
+				continue
+			}
 			e.log.Info("file changed after its copy; copying again", "checkpoint", c.key, "file", rel)
 			if f.state == fileVerified {
 				c.filesDone--
@@ -520,7 +581,7 @@ func (e *Engine) parallel(owner string, jobs []func(*hdfs.Client) error) error {
 	next := make(chan func(*hdfs.Client) error)
 	errc := make(chan error, 1)
 	var wg sync.WaitGroup
-	for i := 0; i < min(32, len(jobs)); i++ {
+	for i := 0; i < min(64, len(jobs)); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -580,12 +641,20 @@ func (e *Engine) destDefaults(dc *hdfs.Client) (hdfs.ServerDefaults, error) {
 
 // setAttrs gives a dc-b directory the permission and times of its dc-a original.
 func (e *Engine) setAttrs(ctx context.Context, dc *hdfs.Client, owner, p string, fi os.FileInfo) error {
-	if err := e.times.set(ctx, dc, owner, p, fi.ModTime()); err != nil {
+	perm := fi.Mode().Perm() | fi.Mode()&os.ModeSticky
+	times := make(chan error, 1)
+	if e.times.base != "" {
+		// WebHDFS, not dc: at the same time as the chmod (neither changes the other's attribute).
+		go func() { times <- e.times.set(ctx, dc, owner, p, fi.ModTime()) }()
+	} else {
+		times <- e.times.set(ctx, dc, owner, p, fi.ModTime())
+	}
+	cerr := dc.Chmod(p, perm)
+	if err := <-times; err != nil {
 		return fmt.Errorf("set times of %s on dc-b: %w", p, err)
 	}
-	perm := fi.Mode().Perm() | fi.Mode()&os.ModeSticky
-	if err := dc.Chmod(p, perm); err != nil {
-		return fmt.Errorf("chmod %s on dc-b: %w", p, err)
+	if cerr != nil {
+		return fmt.Errorf("chmod %s on dc-b: %w", p, cerr)
 	}
 	return nil
 }

@@ -95,6 +95,7 @@ func (e *Engine) next() (*checkpoint, *file, *part) {
 			f.state = fileCopying
 			f.attempts++
 			f.copied = 0
+			f.recReady = false
 			return c, f, nil
 		} else if wait > 0 {
 			// Something is backing off: wake up for it.
@@ -180,6 +181,10 @@ func (e *Engine) finishCopy(c *checkpoint, f *file, err error) {
 		e.journal.add(c, f)
 		if c.listed && !c.pendingLocked() {
 			signal(e.flushNow) // the checkpoint's last transfer: journal it now
+			if c.copiedAt.IsZero() {
+				c.copiedAt = e.now()
+			}
+			signal(e.kick) // and the commit prepares meanwhile (it renames once journaled)
 		}
 	case errors.Is(err, ErrSourceChanged), errors.Is(err, os.ErrPermission), errors.Is(err, ErrTooManyFiles):
 		f.state = fileQueued
@@ -354,8 +359,18 @@ func (e *Engine) copyFile(ctx context.Context, c *checkpoint, f *file) (err erro
 			res.err = fmt.Errorf("checksum %s on dc-a: %w", srcPath, err)
 		}
 	}()
-	closeErr := closeWriter(w)
+	closed := make(chan error, 1)
+	go func() { closed <- closeWriter(w) }()
 	res := <-checked
+	got := sum.Sum()
+	rec := fileRecord{Path: f.rel, Size: res.after.size, MtimeMs: res.after.mtime, FileID: res.after.id,
+		Perm: uint32(res.after.perm.Perm()), Group: res.after.group, Checksum: fmt.Sprintf("%x", res.want)}
+	if res.err == nil && bytes.Equal(got, res.want) && !e.cfg.VerifyDest {
+		// The bytes are checked: the commit may write this record into the manifest while
+		// dc-b completes the file (it renames only after the file is copied and journaled).
+		e.recordKnown(c, f, rec)
+	}
+	closeErr := <-closed
 	if closeErr != nil {
 		dstOK = !isConnErr(closeErr)
 		return fmt.Errorf("close %s on dc-b: %w", dstPath, closeErr)
@@ -364,7 +379,6 @@ func (e *Engine) copyFile(ctx context.Context, c *checkpoint, f *file) (err erro
 		return res.err
 	}
 	after, want := res.after, res.want
-	got := sum.Sum()
 	if !bytes.Equal(got, want) {
 		return fmt.Errorf("%w: %s: streamed %x, dc-a %x", ErrChecksum, f.rel, got, want)
 	}
@@ -402,10 +416,23 @@ func (e *Engine) copyFile(ctx context.Context, c *checkpoint, f *file) (err erro
 	}
 	e.mu.Lock()
 	f.size = after.size
-	f.rec = fileRecord{Path: f.rel, Size: after.size, MtimeMs: after.mtime, FileID: after.id,
-		Perm: uint32(after.perm.Perm()), Group: after.group, Checksum: fmt.Sprintf("%x", want)}
+	f.rec = rec
 	e.mu.Unlock()
 	return nil
+}
+
+// recordKnown publishes a file's checked record while its copy finishes on dc-b; with the
+// last one of a complete checkpoint the commit starts.
+func (e *Engine) recordKnown(c *checkpoint, f *file, rec fileRecord) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if f.state != fileCopying || c.state.terminal() {
+		return
+	}
+	f.rec, f.recReady = rec, true
+	if c.listed && c.recordsKnownLocked() {
+		signal(e.kick)
+	}
 }
 
 // closeWriter closes, retrying while the NameNode waits for the DataNodes' block reports

@@ -17,11 +17,14 @@
 // change during the copy (else the checkpoint FAILS: never a commit of mixed data). A copied
 // file gets its source's permission, group and mtime; verified files are journaled (in dc-a's
 // HDFS, see journal) before they count. When the checkpoint is complete on dc-a, its directory
-// is listed (files whose events were missed are queued, vanished ones fail it); when every file
-// is verified, a manifest is written into the staging directory, the directories get their
-// source permissions and times, and the staging directory is renamed to the destination in one
-// NameNode operation: a reader polling dc-b sees the whole checkpoint or nothing. Retention then
-// deletes a job's older mirrors beyond the rule's Retain.
+// is listed (files whose events were missed are queued, vanished ones fail it); once every
+// file's streamed bytes are checked against dc-a, a manifest is written into the staging
+// directory and the directories get their source permissions and times, while dc-b completes
+// the last files and the journal records them (the commit overlaps those round trips); when
+// every file is verified and journaled (and the manifest rewritten if a record changed
+// meanwhile), the staging directory is renamed to the destination in one NameNode operation: a
+// reader polling dc-b sees the whole checkpoint or nothing. Retention then deletes a job's older
+// mirrors beyond the rule's Retain.
 //
 // After a crash (kill -9 of namenode-ext, NameNode restart) Run reloads the journal: verified
 // files are not copied again, and the event stream resumes where the journal ends: the engine

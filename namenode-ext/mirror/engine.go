@@ -59,6 +59,7 @@ type file struct {
 	notBefore time.Time
 	copied    int64 // bytes streamed in the current attempt
 	rec       fileRecord
+	recReady  bool    // the current attempt's rec is checked; its close on dc-b may be under way
 	parts     []*part // a large file copied in ranges (nil: in one stream)
 	snap      srcInfo // the source as its first range saw it
 	txid      int64   // the event that queued it (0: found by a listing); see durableTxid
@@ -98,6 +99,7 @@ type checkpoint struct {
 	commitAttempts int
 	commitFails    int       // commits that failed (back-off doubles with each)
 	listedAt       time.Time // the completion listing finished
+	copiedAt       time.Time // the last file was copied and checked (journal to follow)
 	verifiedAt     time.Time // the last file was journaled
 
 	files      map[string]*file
@@ -637,6 +639,18 @@ func (c *checkpoint) copiedAllLocked() bool {
 	return true
 }
 
+// recordsKnownLocked reports whether every file's record is known: copied and checked, or
+// streamed and checked against dc-a while dc-b completes it. The commit writes the manifest
+// from then on; it renames into place only once every file is copied and journaled.
+func (c *checkpoint) recordsKnownLocked() bool {
+	for _, f := range c.order {
+		if f.state != fileCopied && f.state != fileVerified && (f.state != fileCopying || !f.recReady) {
+			return false
+		}
+	}
+	return true
+}
+
 // pendingLocked reports whether the checkpoint has files queued or in flight.
 func (c *checkpoint) pendingLocked() bool {
 	for _, f := range c.order {
@@ -662,9 +676,10 @@ func (e *Engine) periodic(ctx context.Context) {
 		if c.complete && !c.listed && !c.commitOn {
 			c.commitOn = true // reused as "a background step is running"
 			list = append(list, c)
-		} else if c.listed && !c.commitOn && c.copiedAllLocked() {
-			// The commit prepares while the journal records the last files; it renames into
-			// place only once every file is journaled (commitOnce).
+		} else if c.listed && !c.commitOn && (c.copiedAllLocked() || c.recordsKnownLocked()) {
+			// The commit prepares (manifest, attributes) while dc-b completes the last files
+			// and the journal records them; it renames into place only once every file is
+			// journaled (commitOnce).
 			c.commitOn = true
 			commit = append(commit, c)
 		}

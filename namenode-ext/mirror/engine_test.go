@@ -1,7 +1,9 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -303,5 +305,90 @@ func TestWaitSeesCommitDuringPause(t *testing.T) {
 	}
 	if d := time.Since(began); d > 2*time.Second {
 		t.Fatalf("Wait took %v", d)
+	}
+}
+
+// TestCommitStartsOnKnownRecords: the commit may start (and write the manifest) once every
+// file's record is checked, while dc-b still completes the last ones; it renames only once
+// all are journaled, and a file sent back to the queue meanwhile ends that attempt.
+func TestCommitStartsOnKnownRecords(t *testing.T) {
+	e := testEngine(t)
+	ctx := context.Background()
+	e.handle(ctx, ns("CLOSE", "/ckpt/llama/step_9/a.pt", "", 10))
+	e.handle(ctx, ns("CLOSE", "/ckpt/llama/step_9/b.pt", "", 20))
+	c := waitResolved(t, e, Key{Rule: "ck", Job: "llama", Step: 9})
+	e.mu.Lock()
+	a, b := c.files["a.pt"], c.files["b.pt"]
+	a.state = fileVerified
+	c.filesDone = 1
+	b.state = fileCopying
+	known := c.recordsKnownLocked()
+	e.mu.Unlock()
+	if known {
+		t.Fatal("records known while b.pt is still streaming")
+	}
+	e.recordKnown(c, b, fileRecord{Path: "b.pt", Size: 20})
+	e.mu.Lock()
+	known = c.recordsKnownLocked()
+	e.mu.Unlock()
+	if !known {
+		t.Fatal("records not known after b.pt's was checked")
+	}
+
+	waited := make(chan error, 1)
+	go func() { waited <- e.waitJournaled(ctx, c) }()
+	time.Sleep(30 * time.Millisecond)
+	select {
+	case err := <-waited:
+		t.Fatalf("waitJournaled returned %v before b.pt was journaled", err)
+	default:
+	}
+	e.mu.Lock()
+	b.state = fileQueued // its close on dc-b failed: copied again later
+	e.changedLocked(c)
+	e.mu.Unlock()
+	if err := <-waited; !errors.Is(err, errRequeued) {
+		t.Fatalf("waitJournaled: %v, want errRequeued", err)
+	}
+
+	// A new attempt forgets the old record until it is checked again.
+	e.mu.Lock()
+	b.state, b.recReady = fileCopying, false
+	known = c.recordsKnownLocked()
+	e.mu.Unlock()
+	if known {
+		t.Fatal("a new attempt counted as known")
+	}
+	e.recordKnown(c, b, fileRecord{Path: "b.pt", Size: 20})
+	go func() { waited <- e.waitJournaled(ctx, c) }()
+	e.mu.Lock()
+	b.state = fileVerified
+	c.filesDone = 2
+	e.changedLocked(c)
+	e.mu.Unlock()
+	if err := <-waited; err != nil {
+		t.Fatalf("waitJournaled: %v", err)
+	}
+}
+
+// TestManifestPrefix: the head sent ahead is the start of the manifest however many records
+// follow.
+func TestManifestPrefix(t *testing.T) {
+	m := Manifest{V: 1, ID: "ck.llama.3.x", Rule: "ck", Job: "llama", Step: 3, Source: "/ckpt/llama/step_3", Owner: "alice", CompletedAt: 1}
+	p := manifestPrefix(m)
+	for _, files := range [][]fileRecord{nil, {}, {{Path: "a", Size: 1}}, {{Path: "a"}, {Path: "b/c", Checksum: "00"}}} {
+		m.Files = files
+		b, _ := json.MarshalIndent(m, "", " ")
+		if !bytes.HasPrefix(b, p) {
+			t.Fatalf("%q does not start with %q", b, p)
+		}
+		var back Manifest
+		if err := json.Unmarshal(b, &back); err != nil || back.ID != m.ID || len(back.Files) != len(files) {
+			t.Fatalf("%v %+v", err, back)
+		}
+	}
+	m.Source = "/ckpt/llama/step_3.tmp"
+	if b, _ := json.MarshalIndent(m, "", " "); bytes.HasPrefix(b, p) {
+		t.Fatal("another head matched")
 	}
 }
