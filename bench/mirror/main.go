@@ -603,6 +603,10 @@ func (e *env) runDistCp(ctx context.Context, dir string, files []file, round int
 		"mapreduce.job.maps":                strconv.Itoa(e.o.distcpMaps),
 		"mapreduce.local.map.tasks.maximum": strconv.Itoa(e.o.distcpMaps),
 		"yarn.app.mapreduce.am.staging-dir": "/tmp/distcp",
+		// The local runner keeps the job's meta folder (where -strategy dynamic's maps claim
+		// chunks by rename) on the local file system: a rename there that lost the race must
+		// fail as on HDFS, not fall into a copy that throws (see AtomicRenameLocalFileSystem).
+		"fs.file.impl": "io.newtricks.bench.AtomicRenameLocalFileSystem",
 	}
 	if err := os.WriteFile(filepath.Join(conf, "core-site.xml"), cluster.SiteXML(core), 0o644); err != nil {
 		return 0, nil, err
@@ -610,7 +614,7 @@ func (e *env) runDistCp(ctx context.Context, dir string, files []file, round int
 	log4j := "log4j.rootLogger=WARN,console\nlog4j.appender.console=org.apache.log4j.ConsoleAppender\n" +
 		"log4j.appender.console.target=System.err\nlog4j.appender.console.layout=org.apache.log4j.PatternLayout\n" +
 		"log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %p %c{2} [%t]: %m%n\n" +
-		"log4j.logger.org.apache.hadoop.tools=INFO\nlog4j.logger.org.apache.hadoop.mapred=INFO\nlog4j.logger.org.apache.hadoop.mapreduce=INFO\n"
+		"log4j.logger.org.apache.hadoop.tools=INFO\nlog4j.logger.org.apache.hadoop.mapred=INFO\nlog4j.logger.org.apache.hadoop.mapreduce=INFO\nlog4j.logger.io.newtricks=INFO\n"
 	if err := os.WriteFile(filepath.Join(conf, "log4j.properties"), []byte(log4j), 0o644); err != nil {
 		return 0, nil, err
 	}
@@ -667,8 +671,13 @@ func (e *env) runDistCp(ctx context.Context, dir string, files []file, round int
 	}
 	d := time.Since(began)
 	s.end()
-	fmt.Printf("  distcp (-strategy %s) copied in %.2fs, local read %.2fs, %.1f MiB over the link\n", strategy, copied.Seconds(), (d - copied).Seconds(),
-		float64(e.pull.Stats().Backward-before.Backward)/(1<<20))
+	races := ""
+	if strategy == "dynamic" {
+		races = fmt.Sprintf(" (%d chunk claims lost to another map, each went on to the next chunk)",
+			bytes.Count(out.Bytes(), []byte("rename lost the race")))
+	}
+	fmt.Printf("  distcp (-strategy %s) copied in %.2fs, local read %.2fs, %.1f MiB over the link%s\n", strategy, copied.Seconds(), (d - copied).Seconds(),
+		float64(e.pull.Stats().Backward-before.Backward)/(1<<20), races)
 	if err := e.rm(ctx, e.b, dst); err != nil {
 		return 0, nil, err
 	}
@@ -729,19 +738,24 @@ func (e *env) runMirror(ctx context.Context, mc *mirrorclient.Client, files []fi
 }
 
 // buildLocalMaps compiles java/ManyMapsLocalProvider.java into a jar that registers it as a
-// MapReduce ClientProtocolProvider (see there: the local runner otherwise forces one map).
+// MapReduce ClientProtocolProvider (see there: the local runner otherwise forces one map), with
+// java/AtomicRenameLocalFileSystem.java (DistCp's fs.file.impl: see there).
 func buildLocalMaps(base, lib string) (string, error) {
-	src, err := filepath.Abs(filepath.Join("bench", "mirror", "java", "ManyMapsLocalProvider.java"))
-	if err != nil {
-		return "", err
+	var srcs []string
+	for _, name := range []string{"ManyMapsLocalProvider.java", "AtomicRenameLocalFileSystem.java"} {
+		src, err := filepath.Abs(filepath.Join("bench", "mirror", "java", name))
+		if err != nil {
+			return "", err
+		}
+		srcs = append(srcs, src)
 	}
 	classes := filepath.Join(base, "localmaps")
 	svc := filepath.Join(classes, "META-INF", "services")
 	if err := os.MkdirAll(svc, 0o755); err != nil {
 		return "", err
 	}
-	if out, err := exec.Command("javac", "-nowarn", "-cp", filepath.Join(lib, "*"), "-d", classes, src).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("javac %s: %v\n%s", src, err, out)
+	if out, err := exec.Command("javac", append([]string{"-nowarn", "-cp", filepath.Join(lib, "*"), "-d", classes}, srcs...)...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("javac %v: %v\n%s", srcs, err, out)
 	}
 	if err := os.WriteFile(filepath.Join(svc, "org.apache.hadoop.mapreduce.protocol.ClientProtocolProvider"),
 		[]byte("io.newtricks.bench.ManyMapsLocalProvider\n"), 0o644); err != nil {
