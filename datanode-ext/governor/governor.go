@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,11 +58,13 @@ func (c Config) Validate() error {
 
 // Sample is one reading of cumulative CPU seconds.
 type Sample struct {
-	// Busy and Total are summed over all CPUs of the node (Total includes idle); Own is this
+	// Busy and Total are summed over the CPUs counted (Total includes idle); Own is this
 	// process's user+system time.
 	Busy, Total, Own float64
-	// CPUs counted (their number); a change resets the baseline.
+	// CPUs counted (their number) and which (a list such as "1" or "0,1"); a change of
+	// either resets the baseline.
 	CPUs int
+	Set  string
 }
 
 // Sampler reads cumulative CPU times.
@@ -72,9 +73,13 @@ type Sampler interface {
 }
 
 // SystemSampler reads /proc through gopsutil: the CPU times of the CPUs this process may run
-// on (its affinity mask, read at every sample: a DataNode pinned to some cores, or moved after
-// start, is measured on those cores only) and this process's own times.
-type SystemSampler struct{ proc *process.Process }
+// on (its affinity mask, the main thread's as `taskset -p` shows and sets it, read at every
+// sample: a DataNode pinned to some cores, or moved after start, is measured on those cores
+// only) and this process's own times.
+type SystemSampler struct {
+	proc *process.Process
+	pid  int
+}
 
 // NewSystemSampler returns a sampler of this node and this process.
 func NewSystemSampler() (*SystemSampler, error) {
@@ -82,37 +87,43 @@ func NewSystemSampler() (*SystemSampler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("governor: own process: %w", err)
 	}
-	return &SystemSampler{proc: p}, nil
+	return &SystemSampler{proc: p, pid: os.Getpid()}, nil
 }
 
 // Sample implements Sampler.
 func (s *SystemSampler) Sample(ctx context.Context) (Sample, error) {
+	// The mask is compared with the machine's CPUs as /proc/stat lists them, never with
+	// runtime.NumCPU: that is the mask at process start, so a datanode-ext started on one
+	// core and moved to another would count every CPU of the machine.
 	var set unix.CPUSet
-	all := unix.SchedGetaffinity(0, &set) != nil || set.Count() >= runtime.NumCPU()
-	ts, err := cpu.TimesWithContext(ctx, !all)
+	masked := unix.SchedGetaffinity(s.pid, &set) == nil && set.Count() > 0
+	ts, err := cpu.TimesWithContext(ctx, true)
 	if err != nil || len(ts) == 0 {
 		return Sample{}, fmt.Errorf("governor: cpu times: %v", err)
 	}
 	var smp Sample
+	var ids []string
 	for _, t := range ts {
-		if !all {
-			n, err := strconv.Atoi(strings.TrimPrefix(t.CPU, "cpu"))
-			if err != nil || !set.IsSet(n) {
-				continue
-			}
+		id := strings.TrimPrefix(t.CPU, "cpu")
+		n, err := strconv.Atoi(id)
+		if masked && (err != nil || !set.IsSet(n)) {
+			continue
 		}
 		total := t.User + t.System + t.Idle + t.Nice + t.Iowait + t.Irq + t.Softirq + t.Steal
 		smp.Total += total
 		smp.Busy += total - t.Idle - t.Iowait
+		smp.CPUs++
+		ids = append(ids, id)
 	}
+	if smp.CPUs == 0 {
+		return Sample{}, fmt.Errorf("governor: none of the machine's %d CPUs is in the affinity mask", len(ts))
+	}
+	smp.Set = strings.Join(ids, ",")
 	own, err := s.proc.TimesWithContext(ctx)
 	if err != nil {
 		return Sample{}, fmt.Errorf("governor: process times: %v", err)
 	}
 	smp.Own = own.User + own.System
-	if !all {
-		smp.CPUs = set.Count()
-	}
 	return smp, nil
 }
 
@@ -167,7 +178,7 @@ func (g *Governor) Run(ctx context.Context) {
 func (g *Governor) Observe(s Sample) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.haveLast || s.CPUs != g.last.CPUs {
+	if !g.haveLast || s.CPUs != g.last.CPUs || s.Set != g.last.Set {
 		g.last, g.haveLast = s, true
 		return
 	}

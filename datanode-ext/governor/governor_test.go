@@ -2,7 +2,13 @@ package governor
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,29 +96,95 @@ func TestSystemSamplerFollowsAffinity(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs 2 CPUs")
 	}
-	// Pinned to CPU 0 (this thread: the sampler reads the calling thread's mask), the sampler
-	// counts one CPU's time, about half of what the whole machine accumulates.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	// Pinned to CPU 0 (every thread, as taskset -a does), the sampler counts one CPU's time,
+	// about half of what the whole machine accumulates.
 	var old, one unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &old); err != nil {
 		t.Fatal(err)
 	}
-	defer unix.SchedSetaffinity(0, &old)
+	defer pinAll(t, old)
 	s, _ := NewSystemSampler()
 	a, _ := s.Sample(context.Background())
 	time.Sleep(200 * time.Millisecond)
 	b, _ := s.Sample(context.Background())
 	one.Set(0)
-	if err := unix.SchedSetaffinity(0, &one); err != nil {
-		t.Fatal(err)
-	}
+	pinAll(t, one)
 	c, _ := s.Sample(context.Background())
 	time.Sleep(200 * time.Millisecond)
 	d, _ := s.Sample(context.Background())
 	all, single := b.Total-a.Total, d.Total-c.Total
-	if single <= 0 || single > 0.75*all {
-		t.Errorf("pinned to one CPU the sampler saw %.2f CPU-s in 200ms, all CPUs %.2f", single, all)
+	if single <= 0 || single > 0.75*all || d.CPUs != 1 || d.Set != "0" {
+		t.Errorf("pinned to CPU 0 the sampler saw %.2f CPU-s in 200ms on CPUs %q, all CPUs %.2f", single, d.Set, all)
+	}
+}
+
+// TestSystemSamplerStartedPinned: a process started on CPU 0 (so runtime.NumCPU is 1) and
+// then moved to CPU 1, as bench-offload does with datanode-ext, counts CPU 1 only. The
+// sampler used to compare the mask with runtime.NumCPU and then counted both CPUs (a loaded
+// storage core read as half load: the node never shed).
+func TestSystemSamplerStartedPinned(t *testing.T) {
+	if os.Getenv("GOVERNOR_TEST_CHILD") == "1" {
+		if runtime.NumCPU() != 1 {
+			t.Fatalf("child started with NumCPU %d, want 1", runtime.NumCPU())
+		}
+		var cpu1 unix.CPUSet
+		cpu1.Set(1)
+		pinAll(t, cpu1)
+		s, _ := NewSystemSampler()
+		a, _ := s.Sample(context.Background())
+		time.Sleep(300 * time.Millisecond)
+		b, err := s.Sample(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.CPUs != 1 || b.Set != "1" || b.Total-a.Total > 0.45 {
+			t.Fatalf("moved to CPU 1 the sampler counts CPUs %q (%d), %.2f CPU-s in 300 ms", b.Set, b.CPUs, b.Total-a.Total)
+		}
+		return
+	}
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	// Start the child from a thread pinned to CPU 0: it inherits that mask.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var old, cpu0 unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		t.Fatal(err)
+	}
+	cpu0.Set(0)
+	if err := unix.SchedSetaffinity(0, &cpu0); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSystemSamplerStartedPinned$", "-test.v")
+	cmd.Env = append(os.Environ(), "GOVERNOR_TEST_CHILD=1")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Start()
+	unix.SchedSetaffinity(0, &old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out.String())
+	}
+}
+
+// pinAll sets the affinity of every thread of this process.
+func pinAll(t *testing.T, set unix.CPUSet) {
+	t.Helper()
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tasks {
+		tid, err := strconv.Atoi(filepath.Base(p))
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
+			t.Fatal(err)
+		}
 	}
 }
 
