@@ -15,8 +15,9 @@ import (
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
-// sampleCodec decodes the OffloadSample messages of one GetStep stream so that a sample's
-// bytes land once in the buffer the trainer gets. gRPC hands a received message over as the
+// sampleCodec decodes the OffloadSampleBatch (GetStepBatch) or OffloadSample (GetStep)
+// messages of one stream so that a sample's bytes land once in the buffer the trainer gets
+// (the samples of a batch share one buffer). gRPC hands a received message over as the
 // pooled buffers of its HTTP/2 DATA frames; its default codec copies them into one pooled
 // buffer and protobuf then copies the frames field out of that into a new allocation (two
 // copies of every tensor byte, plus zeroing the new allocation). This codec copies the
@@ -25,7 +26,7 @@ import (
 // same: the codec is a local decoding choice, the peer sees "proto".
 type sampleCodec struct {
 	pool *bufPool
-	// last is the buffer holding the most recently decoded OffloadSample (RecvMsg on one
+	// last is the buffer holding the most recently decoded message (RecvMsg on one
 	// stream is sequential), taken by the receiving loop.
 	last *[]byte
 }
@@ -37,8 +38,13 @@ func (c *sampleCodec) Name() string { return "proto" }
 func (c *sampleCodec) Marshal(v any) (mem.BufferSlice, error) { return protoCodec.Marshal(v) }
 
 func (c *sampleCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	m, ok := v.(*pb.OffloadSample)
-	if !ok {
+	var m proto.Message
+	switch x := v.(type) {
+	case *pb.OffloadSample:
+		m = x
+	case *pb.OffloadSampleBatch:
+		m = x
+	default:
 		return protoCodec.Unmarshal(data, v)
 	}
 	n := data.Len()
@@ -56,7 +62,7 @@ func (c *sampleCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if _, err := methods.Unmarshal(protoiface.UnmarshalInput{Message: pm, Buf: buf,
 		Flags: protoiface.UnmarshalAliasBuffer, Depth: protowire.DefaultRecursionLimit}); err != nil {
 		c.pool.put(bp)
-		return fmt.Errorf("decode OffloadSample: %w", err)
+		return fmt.Errorf("decode %T: %w", v, err)
 	}
 	*bp = buf
 	c.last = bp

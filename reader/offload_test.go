@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -188,7 +189,25 @@ func startNode(t *testing.T, f *fakeHDFS, uuid, addr string) *fakeNode {
 type nodeOpts struct {
 	domain            string
 	claimReaderDomain bool
+	// older: the node does not implement GetStepBatch (a datanode-ext from before it).
+	older bool
+	// msgs, when set, counts the sample messages the node sends (GetStep and GetStepBatch).
+	msgs *atomic.Int64
 }
+
+// olderServer is a datanode-ext from before GetStepBatch.
+type olderServer struct{ *transformsvc.Server }
+
+func (olderServer) GetStepBatch(*pb.GetStepRequest, grpc.ServerStreamingServer[pb.OffloadSampleBatch]) error {
+	return status.Error(codes.Unimplemented, "unknown method GetStepBatch for service newtricks.v1.Offload")
+}
+
+type countingStream struct {
+	grpc.ServerStream
+	n *atomic.Int64
+}
+
+func (s countingStream) SendMsg(m any) error { s.n.Add(1); return s.ServerStream.SendMsg(m) }
 
 func startNodeWith(t *testing.T, f *fakeHDFS, uuid, addr string, o nodeOpts) *fakeNode {
 	t.Helper()
@@ -224,9 +243,18 @@ func startNodeWith(t *testing.T, f *fakeHDFS, uuid, addr string, o nodeOpts) *fa
 			return resp, err
 		}))
 	}
+	if o.msgs != nil {
+		opts = append(opts, grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			return h(srv, countingStream{ss, o.msgs})
+		}))
+	}
 	srv := grpc.NewServer(opts...)
 	sv := &transformsvc.Server{Sessions: mgr, Gov: gov, Version: "test", Self: func() (string, string) { return uuid, "x:1" }}
-	sv.Register(srv)
+	if o.older {
+		pb.RegisterOffloadServer(srv, olderServer{sv})
+	} else {
+		sv.Register(srv)
+	}
 	go srv.Serve(lis)
 	n := &fakeNode{addr: lis.Addr().String(), gov: gov, srv: srv, lis: lis, stop: cancel, sv: sv}
 	t.Cleanup(n.close)
@@ -820,5 +848,37 @@ func TestReleaseReusesBuffers(t *testing.T) {
 			}
 		}
 		st[0].Release() // twice is harmless
+	}
+}
+
+// TestBatchedAndOlderNodes: a node answers a step's ready samples in few messages
+// (GetStepBatch); a node without GetStepBatch (an older datanode-ext) is asked with GetStep,
+// one message per sample. Both give the local bytes.
+func TestBatchedAndOlderNodes(t *testing.T) {
+	fx := newFixture(t, nil)
+	local := steps(t, fx.open(t, 0, 0, false, nil), 16)
+	var msgs [3]atomic.Int64
+	for i, older := range []bool{false, false, true} {
+		addr := fx.nodes[i].addr
+		fx.nodes[i].close()
+		fx.nodes[i] = startNodeWith(t, fx.f, []string{"dn-a", "dn-b", "dn-c"}[i], addr, nodeOpts{older: older, msgs: &msgs[i]})
+	}
+	r := fx.open(t, 0, 0, true, nil)
+	var got []*reader.Step
+	for i := 0; i < 16; i++ {
+		got = append(got, steps(t, r, 1)...)
+		time.Sleep(20 * time.Millisecond) // the nodes get ahead: later steps are ready when asked
+	}
+	paths := compare(t, "batched and older nodes", got, local)
+	st := r.Stats()
+	t.Logf("paths %v; messages sent by the nodes %d %d %d (the last one older)", paths, msgs[0].Load(), msgs[1].Load(), msgs[2].Load())
+	if paths["offload"] < 16*4*9/10 {
+		t.Errorf("only %d of %d samples offloaded: %v", paths["offload"], 16*4, paths)
+	}
+	if st.Offloaded == 0 || msgs[2].Load() == 0 {
+		t.Errorf("the older node sent nothing (%d messages)", msgs[2].Load())
+	}
+	if msgs[0].Load()+msgs[1].Load() >= st.Offloaded-msgs[2].Load() {
+		t.Errorf("batching nodes sent %d messages for about %d samples", msgs[0].Load()+msgs[1].Load(), st.Offloaded-msgs[2].Load())
 	}
 }

@@ -77,7 +77,7 @@ type Sample struct {
 	// from a DataNode, transformed here), "local" (read from HDFS, transformed here).
 	Path string
 
-	buf *[]byte // pooled buffer Frames lies in (offload path), returned by Step.Release
+	buf *sharedBuf // pooled buffer Frames lies in (offload path), released by Step.Release
 }
 
 // Step is the samples of one step for this reader's rank, in slot order.
@@ -100,7 +100,7 @@ func (st *Step) Release() {
 	for i := range st.Samples {
 		s := &st.Samples[i]
 		if s.buf != nil {
-			st.pool.put(s.buf)
+			s.buf.release(st.pool)
 			s.buf, s.Frames = nil, nil
 		}
 	}
@@ -132,6 +132,8 @@ type node struct {
 	domain string
 	client pb.OffloadClient
 	conn   *grpc.ClientConn
+
+	noBatch atomic.Bool // the node does not implement GetStepBatch (an older datanode-ext)
 
 	mu        sync.Mutex
 	session   string
@@ -527,7 +529,9 @@ func (r *Reader) markDown(n *node, id string) {
 	n.mu.Unlock()
 }
 
-// fromNode asks one node for its slots and returns the slots left for local work.
+// fromNode asks one node for its slots and returns the slots left for local work. It uses
+// GetStepBatch (a step's ready samples in one message), or GetStep on a node that does not
+// implement it (an older datanode-ext).
 func (r *Reader) fromNode(ctx context.Context, n *node, step uint64, ks []uint32, st *Step, slots []schedule.Slot) []int {
 	n.mu.Lock()
 	id := n.session
@@ -548,8 +552,37 @@ func (r *Reader) fromNode(ctx context.Context, n *node, step uint64, ks []uint32
 		return missing()
 	}
 	codec := &sampleCodec{pool: &r.pool}
-	stream, err := n.client.GetStep(cctx, &pb.GetStepRequest{User: r.cfg.User, SessionId: id, Step: step, Slots: ks,
-		MaxWaitMs: uint32(r.cfg.MaxWait.Milliseconds())}, grpc.ForceCodecV2(codec))
+	req := &pb.GetStepRequest{User: r.cfg.User, SessionId: id, Step: step, Slots: ks,
+		MaxWaitMs: uint32(r.cfg.MaxWait.Milliseconds())}
+	if !n.noBatch.Load() {
+		stream, err := n.client.GetStepBatch(cctx, req, grpc.ForceCodecV2(codec))
+		if err != nil {
+			r.markDown(n, id)
+			return missing()
+		}
+		for first := true; ; first = false {
+			m := new(pb.OffloadSampleBatch)
+			err := stream.RecvMsg(m)
+			sb := &sharedBuf{b: codec.take()}
+			sb.refs.Store(1)
+			if err != nil {
+				sb.release(&r.pool)
+				if first && status.Code(err) == codes.Unimplemented {
+					n.noBatch.Store(true) // an older node: one message per sample
+					break
+				}
+				if !errors.Is(err, io.EOF) {
+					r.markDown(n, id)
+				}
+				return missing()
+			}
+			for _, x := range m.GetSamples() {
+				r.takeSample(ctx, n, step, x, sb, got, st, slots)
+			}
+			sb.release(&r.pool)
+		}
+	}
+	stream, err := n.client.GetStep(cctx, req, grpc.ForceCodecV2(codec))
 	if err != nil {
 		r.markDown(n, id)
 		return missing()
@@ -557,63 +590,85 @@ func (r *Reader) fromNode(ctx context.Context, n *node, step uint64, ks []uint32
 	for {
 		m := new(pb.OffloadSample)
 		err := stream.RecvMsg(m)
-		buf := codec.take()
+		sb := &sharedBuf{b: codec.take()}
+		sb.refs.Store(1)
 		if err != nil {
-			r.pool.put(buf)
+			sb.release(&r.pool)
 			if !errors.Is(err, io.EOF) {
 				r.markDown(n, id)
 			}
 			break
 		}
-		k := int(m.GetSlot())
-		if k < r.lo || k >= r.hi || got[k] || m.GetStep() != step {
-			r.pool.put(buf)
-			continue
-		}
-		smp := &st.Samples[k-r.lo]
-		if m.GetErrorCode() != 0 {
-			r.pool.put(buf)
-			if codes.Code(m.GetErrorCode()) == codes.Unavailable {
-				continue // the node could not read it: read it here
-			}
-			got[k] = true
-			smp.Path = "offload"
-			smp.Err = &SampleError{Step: step, Slot: k, Key: smp.Key, Err: status.Error(codes.Code(m.GetErrorCode()), m.GetError())}
-			r.stats.add(&r.stats.errors, 1)
-			continue
-		}
-		frames := m.GetFrames()
-		r.stats.add(&r.stats.bytesNodes, int64(len(frames)))
-		kind, payload, domain, ferr := checkFrames(frames)
-		switch {
-		case ferr != nil:
-			r.pool.put(buf)
-			got[k] = true
-			smp.Err = &SampleError{Step: step, Slot: k, Key: smp.Key, Err: fmt.Errorf("frames from %s: %w", n.addr, ferr)}
-			r.stats.add(&r.stats.errors, 1)
-		case kind == frame.KindRaw:
-			got[k] = true
-			smp.Path = "raw"
-			r.sem <- struct{}{}
-			r.transform(ctx, step, smp, slots[k], payload)
-			<-r.sem
-			r.pool.put(buf)
-			r.stats.add(&r.stats.raw, 1)
-		case domain != r.domain || r.rawOnly.Load():
-			// Tensors made in another determinism domain, or arriving after the reader went
-			// raw-only: never mixed in. The sample is read and transformed here.
-			r.pool.put(buf)
-			if domain != r.domain {
-				r.goRawOnly(fmt.Sprintf("node %s (%s) sent tensors of determinism domain %q, the reader's is %q", n.addr, n.uuid, domain, r.domain))
-			}
-			r.stats.add(&r.stats.refused, 1)
-		default:
-			got[k] = true
-			smp.Path, smp.Frames, smp.buf = "offload", frames, buf
-			r.stats.add(&r.stats.offloaded, 1)
-		}
+		r.takeSample(ctx, n, step, m, sb, got, st, slots)
+		sb.release(&r.pool)
 	}
 	return missing()
+}
+
+// sharedBuf is a pooled receive buffer that the frames of one or more samples alias (one
+// message of GetStepBatch or GetStep). It goes back to the pool when its last holder lets go:
+// the receiving loop, and every sample that kept its frames (until Step.Release).
+type sharedBuf struct {
+	b    *[]byte
+	refs atomic.Int32
+}
+
+func (s *sharedBuf) hold() { s.refs.Add(1) }
+
+func (s *sharedBuf) release(p *bufPool) {
+	if s.refs.Add(-1) == 0 {
+		p.put(s.b)
+		s.b = nil
+	}
+}
+
+// takeSample uses one sample a node sent for step: tensors are kept (aliasing sb), raw bytes
+// are transformed here, an error fails the sample, UNAVAILABLE or refused tensors leave the
+// slot for local work (not in got).
+func (r *Reader) takeSample(ctx context.Context, n *node, step uint64, m *pb.OffloadSample, sb *sharedBuf, got map[int]bool, st *Step, slots []schedule.Slot) {
+	k := int(m.GetSlot())
+	if k < r.lo || k >= r.hi || got[k] || m.GetStep() != step {
+		return
+	}
+	smp := &st.Samples[k-r.lo]
+	if m.GetErrorCode() != 0 {
+		if codes.Code(m.GetErrorCode()) == codes.Unavailable {
+			return // the node could not read it: read it here
+		}
+		got[k] = true
+		smp.Path = "offload"
+		smp.Err = &SampleError{Step: step, Slot: k, Key: smp.Key, Err: status.Error(codes.Code(m.GetErrorCode()), m.GetError())}
+		r.stats.add(&r.stats.errors, 1)
+		return
+	}
+	frames := m.GetFrames()
+	r.stats.add(&r.stats.bytesNodes, int64(len(frames)))
+	kind, payload, domain, ferr := checkFrames(frames)
+	switch {
+	case ferr != nil:
+		got[k] = true
+		smp.Err = &SampleError{Step: step, Slot: k, Key: smp.Key, Err: fmt.Errorf("frames from %s: %w", n.addr, ferr)}
+		r.stats.add(&r.stats.errors, 1)
+	case kind == frame.KindRaw:
+		got[k] = true
+		smp.Path = "raw"
+		r.sem <- struct{}{}
+		r.transform(ctx, step, smp, slots[k], payload)
+		<-r.sem
+		r.stats.add(&r.stats.raw, 1)
+	case domain != r.domain || r.rawOnly.Load():
+		// Tensors made in another determinism domain, or arriving after the reader went
+		// raw-only: never mixed in. The sample is read and transformed here.
+		if domain != r.domain {
+			r.goRawOnly(fmt.Sprintf("node %s (%s) sent tensors of determinism domain %q, the reader's is %q", n.addr, n.uuid, domain, r.domain))
+		}
+		r.stats.add(&r.stats.refused, 1)
+	default:
+		got[k] = true
+		sb.hold()
+		smp.Path, smp.Frames, smp.buf = "offload", frames, sb
+		r.stats.add(&r.stats.offloaded, 1)
+	}
 }
 
 // checkFrames verifies every NTXF frame of a sample, checksums included: exactly one raw frame

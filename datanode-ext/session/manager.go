@@ -327,8 +327,27 @@ func (m *Manager) worker(ctx context.Context) {
 
 // GetStep answers one step: for every requested slot, the transformed frames if a worker made
 // them in time, else the raw sample bytes. Asking for step s releases the steps before it and
-// schedules s+1..s+lookahead.
+// schedules s+1..s+lookahead. send gets one sample per call (GetStep's stream).
 func (m *Manager) GetStep(ctx context.Context, user string, req *pb.GetStepRequest, send func(*pb.OffloadSample) error) error {
+	return m.getStep(ctx, user, req, func(b []*pb.OffloadSample) error {
+		for _, x := range b {
+			if err := send(x); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, false)
+}
+
+// GetStepBatch answers one step as GetStep does, with the samples grouped: send gets every
+// answered sample the node holds whenever it is about to wait (for a transform that is not
+// finished, or to read a sample's raw bytes) and at the end. A step whose samples are all
+// transformed already is one call of send.
+func (m *Manager) GetStepBatch(ctx context.Context, user string, req *pb.GetStepRequest, send func([]*pb.OffloadSample) error) error {
+	return m.getStep(ctx, user, req, send, true)
+}
+
+func (m *Manager) getStep(ctx context.Context, user string, req *pb.GetStepRequest, send func([]*pb.OffloadSample) error, batch bool) error {
 	wait := m.cfg.MaxWait
 	if w := time.Duration(req.GetMaxWaitMs()) * time.Millisecond; w > 0 && w < wait {
 		wait = w
@@ -378,12 +397,30 @@ func (m *Manager) GetStep(ctx context.Context, user string, req *pb.GetStepReque
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	expired := false
+	var held []*pb.OffloadSample // answered, not sent yet (batch)
+	flush := func() error {
+		if len(held) == 0 {
+			return nil
+		}
+		err := send(held)
+		held = nil
+		return err
+	}
 	for _, k := range req.GetSlots() {
 		sl := slots[k]
 		smp := s.idx[sl.Source].Sample(sl.Index)
 		out := &pb.OffloadSample{Step: step, Slot: k, Source: uint32(sl.Source), Key: smp.GetKey(), Epoch: sl.Epoch}
 		j := js[int(k)]
-		if j != nil && !expired {
+		m.mu.Lock()
+		ready := j != nil && j.state == finished && !j.canceled
+		m.mu.Unlock()
+		if !ready {
+			// About to wait for a transform or to read raw bytes: send what is ready first.
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if j != nil && !expired && !ready {
 			j = m.await(ctx, j, deadline.C, &expired)
 		}
 		m.mu.Lock()
@@ -422,11 +459,14 @@ func (m *Manager) GetStep(ctx context.Context, user string, req *pb.GetStepReque
 			}
 			m.mu.Unlock()
 		}
-		if err := send(out); err != nil {
-			return err
+		held = append(held, out)
+		if !batch {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
-	return nil
+	return flush()
 }
 
 // await waits for a job until it finishes, the deadline passes, or (while it is still queued)

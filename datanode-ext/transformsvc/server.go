@@ -56,6 +56,19 @@ func (sv *Server) GetStep(req *pb.GetStepRequest, stream grpc.ServerStreamingSer
 	return coproc.ToStatus(err)
 }
 
+// GetStepBatch implements pb.OffloadServer.
+func (sv *Server) GetStepBatch(req *pb.GetStepRequest, stream grpc.ServerStreamingServer[pb.OffloadSampleBatch]) error {
+	ctx := stream.Context()
+	user, err := authn.ActAs(ctx, req.GetUser())
+	if err != nil {
+		return coproc.ToStatus(err)
+	}
+	err = sv.Sessions.GetStepBatch(ctx, user, req, func(b []*pb.OffloadSample) error {
+		return stream.Send(&pb.OffloadSampleBatch{Samples: b})
+	})
+	return coproc.ToStatus(err)
+}
+
 // CloseSession implements pb.OffloadServer.
 func (sv *Server) CloseSession(ctx context.Context, req *pb.CloseSessionRequest) (*pb.CloseSessionResponse, error) {
 	user, err := authn.ActAs(ctx, req.GetUser())
