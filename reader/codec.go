@@ -1,7 +1,9 @@
 package reader
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"math/bits"
 	"sync"
 
@@ -9,26 +11,26 @@ import (
 	_ "google.golang.org/grpc/encoding/proto" // registers the "proto" codec used for everything else
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/runtime/protoiface"
 
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
 // sampleCodec decodes the OffloadSampleBatch (GetStepBatch) or OffloadSample (GetStep)
-// messages of one stream so that a sample's bytes land once in the buffer the trainer gets
-// (the samples of a batch share one buffer). gRPC hands a received message over as the
-// pooled buffers of its HTTP/2 DATA frames; its default codec copies them into one pooled
-// buffer and protobuf then copies the frames field out of that into a new allocation (two
-// copies of every tensor byte, plus zeroing the new allocation). This codec copies the
-// message once into a buffer from the reader's pool and lets the message's frames field alias
-// it. Every other message goes through the standard proto codec. The wire format is the
-// same: the codec is a local decoding choice, the peer sees "proto".
+// messages of one stream so that every sample's bytes land once in a buffer of its own, the
+// one the trainer gets. gRPC hands a received message over as the pooled buffers of its HTTP/2
+// DATA frames; its default codec copies them into one pooled buffer and protobuf then copies
+// the frames field out of that into a new allocation (two copies of every tensor byte, plus
+// zeroing the new allocation). This codec copies each sample's encoding once into a buffer
+// from the reader's pool, sized for that sample (so buffers are reused across steps whatever
+// mix of samples a batch holds), and lets the message's frames field alias it. Every other
+// message goes through the standard proto codec. The wire format is the same: the codec is a
+// local decoding choice, the peer sees "proto".
 type sampleCodec struct {
 	pool *bufPool
-	// last is the buffer holding the most recently decoded message (RecvMsg on one
-	// stream is sequential), taken by the receiving loop.
-	last *[]byte
+	// bufs are the buffers of the most recently decoded message, one per sample in order
+	// (RecvMsg on one stream is sequential), taken by the receiving loop; nil entries or a
+	// short list mean samples decoded into ordinary memory.
+	bufs []*[]byte
 }
 
 var protoCodec = encoding.GetCodecV2("proto")
@@ -38,41 +40,146 @@ func (c *sampleCodec) Name() string { return "proto" }
 func (c *sampleCodec) Marshal(v any) (mem.BufferSlice, error) { return protoCodec.Marshal(v) }
 
 func (c *sampleCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	var m proto.Message
-	switch x := v.(type) {
+	switch m := v.(type) {
 	case *pb.OffloadSample:
-		m = x
+		n := data.Len()
+		bp := c.pool.get(n)
+		buf := (*bp)[:n]
+		data.CopyTo(buf)
+		if err := c.alias(buf, bp, m); err != nil {
+			return err
+		}
+		return nil
 	case *pb.OffloadSampleBatch:
-		m = x
+		return c.unmarshalBatch(data, m)
 	default:
 		return protoCodec.Unmarshal(data, v)
 	}
-	n := data.Len()
-	bp := c.pool.get(n)
-	buf := (*bp)[:n]
-	data.CopyTo(buf)
-	pm := m.ProtoReflect()
-	methods := pm.ProtoMethods()
-	if methods == nil || methods.Unmarshal == nil {
+}
+
+// alias decodes one OffloadSample from buf (held in bp) with its frames pointing into buf, and
+// records bp as the sample's buffer. The message is decoded here, field by field: protobuf-go
+// copies bytes fields even when asked to alias the input (UnmarshalAliasBuffer only affects its
+// lazy decoding), which put every tensor byte into a fresh allocation a second time. Unknown
+// fields (a later version of the message) are skipped.
+func (c *sampleCodec) alias(buf []byte, bp *[]byte, m *pb.OffloadSample) error {
+	if err := decodeSample(buf, m); err != nil {
 		c.pool.put(bp)
-		return proto.Unmarshal(data.Materialize(), m)
-	}
-	// UnmarshalAliasBuffer: bytes fields point into buf instead of being copied (buf is not
-	// modified by the decoder and is owned by the message from here on).
-	if _, err := methods.Unmarshal(protoiface.UnmarshalInput{Message: pm, Buf: buf,
-		Flags: protoiface.UnmarshalAliasBuffer, Depth: protowire.DefaultRecursionLimit}); err != nil {
-		c.pool.put(bp)
-		return fmt.Errorf("decode %T: %w", v, err)
+		return fmt.Errorf("decode OffloadSample: %w", err)
 	}
 	*bp = buf
-	c.last = bp
+	c.bufs = append(c.bufs, bp)
 	return nil
 }
 
-// take returns the buffer of the last decoded message and forgets it.
-func (c *sampleCodec) take() *[]byte {
-	b := c.last
-	c.last = nil
+// decodeSample decodes an OffloadSample from b; Frames aliases b, strings are copied.
+func decodeSample(b []byte, m *pb.OffloadSample) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		var v uint64
+		var bs []byte
+		switch typ {
+		case protowire.VarintType:
+			v, n = protowire.ConsumeVarint(b)
+		case protowire.BytesType:
+			bs, n = protowire.ConsumeBytes(b)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return protowire.ParseError(n)
+			}
+			b = b[n:]
+			continue
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		want := protowire.VarintType
+		switch num {
+		case 1:
+			m.Step = v
+		case 2:
+			m.Slot = uint32(v)
+		case 3:
+			m.Source = uint32(v)
+		case 4:
+			m.Key, want = string(bs), protowire.BytesType
+		case 5:
+			m.Epoch = v
+		case 6:
+			m.Frames, want = bs, protowire.BytesType
+		case 7:
+			m.ErrorCode = int32(v)
+		case 8:
+			m.Error, want = string(bs), protowire.BytesType
+		case 9:
+			m.NodeMicros = uint32(v)
+		default:
+			continue // unknown field: skipped
+		}
+		if typ != want {
+			return fmt.Errorf("field %d has wire type %d", num, typ)
+		}
+	}
+	return nil
+}
+
+// unmarshalBatch reads the batch's samples (field 1, each length-delimited) straight from
+// gRPC's buffers, each into a pooled buffer of its own size. A batch with any other field (a
+// later version of the message) is decoded by the standard codec instead.
+func (c *sampleCodec) unmarshalBatch(data mem.BufferSlice, m *pb.OffloadSampleBatch) error {
+	r := data.Reader()
+	defer r.Close()
+	for r.Remaining() > 0 {
+		tag, err := binary.ReadUvarint(r)
+		if err != nil {
+			return c.fail(fmt.Errorf("decode OffloadSampleBatch: %w", err))
+		}
+		if num, typ := protowire.DecodeTag(tag); num != 1 || typ != protowire.BytesType {
+			c.releaseAll()
+			m.Samples = nil
+			return protoCodec.Unmarshal(data, m)
+		}
+		n, err := binary.ReadUvarint(r)
+		if err != nil || n > uint64(r.Remaining()) {
+			return c.fail(fmt.Errorf("decode OffloadSampleBatch: sample of %d bytes, %d left (%v)", n, r.Remaining(), err))
+		}
+		bp := c.pool.get(int(n))
+		buf := (*bp)[:n]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			c.pool.put(bp)
+			return c.fail(err)
+		}
+		s := new(pb.OffloadSample)
+		if err := c.alias(buf, bp, s); err != nil {
+			return c.fail(err)
+		}
+		m.Samples = append(m.Samples, s)
+	}
+	return nil
+}
+
+func (c *sampleCodec) fail(err error) error {
+	c.releaseAll()
+	return err
+}
+
+func (c *sampleCodec) releaseAll() {
+	for _, b := range c.bufs {
+		c.pool.put(b)
+	}
+	c.bufs = c.bufs[:0]
+}
+
+// take returns the buffers of the last decoded message, one per sample, and forgets them.
+func (c *sampleCodec) take() []*[]byte {
+	b := c.bufs
+	c.bufs = nil
 	return b
 }
 

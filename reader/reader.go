@@ -563,10 +563,11 @@ func (r *Reader) fromNode(ctx context.Context, n *node, step uint64, ks []uint32
 		for first := true; ; first = false {
 			m := new(pb.OffloadSampleBatch)
 			err := stream.RecvMsg(m)
-			sb := &sharedBuf{b: codec.take()}
-			sb.refs.Store(1)
+			bufs := codec.take()
 			if err != nil {
-				sb.release(&r.pool)
+				for _, b := range bufs {
+					r.pool.put(b)
+				}
 				if first && status.Code(err) == codes.Unimplemented {
 					n.noBatch.Store(true) // an older node: one message per sample
 					break
@@ -576,10 +577,11 @@ func (r *Reader) fromNode(ctx context.Context, n *node, step uint64, ks []uint32
 				}
 				return missing()
 			}
-			for _, x := range m.GetSamples() {
+			for i, x := range m.GetSamples() {
+				sb := newSharedBuf(bufs, i)
 				r.takeSample(ctx, n, step, x, sb, got, st, slots)
+				sb.release(&r.pool)
 			}
-			sb.release(&r.pool)
 		}
 	}
 	stream, err := n.client.GetStep(cctx, req, grpc.ForceCodecV2(codec))
@@ -590,8 +592,7 @@ func (r *Reader) fromNode(ctx context.Context, n *node, step uint64, ks []uint32
 	for {
 		m := new(pb.OffloadSample)
 		err := stream.RecvMsg(m)
-		sb := &sharedBuf{b: codec.take()}
-		sb.refs.Store(1)
+		sb := newSharedBuf(codec.take(), 0)
 		if err != nil {
 			sb.release(&r.pool)
 			if !errors.Is(err, io.EOF) {
@@ -605,12 +606,23 @@ func (r *Reader) fromNode(ctx context.Context, n *node, step uint64, ks []uint32
 	return missing()
 }
 
-// sharedBuf is a pooled receive buffer that the frames of one or more samples alias (one
-// message of GetStepBatch or GetStep). It goes back to the pool when its last holder lets go:
-// the receiving loop, and every sample that kept its frames (until Step.Release).
+// sharedBuf is the pooled receive buffer a sample's frames alias. It goes back to the pool
+// when its last holder lets go: the receiving loop, and the sample if it kept its frames
+// (until Step.Release).
 type sharedBuf struct {
 	b    *[]byte
 	refs atomic.Int32
+}
+
+// newSharedBuf holds bufs[i] (nil if there is none: the sample was decoded into ordinary
+// memory) for the receiving loop.
+func newSharedBuf(bufs []*[]byte, i int) *sharedBuf {
+	sb := &sharedBuf{}
+	if i < len(bufs) {
+		sb.b = bufs[i]
+	}
+	sb.refs.Store(1)
+	return sb
 }
 
 func (s *sharedBuf) hold() { s.refs.Add(1) }
