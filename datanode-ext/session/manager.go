@@ -469,14 +469,16 @@ func (m *Manager) getStep(ctx context.Context, user string, req *pb.GetStepReque
 	return flush()
 }
 
-// await waits for a job until it finishes, the deadline passes, or (while it is still queued)
-// the node starts shedding.
+// await waits for a job until it finishes, the deadline passes, or the node sheds. A shedding
+// node does not wait for a job that is running either: its worker runs at low priority on a
+// loaded CPU and may take many times its usual time, while the reader transforms the raw
+// bytes at once (the job finishes unused).
 func (m *Manager) await(ctx context.Context, j *job, deadline <-chan time.Time, expired *bool) *job {
 	for {
 		m.mu.Lock()
 		st := j.state
 		m.mu.Unlock()
-		if st == queued && m.gov.Shedding() {
+		if st != finished && m.gov.Shedding() {
 			return j
 		}
 		select {
