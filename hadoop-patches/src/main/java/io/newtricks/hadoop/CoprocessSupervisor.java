@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * never stop or slow the Hadoop daemon. Callers use {@link #channel()} while
  * {@link #isHealthy()} is true.
  */
-final class CoprocessSupervisor {
+final class CoprocessSupervisor implements CoprocessLink {
   private static final Logger LOG = LoggerFactory.getLogger(CoprocessSupervisor.class);
   /** go-plugin registers its health service under this name. */
   static final String HEALTH_SERVICE = "plugin";
@@ -132,17 +132,20 @@ final class CoprocessSupervisor {
   }
 
   /** The channel to the current child; null while none is up. */
-  ManagedChannel channel() {
+  @Override
+  public ManagedChannel channel() {
     return channel;
   }
 
   /** True once the child passed handshake, health and Configure, until it fails. */
-  boolean isHealthy() {
+  @Override
+  public boolean isHealthy() {
     return healthy;
   }
 
   /** How many times the child was (re)started successfully, minus one; -1 before the first. */
-  int generation() {
+  @Override
+  public int generation() {
     return generation;
   }
 
@@ -155,7 +158,8 @@ final class CoprocessSupervisor {
   }
 
   /** The current child's answer to Configure (its event subscription); null before the first. */
-  ConfigureResponse configureResponse() {
+  @Override
+  public ConfigureResponse configureResponse() {
     return configured;
   }
 

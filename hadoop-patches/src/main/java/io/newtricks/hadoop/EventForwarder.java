@@ -28,22 +28,33 @@ import org.slf4j.LoggerFactory;
  * That durable txid is persisted (newtricks.events.state.file), so a restarted NameNode resumes
  * after it too. Audit events are best effort: the audit queue is bounded and every batch carries
  * the total dropped so far.
+ *
+ * <p>The co-process's subscription can change after Configure (a subsystem switched on, a
+ * {@code RecentEvents} interest): it answers every Deliver with its filter when that changed.
+ * So that a change reaches the hook even when nothing is being sent (nothing was subscribed,
+ * or nothing subscribed happens), the forwarder sends an empty batch after
+ * {@link #HEARTBEAT_MS} without a Deliver: one call a second at most, only while idle.
  */
 final class EventForwarder {
   private static final Logger LOG = LoggerFactory.getLogger(EventForwarder.class);
   private static final long RETRY_MS = 200;
   /**
    * Pace of the loop, and of resume-point saves, while nothing at all is subscribed: there is
-   * nothing to send, and a new subscription arrives with a new co-process generation, which
-   * the loop notices within this time (the health check itself runs once a second).
+   * nothing to send; a new subscription arrives with the next heartbeat (or a new co-process
+   * generation), which the loop sends within this time.
    */
   static final long IDLE_MS = 1_000;
+  /**
+   * An empty batch is delivered after this long without a Deliver, so that a filter change in
+   * the co-process reaches the hook (in the acknowledgement) while nothing is sent otherwise.
+   */
+  static final long HEARTBEAT_MS = 1_000;
 
   private final EventHub hub;
   private final NamespaceTailer tailer;
   private final File stateFile;
   private final long persistIntervalMs;
-  private final CoprocessSupervisor supervisor;
+  private final CoprocessLink supervisor;
   private final HookMetrics metrics;
   private final int batchMax;
   private final long lingerMs;
@@ -68,8 +79,9 @@ final class EventForwarder {
   private long nextPersistAt;
   private final boolean auditForwarderConfigured;
   private boolean hintedAudit;
+  private long lastDeliverMs;        // last acknowledged Deliver (heartbeats included)
 
-  EventForwarder(EventHub hub, NamespaceTailer tailer, CoprocessSupervisor supervisor,
+  EventForwarder(EventHub hub, NamespaceTailer tailer, CoprocessLink supervisor,
       HookMetrics metrics, HookConf hc) {
     this.hub = hub;
     this.tailer = tailer;
@@ -145,6 +157,9 @@ final class EventForwarder {
         }
         if (inflight == null) {
           build();
+        }
+        if (inflight == null) {
+          heartbeat(cycleStart);
         }
         if (inflight == null && nothingSubscribed()) {
           persist(false);
@@ -274,6 +289,51 @@ final class EventForwarder {
     inflightAudit = audit.size();
   }
 
+  /**
+   * Delivers an empty batch if nothing was delivered for HEARTBEAT_MS: its acknowledgement
+   * carries the co-process's filter if it changed (and its durable txid, which a subscriber
+   * with a cursor of its own may have moved since). A failure is not retried: the next cycle
+   * sends another.
+   */
+  private void heartbeat(long now) {
+    // (9/10: the idle loop wakes once per HEARTBEAT_MS, give or take a millisecond)
+    if (now - lastDeliverMs < HEARTBEAT_MS * 9 / 10) {
+      return;
+    }
+    ManagedChannel ch = supervisor.channel();
+    if (ch == null) {
+      return;
+    }
+    lastDeliverMs = now; // also after a failure: at most one attempt per HEARTBEAT_MS
+    try {
+      EventBatch empty = EventBatch.newBuilder().setSeq(seq)
+          .setAuditDroppedTotal(hub.dropped())
+          .setNamespaceGapsTotal(metrics.namespaceGaps.value()).build();
+      DeliverAck ack = EventSinkGrpc.newBlockingStub(ch)
+          .withDeadlineAfter(deliverTimeoutMs, TimeUnit.MILLISECONDS)
+          .deliver(empty);
+      metrics.heartbeats.incr();
+      acknowledged(ack);
+    } catch (RuntimeException e) {
+      metrics.batchesFailed.incr();
+      long t = System.currentTimeMillis();
+      if (t - lastFailureLog > 10_000) {
+        lastFailureLog = t;
+        LOG.warn("newtricks: EventSink/Deliver heartbeat failed: {}", e.toString());
+      }
+    }
+  }
+
+  private void acknowledged(DeliverAck ack) {
+    if (tailer != null) {
+      tailer.acknowledge(ack.getLastTxid(), ack.getDurableTxid());
+    }
+    durableTxid = Math.max(durableTxid, ack.getDurableTxid());
+    if (ack.hasFilter()) {
+      applyFilter(ack.getFilter());
+    }
+  }
+
   private boolean deliver() {
     ManagedChannel ch = supervisor.channel();
     if (ch == null) {
@@ -291,14 +351,9 @@ final class EventForwarder {
       metrics.batchesDelivered.incr();
       metrics.auditForwarded.incr(inflightAudit);
       metrics.namespaceForwarded.incr(inflightNamespace);
-      if (tailer != null) {
-        tailer.acknowledge(ack.getLastTxid(), ack.getDurableTxid());
-      }
-      durableTxid = Math.max(durableTxid, ack.getDurableTxid());
-      if (ack.hasFilter()) {
-        applyFilter(ack.getFilter());
-      }
+      lastDeliverMs = System.currentTimeMillis();
       inflight = null;
+      acknowledged(ack);
       return true;
     } catch (RuntimeException e) {
       metrics.batchesFailed.incr();

@@ -31,6 +31,7 @@ final class HookMetrics implements MetricsSource {
   final MutableCounterLong namespaceForwarded;
   final MutableCounterLong batchesDelivered;
   final MutableCounterLong batchesFailed;
+  final MutableCounterLong heartbeats;
   final MutableCounterLong namespaceGaps;
   final MutableCounterLong coprocessStarts;
   final MutableCounterLong coprocessRestarts;
@@ -53,6 +54,7 @@ final class HookMetrics implements MetricsSource {
     auditForwarded = registry.newCounter("AuditEventsForwarded", "audit events acknowledged by the co-process", 0L);
     namespaceForwarded = registry.newCounter("NamespaceEventsForwarded", "inotify events acknowledged by the co-process", 0L);
     batchesDelivered = registry.newCounter("BatchesDelivered", "event batches acknowledged", 0L);
+    heartbeats = registry.newCounter("DeliverHeartbeats", "empty batches delivered after a second without one (they bring filter changes)", 0L);
     batchesFailed = registry.newCounter("BatchesFailed", "EventSink/Deliver attempts that failed (batch kept and retried)", 0L);
     namespaceGaps = registry.newCounter("NamespaceGaps", "times the inotify tailer skipped over missing edits", 0L);
     coprocessStarts = registry.newCounter("CoprocessStarts", "successful co-process starts (handshake+health+Configure)", 0L);
