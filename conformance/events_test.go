@@ -149,7 +149,7 @@ func TestNameNodeRestartMidStreamLosesNoClose(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(time.Second) // the hook persists the durable txid at most every 200 ms
+	time.Sleep(2 * time.Second) // the hook persists the durable txid at most once a second
 
 	// Freeze namenode-ext, keep writing, restart the NameNode under the writer.
 	pids, err := c.Children(cluster.NameNode, "namenode-ext")

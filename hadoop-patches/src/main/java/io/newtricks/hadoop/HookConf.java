@@ -144,7 +144,7 @@ final class HookConf {
     this.inotifyCostFactor = conf.getInt(INOTIFY_COST_FACTOR, 20);
     this.inotifyEventsPerRead = conf.getInt(INOTIFY_EVENTS_PER_READ, 20_000);
     this.stateFile = stateFile(conf);
-    this.statePersistMs = conf.getLong(STATE_PERSIST_MS, 200);
+    this.statePersistMs = conf.getLong(STATE_PERSIST_MS, 1_000);
     this.rollMinIntervalMs = conf.getLong(ROLL_MIN_INTERVAL_MS, 5_000);
     this.auditForwarderConfigured = conf.get("dfs.namenode.audit.loggers", "")
         .contains(AuditForwarder.class.getName());
