@@ -5,6 +5,9 @@
 // clusters that differ only in the hooks and in what namenode-ext subscribes to:
 //
 //   - plain: no hooks (the baseline);
+//   - control: a second cluster without hooks, measured exactly like the others: plain vs
+//     control is the benchmark's own noise (two identical NameNodes in the same run), the
+//     yardstick for every hooked figure;
 //   - idle: hooks on (plugin, audit logger, event journal, namenode-ext running), nothing
 //     subscribed: the out-of-the-box configuration (reactive hints and mirror are off);
 //   - typical: what the shipped subsystems subscribe to when switched on: reactive hints
@@ -16,19 +19,26 @@
 //
 // Only one cluster runs at a time (the others' processes are stopped with SIGSTOP), the order
 // rotates every round, and all have the same audit-log settings. Per operation it prints the
-// median (min, max) ops/s over the rounds, the ratio to plain, and the NameNode's CPU (JVM +
-// co-process, from /proc schedstat, from the operation's start after its input generation to
-// the tool's exit) per 1000 ops, then where each configuration's CPU went (per JVM thread group
-// and the co-process, microseconds per op).
+// median (min, max) ops/s over the rounds and the NameNode's CPU (JVM + co-process, from /proc
+// schedstat, from the operation's start after its input generation to the tool's exit) per
+// 1000 ops, and the ratios to plain: per round (a configuration and plain measured in the same
+// round, minutes apart at most), median (min, max) over the rounds; a ratio is marked with *
+// when it lies outside the range of control's ratios for that operation. Then where each
+// configuration's CPU went (per JVM thread group and the co-process, microseconds per op), its
+// garbage collections during the operations (from each NameNode's GC log), and each cluster's
+// CPU at rest (nothing running against it, every process of the cluster, per thread group).
 //
 // Event latency: CLOSE at the NameNode (the op's time) to arrival at namenode-ext, P50/P99, on a
 // fresh edit-log segment and on one holding -long-edits edits, for the event journal (the
 // mechanism the hooks use) and optionally for the inotify poller (the fallback).
 //
 // Last line: `BENCH nn-overhead min_ratio=<x> cpu_ratio=<x> event_p99_ms=<x> config=<headline>
-// ...` where min_ratio and cpu_ratio are those of the headline configuration (typical unless
-// -headline says otherwise), followed by the same two figures for every other configuration,
-// and event_p99_ms is the event journal's P99 on the long segment.
+// ...` where min_ratio (the lowest over the operations of the median per-round ops/s ratio)
+// and cpu_ratio (the highest median per-round CPU-per-op ratio) are those of the headline
+// configuration (typical unless -headline says otherwise), followed by the same two figures
+// for every other configuration, control's first (the same statistics between two plain
+// clusters: what noise alone gives), and event_p99_ms is the event journal's P99 on the long
+// segment.
 package main
 
 import (
@@ -70,16 +80,18 @@ type options struct {
 	inotify   bool
 	jfr       string
 	trial     bool
+	rest      time.Duration
 }
 
 func main() {
 	var o options
 	ops := flag.String("ops", "create,mkdirs,open,fileStatus,rename,delete", "NNThroughputBenchmark operations")
-	configs := flag.String("configs", "plain,idle,typical,worst", "configurations to compare (plain first: the baseline)")
+	configs := flag.String("configs", "plain,control,idle,typical,worst", "configurations to compare (plain first: the baseline; control: a second plain cluster)")
 	flag.StringVar(&o.headline, "headline", "typical", "configuration whose figures head the BENCH line")
 	flag.IntVar(&o.rounds, "rounds", 5, "measured rounds per configuration (rotating order), after the warm-up rounds; at least 5")
 	flag.IntVar(&o.warmup, "warmup", 2, "warm-up rounds (every JVM's JIT), not counted")
 	flag.IntVar(&o.files, "files", 4000, "files (or dirs) per operation")
+	flag.DurationVar(&o.rest, "rest", 10*time.Second, "how long each cluster's CPU at rest is measured (0: not)")
 	flag.IntVar(&o.threads, "threads", 4, "client threads")
 	flag.BoolVar(&o.audit, "audit-log", false, "write the NameNode audit log (FSNamesystem.audit at INFO) on every cluster; off by default")
 	flag.BoolVar(&o.noTop, "no-top", false, "dfs.namenode.top.enabled=false on every cluster: with the audit log off, the plain NameNode then skips audit work entirely, exposing the cost of any extra audit logger (isAuditEnabled)")
@@ -99,10 +111,10 @@ func main() {
 	}
 	headline := false
 	for _, c := range o.configs {
-		if _, ok := subscriptions[c]; !ok && c != "plain" {
+		if _, ok := subscriptions[c]; !ok && !isPlain(c) {
 			log.Fatalf("-configs: unknown configuration %q", c)
 		}
-		headline = headline || (c == o.headline && c != "plain")
+		headline = headline || (c == o.headline && !isPlain(c))
 	}
 	if !headline {
 		log.Fatalf("-headline %s: not a hooked configuration among -configs %s", o.headline, *configs)
@@ -130,11 +142,16 @@ var subscriptions = map[string]map[string]string{
 	"worst": {"newtricks.namenode.ext.events.subscribe": "CREATE,CLOSE,RENAME,UNLINK,audit:open"},
 }
 
+// isPlain: a configuration without hooks (the baseline and the control).
+func isPlain(name string) bool { return name == "plain" || name == "control" }
+
 // describe says what a configuration subscribes to, for the output.
 func describe(name string) string {
 	switch name {
 	case "plain":
 		return "no hooks"
+	case "control":
+		return "no hooks, a second plain cluster: plain vs control is the noise of this benchmark"
 	case "idle":
 		return "hooks on, nothing subscribed (out of the box: reactive hints and mirror off)"
 	case "typical":
@@ -185,6 +202,9 @@ func pause(c *cluster.Cluster, stop bool) {
 func threadCPU(pids []int) map[string]int64 {
 	out := map[string]int64{}
 	for i, pid := range pids {
+		if pid == 0 {
+			continue
+		}
 		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		if err != nil {
 			continue
@@ -209,6 +229,63 @@ func threadCPU(pids []int) map[string]int64 {
 				group = "co-process " + strings.TrimSpace(string(comm))
 			}
 			out[group] += ns
+		}
+	}
+	return out
+}
+
+// clusterCPU returns the CPU time (ns) of every process of a cluster: the NameNode's and each
+// DataNode's JVM by thread group ("NN ..."/"DN ..."; the newtricks threads one by one) and their
+// co-processes.
+func clusterCPU(c *cluster.Cluster) map[string]int64 {
+	out := map[string]int64{}
+	add := func(prefix string, pid int, d cluster.Daemon) {
+		for g, ns := range threadCPUDetail([]int{pid}) {
+			out[prefix+g] += ns
+		}
+		if kids, err := c.Children(d, ""); err == nil {
+			for _, k := range kids {
+				for g, ns := range threadCPU([]int{0, k}) {
+					out[prefix+g] += ns
+				}
+			}
+		}
+	}
+	add("NN ", c.NameNodePID(), cluster.NameNode)
+	for _, dn := range c.DataNodes() {
+		if dn.PID != 0 {
+			add("DN ", dn.PID, dn.Daemon)
+		}
+	}
+	return out
+}
+
+// threadCPUDetail is threadCPU of one JVM with the newtricks and gRPC threads by name.
+func threadCPUDetail(pids []int) map[string]int64 {
+	out := map[string]int64{}
+	for _, pid := range pids {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			continue
+		}
+		for _, t := range tasks {
+			dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
+			ss, err := os.ReadFile(dir + "schedstat")
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(ss))
+			if len(f) == 0 {
+				continue
+			}
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			comm, _ := os.ReadFile(dir + "comm")
+			name := strings.TrimSpace(string(comm))
+			g := threadGroup(name)
+			if strings.HasPrefix(g, "newtricks") {
+				g = "newtricks thread: " + digits.ReplaceAllString(name, "")
+			}
+			out[g] += ns
 		}
 	}
 	return out
@@ -270,9 +347,10 @@ func log4jFor(dir string, audit bool) (string, error) {
 }
 
 type side struct {
-	name string
-	c    *cluster.Cluster
-	lay  exttest.Layout
+	name  string
+	c     *cluster.Cluster
+	lay   exttest.Layout
+	gcLog string // the NameNode's GC log
 }
 
 func startCluster(ctx context.Context, a exttest.Artifacts, base, name string, o exttest.Options, log4j string, bo options) (side, error) {
@@ -299,6 +377,13 @@ func startCluster(ctx context.Context, a exttest.Artifacts, base, name string, o
 	cfg.FullJIT = true
 	cfg.NameNodeHeap = "1g"
 	cfg.JavaOpts = append(cfg.JavaOpts, "-Dlog4j.configuration=file:"+log4j)
+	// Every JVM of the cluster logs its collections (one file per pid): the benchmark counts
+	// the NameNode's during each measured operation.
+	gcDir := filepath.Join(base, name+"-gc")
+	if err := os.MkdirAll(gcDir, 0o755); err != nil {
+		return side{}, err
+	}
+	cfg.JavaOpts = append(cfg.JavaOpts, "-Xlog:gc:file="+gcDir+"/gc-%p.log:time")
 	if bo.jfr != "" {
 		// A directory: each JVM (NameNode, DataNode) writes its own file into it.
 		dir := filepath.Join(bo.jfr, name)
@@ -311,13 +396,14 @@ func startCluster(ctx context.Context, a exttest.Artifacts, base, name string, o
 	if err != nil {
 		return side{}, fmt.Errorf("start %s: %w", name, err)
 	}
-	return side{name: name, c: c, lay: lay}, nil
+	return side{name: name, c: c, lay: lay, gcLog: filepath.Join(gcDir, fmt.Sprintf("gc-%d.log", c.NameNodePID()))}, nil
 }
 
 type sample struct {
-	ops   float64          // ops/s
-	cpuUs float64          // NameNode CPU (JVM + co-process), microseconds per op
-	parts map[string]int64 // CPU ns by thread group
+	ops        float64          // ops/s
+	cpuUs      float64          // NameNode CPU (JVM + co-process), microseconds per op
+	parts      map[string]int64 // CPU ns by thread group
+	start, end time.Time        // the measured window
 }
 
 func run(o options) error {
@@ -356,7 +442,7 @@ func run(o options) error {
 		}
 	}()
 	for _, name := range o.configs {
-		eo := exttest.Options{NoHooks: name == "plain", NameNodeSite: subscriptions[name]}
+		eo := exttest.Options{NoHooks: isPlain(name), NameNodeSite: subscriptions[name]}
 		s, err := startCluster(ctx, a, base, name, eo, log4j, o)
 		if err != nil {
 			return err
@@ -385,7 +471,7 @@ func run(o options) error {
 			pause(s.c, false)
 			time.Sleep(time.Second) // let the resumed daemons catch up on heartbeats
 			for _, op := range o.ops {
-				v, parts, err := nnbench(ctx, a, s.c, log4j, op, o.files, o.threads, nnPIDs(s.c))
+				v, parts, win, err := nnbench(ctx, a, s.c, log4j, op, o.files, o.threads, nnPIDs(s.c))
 				if err != nil {
 					return fmt.Errorf("%s round %d %s: %w", s.name, r, op, err)
 				}
@@ -394,40 +480,94 @@ func run(o options) error {
 					fmt.Printf("warm-up  %-8s %-11s %10.0f ops/s %8.1f us CPU/op\n", s.name, op, v, cpuUs)
 					continue
 				}
-				res[s.name][op] = append(res[s.name][op], sample{ops: v, cpuUs: cpuUs, parts: parts})
+				res[s.name][op] = append(res[s.name][op], sample{ops: v, cpuUs: cpuUs, parts: parts, start: win[0], end: win[1]})
 				fmt.Printf("round %d  %-8s %-11s %10.0f ops/s %8.1f us CPU/op\n", r+1, s.name, op, v, cpuUs)
 			}
 			pause(s.c, true)
 		}
 	}
 
-	type summary struct{ minRatio, cpuRatio float64 }
+	type summary struct {
+		minRatio, cpuRatio float64
+		outside            int // operations whose median ratio lies outside control's range
+	}
 	sums := map[string]summary{}
 	fmt.Printf("\nNameNode throughput and CPU, median (min, max) of %d rounds after %d warm-up rounds; %d files, %d client threads;\n"+
-		"one cluster running at a time, order rotating; CPU: NameNode JVM + co-process per 1000 ops (ms), from schedstat, from the\n"+
-		"operation's start (after its input generation) to the tool's exit (incl. its clean-up: one recursive delete)\n",
+		"one cluster running at a time, order rotating; CPU: NameNode JVM + co-process per op (us), from schedstat, from the\n"+
+		"operation's start (after its input generation) to the tool's exit (incl. its clean-up: one recursive delete);\n"+
+		"ratios to plain per round (same round), median (min, max) over the rounds; * = outside control's range for the operation\n",
 		o.rounds, o.warmup, o.files, o.threads)
+	_, haveControl := res["control"]
 	for _, op := range o.ops {
-		fmt.Printf("\n%-11s %-8s %26s %7s %24s %9s\n", op, "config", "ops/s med (min,max)", "ratio", "CPU ms/kop med (min,max)", "cpu ratio")
+		fmt.Printf("\n%-11s %-8s %24s %24s %26s %26s\n", op, "config", "ops/s med (min,max)", "CPU us/op med (min,max)", "ratio med (min,max)", "cpu ratio med (min,max)")
 		p := res["plain"][op]
+		var ctlR, ctlC []float64
+		if haveControl {
+			ctlR, ctlC = paired(res["control"][op], p)
+		}
 		for _, s := range sides {
 			h := res[s.name][op]
-			ratio := median(opsOf(h)) / median(opsOf(p))
-			cr := median(cpuOf(h)) / median(cpuOf(p))
-			fmt.Printf("%-11s %-8s %10.0f (%6.0f,%6.0f) %7.3f %8.1f (%6.1f,%6.1f) %9.3f\n", "", s.name,
-				median(opsOf(h)), minOf(opsOf(h)), maxOf(opsOf(h)), ratio,
-				median(cpuOf(h)), minOf(cpuOf(h)), maxOf(cpuOf(h)), cr)
+			fmt.Printf("%-11s %-8s %8.0f (%6.0f,%6.0f) %8.1f (%6.1f,%6.1f)", "", s.name,
+				median(opsOf(h)), minOf(opsOf(h)), maxOf(opsOf(h)),
+				median(cpuOf(h)), minOf(cpuOf(h)), maxOf(cpuOf(h)))
 			if s.name == "plain" {
+				fmt.Println()
 				continue
 			}
+			rr, cr := paired(h, p)
+			mark := func(v float64, ctl []float64) string {
+				if s.name == "control" || len(ctl) == 0 || (v >= minOf(ctl) && v <= maxOf(ctl)) {
+					return " "
+				}
+				return "*"
+			}
+			mr, mc := median(rr), median(cr)
+			fmt.Printf(" %7.3f%s (%5.3f,%5.3f) %7.3f%s (%5.3f,%5.3f)\n", mr, mark(mr, ctlR), minOf(rr), maxOf(rr),
+				mc, mark(mc, ctlC), minOf(cr), maxOf(cr))
 			sm, ok := sums[s.name]
 			if !ok {
 				sm = summary{minRatio: math.Inf(1)}
 			}
-			sm.minRatio = math.Min(sm.minRatio, ratio)
-			sm.cpuRatio = math.Max(sm.cpuRatio, cr)
+			sm.minRatio = math.Min(sm.minRatio, mr)
+			sm.cpuRatio = math.Max(sm.cpuRatio, mc)
+			if mark(mr, ctlR) == "*" || mark(mc, ctlC) == "*" {
+				sm.outside++
+			}
 			sums[s.name] = sm
 		}
+	}
+	fmt.Printf("\nsummary (min_ratio: lowest median ops/s ratio over the operations; cpu_ratio: highest median CPU-per-op ratio):\n")
+	for _, s := range sides {
+		if sm, ok := sums[s.name]; ok {
+			note := ""
+			if s.name == "control" {
+				note = "  <- two identical plain clusters: what noise alone gives"
+			} else if haveControl {
+				note = fmt.Sprintf("  (%d of %d operations outside control's range)", sm.outside, len(o.ops))
+			}
+			fmt.Printf("  %-8s min_ratio %.3f  cpu_ratio %.3f%s\n", s.name, sm.minRatio, sm.cpuRatio, note)
+		}
+	}
+
+	// Garbage collection of each NameNode during the measured operations (its GC log).
+	fmt.Printf("\nNameNode garbage collection during the measured operations (all rounds), per 1000 ops:\n")
+	fmt.Printf("%-8s %12s %14s %16s %14s %14s\n", "config", "collections", "pause ms", "allocated MB", "live MB (med)", "heap MB (med)")
+	for _, s := range sides {
+		var wins [][2]time.Time
+		var nops float64
+		for _, op := range o.ops {
+			for _, x := range res[s.name][op] {
+				wins = append(wins, [2]time.Time{x.start, x.end})
+				nops += float64(o.files)
+			}
+		}
+		g, err := gcDuring(s.gcLog, wins)
+		if err != nil {
+			fmt.Printf("%-8s %v\n", s.name, err)
+			continue
+		}
+		k := nops / 1000
+		fmt.Printf("%-8s %12.2f %14.2f %16.1f %14.0f %14.0f\n", s.name, float64(g.count)/k, g.pauseMs/k, g.allocMB/k, median(g.liveMB), median(g.heapMB))
 	}
 
 	// Where the CPU went: per thread group, microseconds per op summed over the operations
@@ -468,6 +608,9 @@ func run(o options) error {
 			}
 		}
 		fmt.Println()
+	}
+	if o.rest > 0 {
+		restCPU(sides, o.rest)
 	}
 	for _, s := range sides {
 		pause(s.c, false)
@@ -543,7 +686,12 @@ func run(o options) error {
 		return fmt.Errorf("-headline %s: not among -configs", o.headline)
 	}
 	line := fmt.Sprintf("BENCH nn-overhead min_ratio=%.3f cpu_ratio=%.3f event_p99_ms=%.0f config=%s", head.minRatio, head.cpuRatio, journalP99, o.headline)
-	for _, name := range o.configs {
+	seen := map[string]bool{}
+	for _, name := range append([]string{"control"}, o.configs...) {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
 		if sm, ok := sums[name]; ok && name != o.headline {
 			line += fmt.Sprintf(" %s_min_ratio=%.3f %s_cpu_ratio=%.3f", name, sm.minRatio, name, sm.cpuRatio)
 		}
@@ -715,7 +863,8 @@ var (
 // the CPU of pids (by thread group) from the start of the measured operation (its "Starting N
 // <op>(s)." line, after any input generation) to the tool's exit (which includes its clean-up:
 // one recursive delete of its base directory).
-func nnbench(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j, op string, files, threads int, pids []int) (float64, map[string]int64, error) {
+func nnbench(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j, op string, files, threads int, pids []int) (float64, map[string]int64, [2]time.Time, error) {
+	var win [2]time.Time
 	args := []string{"-fs", c.URI(), "-op", op, "-threads", strconv.Itoa(threads)}
 	if op == "mkdirs" {
 		args = append(args, "-dirs", strconv.Itoa(files))
@@ -727,15 +876,17 @@ func nnbench(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j
 	onLine := func(line string) {
 		if m := startingRE.FindStringSubmatch(line); m != nil && strings.EqualFold(m[1], op) {
 			before = threadCPU(pids)
+			win[0] = time.Now()
 		}
 	}
 	text, err := hadoopTool(ctx, a, c, log4j, onLine, "org.apache.hadoop.hdfs.server.namenode.NNThroughputBenchmark", args...)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%v\n%s", err, tail(text, 30))
+		return 0, nil, win, fmt.Errorf("%v\n%s", err, tail(text, 30))
 	}
 	after := threadCPU(pids)
+	win[1] = time.Now()
 	if before == nil {
-		return 0, nil, fmt.Errorf("no \"Starting N %s(s).\" line in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
+		return 0, nil, win, fmt.Errorf("no \"Starting N %s(s).\" line in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
 	}
 	parts := map[string]int64{}
 	for k, ns := range after {
@@ -754,9 +905,9 @@ func nnbench(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j
 			break
 		}
 		v, err := strconv.ParseFloat(m[1], 64)
-		return v, parts, err
+		return v, parts, win, err
 	}
-	return 0, nil, fmt.Errorf("no %q stats in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
+	return 0, nil, win, fmt.Errorf("no %q stats in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
 }
 
 // hadoopTool runs a Hadoop main class with a console log4j config (NNThroughputBenchmark prints
@@ -840,4 +991,115 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// paired returns, per round, h's ops/s and CPU-per-op ratios to p's in the same round.
+func paired(h, p []sample) (ratio, cpu []float64) {
+	for i := 0; i < len(h) && i < len(p); i++ {
+		ratio = append(ratio, h[i].ops/p[i].ops)
+		cpu = append(cpu, h[i].cpuUs/p[i].cpuUs)
+	}
+	return ratio, cpu
+}
+
+type gcStats struct {
+	count          int
+	pauseMs        float64
+	allocMB        float64   // allocated between the previous collection and each one in a window
+	liveMB, heapMB []float64 // after each collection in a window, and the heap's size
+}
+
+// gcLine is one collection in a -Xlog:gc:...:time log (Serial GC):
+// [2026-12-01T14:20:01.123+0000] GC(12) Pause Young (Allocation Failure) 120M->20M(1024M) 5.123ms
+var gcLine = regexp.MustCompile(`^\[([^\]]+)\] GC\(\d+\) Pause .* (\d+)M->(\d+)M\((\d+)M\) ([0-9.]+)ms`)
+
+// gcDuring sums the collections logged in path whose time falls in one of the windows.
+func gcDuring(path string, wins [][2]time.Time) (gcStats, error) {
+	var g gcStats
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return g, err
+	}
+	prevAfter := 0.0
+	for _, line := range strings.Split(string(b), "\n") {
+		m := gcLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		t, err := time.Parse("2006-01-02T15:04:05.000-0700", m[1])
+		if err != nil {
+			continue
+		}
+		before, _ := strconv.ParseFloat(m[2], 64)
+		after, _ := strconv.ParseFloat(m[3], 64)
+		heap, _ := strconv.ParseFloat(m[4], 64)
+		ms, _ := strconv.ParseFloat(m[5], 64)
+		for _, w := range wins {
+			if !t.Before(w[0]) && !t.After(w[1]) {
+				g.count++
+				g.pauseMs += ms
+				g.allocMB += math.Max(0, before-prevAfter)
+				g.liveMB = append(g.liveMB, after)
+				g.heapMB = append(g.heapMB, heap)
+				break
+			}
+		}
+		prevAfter = after
+	}
+	return g, nil
+}
+
+// restCPU prints each cluster's CPU at rest: nothing runs against it for d (after the rounds,
+// one cluster at a time as in the rounds), every process of the cluster, by thread group.
+func restCPU(sides []side, d time.Duration) {
+	per := map[string]map[string]float64{}
+	groups := map[string]bool{}
+	for _, s := range sides {
+		pause(s.c, false)
+		time.Sleep(2 * time.Second) // heartbeats and timers catch up after SIGCONT
+		before := clusterCPU(s.c)
+		time.Sleep(d)
+		after := clusterCPU(s.c)
+		pause(s.c, true)
+		per[s.name] = map[string]float64{}
+		for g, ns := range after {
+			if v := float64(ns-before[g]) / d.Seconds() / 1e6; v > 0 { // ms of CPU per second
+				per[s.name][g] = v
+				groups[g] = true
+			}
+		}
+	}
+	fmt.Printf("\nCPU at rest (nothing running against the cluster, %v each, one at a time), ms of CPU per second (0.1 = 0.01%% of a core):\n", d)
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+	}
+	last := sides[len(sides)-1].name
+	sort.Slice(names, func(i, j int) bool { return per[last][names[i]] > per[last][names[j]] })
+	fmt.Printf("%-44s", "process / thread group")
+	for _, s := range sides {
+		fmt.Printf(" %9s", s.name)
+	}
+	fmt.Println()
+	total := map[string]float64{}
+	for _, g := range names {
+		big := false
+		for _, s := range sides {
+			big = big || per[s.name][g] >= 0.05
+			total[s.name] += per[s.name][g]
+		}
+		if !big {
+			continue
+		}
+		fmt.Printf("%-44s", g)
+		for _, s := range sides {
+			fmt.Printf(" %9.2f", per[s.name][g])
+		}
+		fmt.Println()
+	}
+	fmt.Printf("%-44s", "total")
+	for _, s := range sides {
+		fmt.Printf(" %9.2f", total[s.name])
+	}
+	fmt.Println()
 }
