@@ -179,22 +179,12 @@ func TestOffload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nsConn.Close()
-	for _, addr := range lay.DataNodeAPI {
-		cc, err := exttest.Dial(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cc.Close()
-		e.nodes = append(e.nodes, pb.NewOffloadClient(cc))
+	nodes, err := exttest.DialOffload(ctx, lay, e.su)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range e.nodes {
-		if err := exttest.WaitServing(ctx, func(ctx context.Context) error {
-			_, err := e.nodes[i].NodeStatus(ctx, &pb.OffloadNodeStatusRequest{User: e.su})
-			return err
-		}); err != nil {
-			t.Fatalf("datanode-ext %d offload: %v", i, err)
-		}
-	}
+	defer nodes.Close()
+	e.nodes = nodes.Clients
 
 	// Two sources: images (tar shards and single files) and clips; the dataset root is
 	// world-readable, the secret dataset only for its owner.

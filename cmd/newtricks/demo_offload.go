@@ -10,11 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/dataset/datasettest"
-	"github.com/newtricks/newtricks/internal/clustertest"
 	"github.com/newtricks/newtricks/internal/exttest"
-	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	xformv1 "github.com/newtricks/newtricks/proto/gen/xformv1"
 	"github.com/newtricks/newtricks/reader"
 	"github.com/newtricks/newtricks/schedule"
@@ -51,19 +48,8 @@ func (d *demo) offload(ctx context.Context) error {
 		{"img", datasettest.Media{Images: m.Images}, datasettest.Layout{Shards: 2, PerShard: 20, Singles: 4}},
 		{"vid", datasettest.Media{Images: m.Videos}, datasettest.Layout{Shards: 1, PerShard: 6}},
 	} {
-		local := filepath.Join(base, ds.name)
-		if _, err := datasettest.Write(local, ds.media, ds.l); err != nil {
-			return err
-		}
 		remote := "/demo/offload/" + ds.name
-		if err := clustertest.UploadDir(ctx, fs, local, remote); err != nil {
-			return err
-		}
-		idx, err := dataset.Build(ctx, dataset.HDFSFS{Client: fs}, remote, dataset.BuildOptions{})
-		if err != nil {
-			return err
-		}
-		sum, err := dataset.Store(ctx, fs, idx)
+		idx, sum, err := datasettest.Upload(ctx, fs, filepath.Join(base, ds.name), remote, ds.media, ds.l)
 		if err != nil {
 			return err
 		}
@@ -86,22 +72,17 @@ func (d *demo) offload(ctx context.Context) error {
 		return err
 	}
 	defer r.Close()
-	var nodes []pb.OffloadClient
-	for _, addr := range d.lay.DataNodeAPI {
-		cc, err := exttest.Dial(addr)
-		if err != nil {
-			return err
-		}
-		defer cc.Close()
-		nodes = append(nodes, pb.NewOffloadClient(cc))
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	nodes, err := exttest.DialOffload(wctx, d.lay, me.Username)
+	cancel()
+	if err != nil {
+		return err
 	}
+	defer nodes.Close()
 	shedding := func() (int, float64) {
 		n, other := 0, 0.0
-		for _, c := range nodes {
-			st, err := c.NodeStatus(ctx, &pb.OffloadNodeStatusRequest{User: me.Username})
-			if err != nil {
-				continue
-			}
+		sts, _ := nodes.Status(ctx) // a node that does not answer (nil) counts as not shedding
+		for _, st := range sts {
 			if st.GetShedding() {
 				n++
 			}
@@ -110,7 +91,7 @@ func (d *demo) offload(ctx context.Context) error {
 		return n, other
 	}
 	if n, other := shedding(); n > 0 {
-		fmt.Fprintf(d.out, "   note: %d of %d DataNodes already shed before the demo loads anything (cpu_other up to %.2f: this machine is busy with other work), so samples come back raw\n", n, len(nodes), other)
+		fmt.Fprintf(d.out, "   note: %d of %d DataNodes already shed before the demo loads anything (cpu_other up to %.2f: this machine is busy with other work), so samples come back raw\n", n, len(nodes.Clients), other)
 	}
 	var step int
 	phase := func(name string, steps int) error {
@@ -137,7 +118,7 @@ func (d *demo) offload(ctx context.Context) error {
 		n, other := shedding()
 		fmt.Fprintf(d.out, "   %-34s steps %3d-%3d: %2d samples as tensors from the DataNodes, %2d raw (transformed here), %2d read from HDFS; wait %5.1f ms/step, local transform %4.0f ms; %d of %d nodes shedding (max cpu_other %.2f)\n",
 			name, step-steps, step-1, paths["offload"], paths["raw"], paths["local"], float64(wait.Microseconds())/1000/float64(steps),
-			float64((after.LocalTransform - before.LocalTransform).Milliseconds()), n, len(nodes), other)
+			float64((after.LocalTransform - before.LocalTransform).Milliseconds()), n, len(nodes.Clients), other)
 		return nil
 	}
 	if err := phase("training, storage idle:", 15); err != nil {
@@ -153,7 +134,7 @@ func (d *demo) offload(ctx context.Context) error {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if n, _ := shedding(); n == len(nodes) {
+		if n, _ := shedding(); n == len(nodes.Clients) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
