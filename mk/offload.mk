@@ -7,4 +7,4 @@ offload-test: deps-apt hadoop jar build xform-media ## offload unit tests, then 
 
 .PHONY: bench-offload
 bench-offload: deps-apt hadoop jar build xform-media ## trainer on core 0, storage on core 1: HDFS+local vs offload vs offload under load; last line BENCH offload ...
-	$(TEST_ENV) go run ./bench/offload -png $(CACHE)/bench-offload-wait.png $(BENCH_OFFLOAD_FLAGS)
+	$(TEST_ENV) go run ./bench/offload -png $(CACHE)/bench-offload-stall.png $(BENCH_OFFLOAD_FLAGS)

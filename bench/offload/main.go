@@ -12,11 +12,14 @@
 //     and answer raw: the trainer transforms locally again and must be no more than 10%
 //     slower than (a).
 //
-// It reports per-step data wait (the time the training loop blocked in Next) P50/P99, the
-// trainer CPU seconds spent on loading (process CPU minus the model thread's CPU), steps/s,
-// the reader's heap with 1 vs 8 sources of the same total size, and DataNode read throughput
-// with and without a full transform load. It writes a PNG of per-step wait and, as its last
-// line, `BENCH offload p99_reduction=<x> stall_reduction=<x> trainer_cpu_reduction=<x>
+// It reports per-step stall P50/P99 (the time the trainer's thread was not running the model in
+// a step: waiting in Next, or ready to run while loading work had the trainer core; the step's
+// wall time minus the model step's CPU time), the wait in Next alone, the trainer CPU seconds
+// spent on loading (process CPU minus the CPU of the model step calls), steps/s, the reader's
+// heap with 1 vs 8 sources of the same total size, and DataNode read throughput with and
+// without a full transform load. A model-only run (m) in every round gives the floor: the
+// stall of the same loop with no loading at all. It writes a PNG of per-step stall and, as its
+// last line, `BENCH offload p99_reduction=<x> stall_reduction=<x> trainer_cpu_reduction=<x>
 // fallback_penalty=<x> mem_8_vs_1=<x>`.
 package main
 
@@ -39,7 +42,6 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/dataset/datasettest"
 	"github.com/newtricks/newtricks/internal/cluster"
 	"github.com/newtricks/newtricks/internal/clustertest"
@@ -59,7 +61,7 @@ type options struct {
 	profile                      string
 	round                        int
 	only                         string
-	modelGo                      bool
+	modelRuns                    string
 }
 
 func main() {
@@ -70,14 +72,17 @@ func main() {
 	flag.IntVar(&o.warmup, "warmup", 4, "steps per run not measured")
 	flag.IntVar(&o.batch, "batch", 8, "samples per step")
 	flag.DurationVar(&o.model, "model", 60*time.Millisecond, "synthetic model step (CPU time on the trainer core)")
-	flag.StringVar(&o.png, "png", "bench-offload-wait.png", "plot of per-step wait")
-	flag.BoolVar(&o.modelGo, "model-go", true, "run the synthetic model step as a Go loop; -model-go=false runs it in C (not the default: with it run a's loading overlaps the step on the trainer's CPU, so it never waits in Next and the wait-based ratios are 0/0)")
-	flag.StringVar(&o.only, "only", "", "a quick look at one run kind (a, b or c): its rounds only, no BENCH line")
+	flag.StringVar(&o.png, "png", "bench-offload-stall.png", "plot of per-step stall")
+	flag.StringVar(&o.modelRuns, "model-runs", "thread", "where the synthetic model step runs: thread (a C thread the Go runtime does not know, as a training framework's own thread), cgo (a cgo call from a locked Go thread) or go (a Go loop on a locked thread, the harness before 2026-12-01); with cgo and go the Go runtime's handling of that thread costs CPU on other threads, counted as loading")
+	flag.StringVar(&o.only, "only", "", "a quick look at one run kind (m, a, b or c): its rounds only, no BENCH line")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the trainer process over the measured steps of each run (b) to FILE.<round>")
 	flag.Parse()
 	if *burn {
 		for x := 0; ; x++ {
 		}
+	}
+	if o.modelRuns != "thread" && o.modelRuns != "cgo" && o.modelRuns != "go" {
+		log.Fatalf("-model-runs %q: want thread, cgo or go", o.modelRuns)
 	}
 	o.media = os.Getenv("NEWTRICKS_XFORM_MEDIA")
 	if err := run(o); err != nil {
@@ -110,12 +115,13 @@ func videoGraph() *xformv1.Graph {
 // bench holds the cluster and clients.
 type bench struct {
 	o     options
+	model *modelThread
 	c     *cluster.Cluster
 	lay   exttest.Layout
 	su    string
 	fs    *hdfs.Client
 	ns    pb.NamespaceClient
-	nodes []pb.OffloadClient
+	nodes *exttest.OffloadNodes
 }
 
 func run(o options) error {
@@ -145,8 +151,11 @@ func run(o options) error {
 	}
 	defer os.RemoveAll(base)
 
-	// The whole process (and so the cluster it starts, until re-pinned) on the trainer core.
-	if err := pinProcess(os.Getpid(), trainerCPU); err != nil {
+	// The cluster starts from this process pinned to the storage core, so that the NameNode,
+	// the DataNodes and the co-processes they start run there from their first thread (pinning
+	// a running JVM thread by thread races with the threads it creates meanwhile); this
+	// process moves to the trainer core once the cluster is up.
+	if _, err := pinProcess(os.Getpid(), storageCPU); err != nil {
 		return err
 	}
 	cfg, lay, err := exttest.Setup(a, filepath.Join(base, "cluster"), exttest.Options{Name: "bench-offload", DataNodes: 2,
@@ -175,7 +184,12 @@ func run(o options) error {
 	defer c.Stop()
 	defer os.RemoveAll(lay.SocketDir)
 	b := &bench{o: o, c: c, lay: lay, su: u.Username}
-	if err := b.pinStorage(); err != nil {
+	if o.modelRuns == "thread" {
+		if b.model, err = startModelThread(); err != nil {
+			return err
+		}
+	}
+	if _, err := b.pin(); err != nil {
 		return err
 	}
 	if b.fs, err = c.Client(b.su); err != nil {
@@ -188,28 +202,16 @@ func run(o options) error {
 	}
 	defer nsConn.Close()
 	b.ns = ns
-	for _, addr := range lay.DataNodeAPI {
-		cc, err := exttest.Dial(addr)
-		if err != nil {
-			return err
-		}
-		defer cc.Close()
-		b.nodes = append(b.nodes, pb.NewOffloadClient(cc))
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	b.nodes, err = exttest.DialOffload(wctx, lay, b.su)
+	cancel()
+	if err != nil {
+		return err
 	}
-	for i := range b.nodes {
-		wctx, cancel := context.WithTimeout(ctx, time.Minute)
-		err := exttest.WaitServing(wctx, func(ctx context.Context) error {
-			_, err := b.nodes[i].NodeStatus(ctx, &pb.OffloadNodeStatusRequest{User: b.su})
-			return err
-		})
-		cancel()
-		if err != nil {
-			return fmt.Errorf("datanode-ext %d: %w", i, err)
-		}
-	}
+	defer b.nodes.Close()
 	fmt.Printf("cluster: NameNode + %d DataNodes + datanode-ext pinned to CPU %d (1 transform worker each, nice 10); trainer pinned to CPU %d\n",
 		len(lay.DataNodeAPI), storageCPU, trainerCPU)
-	fmt.Println("machine: 2 cores shared with other work (figures are noisy; the three runs alternate so they share it alike)")
+	fmt.Printf("machine: 2 cores shared with other work (figures are noisy; the runs alternate so they share it alike); load average %s\n", loadAvg())
 
 	// Datasets: JPEGs and clips (two sources, each with its own graph), and for the memory
 	// comparison the same 160 images as 1 source ("one") or split in 8 sources ("part-N").
@@ -236,16 +238,18 @@ func run(o options) error {
 	}
 	fmt.Printf("datasets: /bench/jpeg 120 JPEGs (the xformgraph test photos, 500x500) in 3 tar shards, /bench/clip 40 H.264 clips (320x240, 2 s, ffmpeg CLI) in 1 shard; mixed 3:1\n")
 	fmt.Printf("graphs: JPEG decode -> random_resized_crop 160 -> hflip -> normalize -> float16 CHW; clip random_segment 8 frames (stride 2) at 112x112 -> uint8 TCHW\n")
-	fmt.Printf("trainer: %v model step (CPU), batch %d, reader prefetch 2, 1 local worker; %d measured steps per run after %d warm-up, %d rounds\n\n",
-		o.model, o.batch, o.steps, o.warmup, o.rounds)
+	kind := map[string]string{"thread": "on its own C thread", "cgo": "a cgo call", "go": "a Go loop"}[o.modelRuns]
+	fmt.Printf("trainer: %v model step (CPU, %s), batch %d, reader prefetch 2, 1 local worker; %d measured steps per run after %d warm-up, %d rounds\n",
+		o.model, kind, o.batch, o.steps, o.warmup, o.rounds)
+	fmt.Printf("stall of a step = its wall time minus the model step's CPU time (waiting in Next, or the model ready to run while loading had the trainer core); m = model only, no loading\n\n")
 
-	modes := []string{"a", "b", "c"}
+	modes := []string{"m", "a", "b", "c"}
 	res := map[string][]runResult{}
 	step := uint64(0)
 	for r := 0; r < o.rounds; r++ {
 		order := modes
 		if r%2 == 1 {
-			order = []string{"c", "b", "a"}
+			order = []string{"c", "b", "a", "m"}
 		}
 		for _, md := range order {
 			if o.only != "" && md != o.only {
@@ -264,34 +268,35 @@ func run(o options) error {
 	fmt.Println()
 	if o.only != "" {
 		g := aggregateOf(res[o.only])
-		fmt.Printf("only %s: wait P50 %s, P99 %s, mean %s ms; loading CPU %s ms/step; %s steps/s (median (min, max) over rounds; no BENCH line)\n",
-			o.only, g.p50, g.p99, g.stall, g.cpu, g.rate)
+		fmt.Printf("only %s: stall P50 %s, P99 %s, mean %s ms; wait in Next P99 %s, mean %s ms; loading CPU %s ms/step; %s steps/s (median (min, max) over rounds; no BENCH line)\n",
+			o.only, g.p50, g.p99, g.stall, g.wp99, g.wmean, g.cpu, g.rate)
 		return nil
 	}
 	agg := map[string]aggregate{}
 	for _, md := range modes {
 		agg[md] = aggregateOf(res[md])
 	}
-	names := map[string]string{"a": "(a) HDFS raw + local transform", "b": "(b) offload", "c": "(c) offload, storage loaded"}
-	fmt.Printf("%-34s %-28s %-28s %-28s %-28s %s\n", "", "wait P50 ms", "wait P99 ms", "mean wait ms/step", "loading CPU ms/step", "steps/s")
+	names := map[string]string{"m": "(m) model only, no loading", "a": "(a) HDFS raw + local transform", "b": "(b) offload", "c": "(c) offload, storage loaded"}
+	fmt.Printf("%-32s %-20s %-20s %-20s %-20s %-20s %-20s %s\n", "", "stall P50 ms", "stall P99 ms", "mean stall ms", "Next wait P99 ms", "mean Next wait ms", "loading CPU ms/step", "steps/s")
 	for _, md := range modes {
 		g := agg[md]
-		fmt.Printf("%-34s %-28s %-28s %-28s %-28s %s   (samples: %s)\n", names[md], g.p50, g.p99, g.stall, g.cpu, g.rate, g.paths)
+		fmt.Printf("%-32s %-20s %-20s %-20s %-20s %-20s %-20s %s   (samples: %s)\n", names[md], g.p50, g.p99, g.stall, g.wp99, g.wmean, g.cpu, g.rate, g.paths)
 	}
-	pa, pb_, pc := agg["a"], agg["b"], agg["c"]
+	pa, pb_, pc, pm := agg["a"], agg["b"], agg["c"], agg["m"]
 	p99Red := 1 - pb_.p99.med/pa.p99.med
 	stallRed := 1 - pb_.stall.med/pa.stall.med
 	cpuRed := 1 - pb_.cpu.med/pa.cpu.med
 	penalty := pa.rate.med/pc.rate.med - 1
-	fmt.Printf("\nratios (medians over rounds): P99 wait b/a %.3f, mean wait b/a %.3f, loading CPU b/a %.3f, steps/s b/a %.2f, c/a %.3f\n",
-		pb_.p99.med/pa.p99.med, pb_.stall.med/pa.stall.med, pb_.cpu.med/pa.cpu.med, pb_.rate.med/pa.rate.med, pc.rate.med/pa.rate.med)
+	fmt.Printf("\nratios (medians over rounds): stall P99 b/a %.3f, mean stall b/a %.3f, loading CPU b/a %.3f, steps/s b/a %.2f, c/a %.3f; model only %.2f steps/s (a %.0f%%, b %.0f%%, c %.0f%% of it)\n",
+		pb_.p99.med/pa.p99.med, pb_.stall.med/pa.stall.med, pb_.cpu.med/pa.cpu.med, pb_.rate.med/pa.rate.med, pc.rate.med/pa.rate.med,
+		pm.rate.med, 100*pa.rate.med/pm.rate.med, 100*pb_.rate.med/pm.rate.med, 100*pc.rate.med/pm.rate.med)
 
-	// Per-step wait plot of the last round.
+	// Per-step stall plot of the last round.
 	last := o.rounds - 1
-	if err := plotWaits(o.png, "per-step data wait, last round (trainer core 0, storage core 1)",
-		[]string{names["a"], names["b"], names["c"]},
-		[][]time.Duration{res["a"][last].waits, res["b"][last].waits, res["c"][last].waits},
-		[]color.RGBA{{200, 30, 30, 255}, {30, 120, 30, 255}, {30, 30, 200, 255}}); err != nil {
+	if err := plotWaits(o.png, "per-step stall (wall time minus model CPU), last round (trainer core 0, storage core 1)",
+		[]string{names["a"], names["b"], names["c"], names["m"]},
+		[][]time.Duration{res["a"][last].stalls, res["b"][last].stalls, res["c"][last].stalls, res["m"][last].stalls},
+		[]color.RGBA{{200, 30, 30, 255}, {30, 120, 30, 255}, {30, 30, 200, 255}, {120, 120, 120, 255}}); err != nil {
 		return err
 	}
 	fmt.Printf("plot: %s\n", o.png)
@@ -304,23 +309,30 @@ func run(o options) error {
 	if err := b.readThroughput(ctx, base, spec); err != nil {
 		return err
 	}
+	fmt.Printf("load average at the end: %s\n", loadAvg())
 	fmt.Printf("BENCH offload p99_reduction=%.3f stall_reduction=%.3f trainer_cpu_reduction=%.3f fallback_penalty=%.3f mem_8_vs_1=%.3f\n",
 		p99Red, stallRed, cpuRed, penalty, float64(mem8)/float64(mem1))
 	return nil
 }
 
-// pinStorage pins the NameNode, the DataNodes and their co-processes to the storage core.
-func (b *bench) pinStorage() error {
+// pin puts the NameNode, the DataNodes and everything they started (datanode-ext) on the
+// storage core and every thread of this process on the trainer core, and returns how many
+// threads it had to move (0 once everything is where it belongs: it runs before every run).
+func (b *bench) pin() (int, error) {
 	pids := []int{b.c.NameNodePID()}
 	for _, dn := range b.c.DataNodes() {
 		pids = append(pids, dn.PID)
 	}
+	moved := 0
 	for _, p := range pids {
-		if err := pinTree(p, storageCPU); err != nil {
-			return err
+		n, err := pinTree(p, storageCPU)
+		if err != nil {
+			return moved, err
 		}
+		moved += n
 	}
-	return nil
+	n, err := pinProcess(os.Getpid(), trainerCPU)
+	return moved + n, err
 }
 
 // makeClips encodes three 2 s 320x240 H.264 clips with the ffmpeg CLI.
@@ -349,44 +361,36 @@ func makeClips() ([]datasettest.Item, error) {
 
 // dataset writes a dataset locally, uploads it to /bench/<name> and indexes it.
 func (b *bench) dataset(ctx context.Context, base, name string, m datasettest.Media, l datasettest.Layout) error {
-	local := filepath.Join(base, name)
-	if _, err := datasettest.Write(local, m, l); err != nil {
-		return err
-	}
-	return b.upload(ctx, local, "/bench/"+name)
-}
-
-func (b *bench) upload(ctx context.Context, local, remote string) error {
-	err := clustertest.UploadDir(ctx, b.fs, local, remote)
-	if err != nil {
-		return err
-	}
-	idx, err := dataset.Build(ctx, dataset.HDFSFS{Client: b.fs}, remote, dataset.BuildOptions{})
-	if err != nil {
-		return err
-	}
-	_, err = dataset.Store(ctx, b.fs, idx)
+	_, _, err := datasettest.Upload(ctx, b.fs, filepath.Join(base, name), "/bench/"+name, m, l)
 	return err
 }
 
 type runResult struct {
-	waits   []time.Duration
+	stalls  []time.Duration // per step: wall time minus the model step's CPU time
+	waits   []time.Duration // per step: time blocked in Next
 	elapsed time.Duration
 	cpu     float64 // trainer CPU seconds spent on loading
 	paths   map[string]int
 	steps   int
 	ctxsw   int64 // context switches of the trainer process (all threads)
+	gcs     uint32
 }
 
 func (r runResult) String() string {
-	w := sorted(r.waits)
-	return fmt.Sprintf("wait P50 %v P99 %v mean %v, loading CPU %.1f ms/step, %.2f steps/s, %.0f context switches/step, samples %v",
-		pct(w, 50).Round(time.Microsecond*100), pct(w, 99).Round(time.Microsecond*100), mean(r.waits).Round(time.Microsecond*100),
-		1000*r.cpu/float64(r.steps), float64(r.steps)/r.elapsed.Seconds(), float64(r.ctxsw)/float64(r.steps), r.paths)
+	s, w := sorted(r.stalls), sorted(r.waits)
+	return fmt.Sprintf("stall P50 %v P99 %v mean %v, Next wait P99 %v mean %v, loading CPU %.2f ms/step, %.2f steps/s, %.0f context switches/step, %d GCs, samples %v",
+		pct(s, 50).Round(time.Microsecond*100), pct(s, 99).Round(time.Microsecond*100), mean(r.stalls).Round(time.Microsecond*100),
+		pct(w, 99).Round(time.Microsecond*100), mean(r.waits).Round(time.Microsecond*100),
+		1000*r.cpu/float64(r.steps), float64(r.steps)/r.elapsed.Seconds(), float64(r.ctxsw)/float64(r.steps), r.gcs, r.paths)
 }
 
 // runMode runs one measured training loop.
 func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, start uint64) (runResult, error) {
+	if n, err := b.pin(); err != nil {
+		return runResult{}, err
+	} else if n > 0 {
+		fmt.Printf("(pinning: %d threads moved back to their core before run %s)\n", n, mode)
+	}
 	var burner *exec.Cmd
 	if mode == "c" {
 		self, err := os.Executable()
@@ -397,39 +401,46 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 		if err := burner.Start(); err != nil {
 			return runResult{}, err
 		}
-		if err := b.setGovernor(ctx, 0.8, 0.7); err != nil {
+		if err := b.nodes.SetGovernor(ctx, 0.8, 0.7); err != nil {
 			return runResult{}, err
 		}
 		defer func() {
 			burner.Process.Kill()
 			burner.Wait()
-			b.setGovernor(ctx, 1, 1)
-			b.waitShedding(ctx, false, 30*time.Second)
+			b.nodes.SetGovernor(ctx, 1, 1)
+			b.nodes.WaitShedding(ctx, false, 30*time.Second)
 		}()
-		if err := b.waitShedding(ctx, true, 30*time.Second); err != nil {
+		if err := b.nodes.WaitShedding(ctx, true, 30*time.Second); err != nil {
 			return runResult{}, err
 		}
 	}
-	store := &reader.HDFSStore{Client: b.fs}
-	defer store.Close()
-	cfg := reader.Config{User: b.su, Spec: spec, StartStep: start, Locator: reader.NamespaceLocator{Client: b.ns, User: b.su},
-		Store: store, Prefetch: 2, LocalWorkers: 1, MaxWait: 10 * time.Second}
-	if mode != "a" {
-		cfg.Nodes = b.lay.DataNodeAPI
+	var r *reader.Reader
+	if mode != "m" {
+		store := &reader.HDFSStore{Client: b.fs}
+		defer store.Close()
+		cfg := reader.Config{User: b.su, Spec: spec, StartStep: start, Locator: reader.NamespaceLocator{Client: b.ns, User: b.su},
+			Store: store, Prefetch: 2, LocalWorkers: 1, MaxWait: 10 * time.Second}
+		if mode != "a" {
+			cfg.Nodes = b.lay.DataNodeAPI
+		}
+		var err error
+		if r, err = reader.Open(ctx, cfg); err != nil {
+			return runResult{}, err
+		}
+		defer r.Close()
 	}
-	r, err := reader.Open(ctx, cfg)
-	if err != nil {
-		return runResult{}, err
-	}
-	defer r.Close()
 
-	// The model runs on one locked thread, so its CPU time is known exactly.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	// The model runs on one thread (its own C thread, or this one locked), so its CPU time is
+	// known exactly.
+	if b.o.modelRuns != "thread" {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	res := runResult{paths: map[string]int{}, steps: b.o.steps}
-	var cpu0, model0 float64
+	var cpu0, model float64
 	var sw0 int64
 	var t0 time.Time
+	var ms0, ms1 runtime.MemStats
 	for i := 0; i < b.o.warmup+b.o.steps; i++ {
 		if i == b.o.warmup {
 			if mode == "b" && b.o.profile != "" {
@@ -444,12 +455,16 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 				}
 				defer pprof.StopCPUProfile()
 			}
-			cpu0, model0, t0, sw0 = processCPU(), threadCPU(), time.Now(), contextSwitches()
+			cpu0, model, t0, sw0 = processCPU(), 0, time.Now(), contextSwitches()
+			runtime.ReadMemStats(&ms0)
 		}
 		w0 := time.Now()
-		st, err := r.Next(ctx)
-		if err != nil {
-			return res, err
+		st := &reader.Step{}
+		if r != nil {
+			var err error
+			if st, err = r.Next(ctx); err != nil {
+				return res, err
+			}
 		}
 		wait := time.Since(w0)
 		for _, s := range st.Samples {
@@ -460,20 +475,39 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 				res.paths[s.Path]++
 			}
 		}
-		if i >= b.o.warmup {
-			res.waits = append(res.waits, wait)
-		}
-		if b.o.modelGo {
-			modelStepGo(b.o.model)
-		} else {
-			modelStep(b.o.model)
+		m, err := b.modelStep()
+		if err != nil {
+			return res, err
 		}
 		st.Release() // the model is done with the step's tensors: the reader may reuse their memory
+		if i >= b.o.warmup {
+			model += m
+			res.waits = append(res.waits, wait)
+			res.stalls = append(res.stalls, time.Since(w0)-time.Duration(m*1e9))
+		}
 	}
 	res.elapsed = time.Since(t0)
-	res.cpu = (processCPU() - cpu0) - (threadCPU() - model0)
+	res.cpu = (processCPU() - cpu0) - model
 	res.ctxsw = contextSwitches() - sw0
+	runtime.ReadMemStats(&ms1)
+	res.gcs = ms1.NumGC - ms0.NumGC
 	return res, nil
+}
+
+// modelStep runs one synthetic model step where -model-runs says and returns its CPU seconds.
+func (b *bench) modelStep() (float64, error) {
+	switch b.o.modelRuns {
+	case "thread":
+		return b.model.step(b.o.model)
+	case "cgo":
+		t0 := threadCPU()
+		modelStep(b.o.model)
+		return threadCPU() - t0, nil
+	default:
+		t0 := threadCPU()
+		modelStepGo(b.o.model)
+		return threadCPU() - t0, nil
+	}
 }
 
 // modelStepGo burns the calling thread's CPU for d in a Go loop: the harness before
@@ -489,41 +523,6 @@ func modelStepGo(d time.Duration) {
 		}
 	}
 	_ = x
-}
-
-// setGovernor sets every node's thresholds (as the HDFS superuser).
-func (b *bench) setGovernor(ctx context.Context, high, low float64) error {
-	for i, n := range b.nodes {
-		if _, err := n.SetGovernor(ctx, &pb.SetGovernorRequest{User: b.su, ThresholdHigh: high, ThresholdLow: low}); err != nil {
-			return fmt.Errorf("datanode-ext %d: set governor: %w", i, err)
-		}
-	}
-	return nil
-}
-
-func (b *bench) waitShedding(ctx context.Context, want bool, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		all := true
-		var last *pb.OffloadNodeStatus
-		for _, n := range b.nodes {
-			st, err := n.NodeStatus(ctx, &pb.OffloadNodeStatusRequest{User: b.su})
-			if err != nil {
-				return err
-			}
-			last = st
-			if st.GetShedding() != want {
-				all = false
-			}
-		}
-		if all {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("DataNodes shedding=%v not reached in %v (cpu_other %.2f)", want, timeout, last.GetCpuOther())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // memory measures the reader's heap with one source and with eight of the same total size.
@@ -646,21 +645,23 @@ func (b *bench) readThroughput(ctx context.Context, base string, spec *schedule.
 
 type stat struct{ med, min, max float64 }
 
-func (s stat) String() string { return fmt.Sprintf("%.1f (%.1f, %.1f)", s.med, s.min, s.max) }
+func (s stat) String() string { return fmt.Sprintf("%.2f (%.2f, %.2f)", s.med, s.min, s.max) }
 
 type aggregate struct {
-	p50, p99, stall, cpu, rate stat
-	paths                      string
+	p50, p99, stall, wp99, wmean, cpu, rate stat
+	paths                                   string
 }
 
 func aggregateOf(rs []runResult) aggregate {
-	var p50, p99, st, cpu, rate []float64
+	var p50, p99, st, wp99, wmean, cpu, rate []float64
 	paths := map[string]int{}
 	for _, r := range rs {
-		w := sorted(r.waits)
-		p50 = append(p50, ms(pct(w, 50)))
-		p99 = append(p99, ms(pct(w, 99)))
-		st = append(st, ms(mean(r.waits)))
+		s, w := sorted(r.stalls), sorted(r.waits)
+		p50 = append(p50, ms(pct(s, 50)))
+		p99 = append(p99, ms(pct(s, 99)))
+		st = append(st, ms(mean(r.stalls)))
+		wp99 = append(wp99, ms(pct(w, 99)))
+		wmean = append(wmean, ms(mean(r.waits)))
 		cpu = append(cpu, 1000*r.cpu/float64(r.steps))
 		rate = append(rate, float64(r.steps)/r.elapsed.Seconds())
 		for k, v := range r.paths {
@@ -673,10 +674,23 @@ func aggregateOf(rs []runResult) aggregate {
 		ps = append(ps, fmt.Sprintf("%s=%d", k, v))
 	}
 	sort.Strings(ps)
-	return aggregate{p50: mk(p50), p99: mk(p99), stall: mk(st), cpu: mk(cpu), rate: mk(rate), paths: strings.Join(ps, " ")}
+	return aggregate{p50: mk(p50), p99: mk(p99), stall: mk(st), wp99: mk(wp99), wmean: mk(wmean), cpu: mk(cpu), rate: mk(rate), paths: strings.Join(ps, " ")}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// loadAvg is /proc/loadavg's 1, 5 and 15 minute load averages.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
 
 func sorted(w []time.Duration) []time.Duration {
 	s := append([]time.Duration(nil), w...)

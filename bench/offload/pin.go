@@ -10,35 +10,46 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pinTree pins every thread of pid and of all its descendants to cpu. Threads and processes
-// created later inherit the affinity of their creator.
-func pinTree(pid, cpu int) error {
+// pinTree pins every thread of pid and of all its descendants to cpu and returns how many
+// threads it moved. Threads and processes created later inherit the affinity of their creator.
+func pinTree(pid, cpu int) (int, error) {
 	pids := append([]int{pid}, descendants(pid)...)
+	moved := 0
 	for _, p := range pids {
-		if err := pinProcess(p, cpu); err != nil {
-			return err
+		n, err := pinProcess(p, cpu)
+		moved += n
+		if err != nil {
+			return moved, err
 		}
 	}
-	return nil
+	return moved, nil
 }
 
-func pinProcess(pid, cpu int) error {
+// pinProcess pins every thread of pid to cpu and returns how many it moved.
+func pinProcess(pid, cpu int) (int, error) {
 	var set unix.CPUSet
 	set.Set(cpu)
 	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
 	if err != nil {
-		return err
+		return 0, err
 	}
+	moved := 0
 	for _, t := range tasks {
 		tid, err := strconv.Atoi(filepath.Base(t))
 		if err != nil {
 			continue
 		}
+		var cur unix.CPUSet
+		if unix.SchedGetaffinity(tid, &cur) == nil && cur == set {
+			continue
+		}
 		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-			return fmt.Errorf("pin thread %d of %d to cpu %d: %w", tid, pid, cpu, err)
+			return moved, fmt.Errorf("pin thread %d of %d to cpu %d: %w", tid, pid, cpu, err)
+		} else if err == nil {
+			moved++
 		}
 	}
-	return nil
+	return moved, nil
 }
 
 // descendants lists the processes below pid (from /proc/*/stat).

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/image/math/fixed"
 )
 
-// plotWaits writes a PNG of per-step data wait, one line per series.
+// plotWaits writes a PNG of per-step durations (stall), one line per series.
 func plotWaits(path, title string, names []string, series [][]time.Duration, colors []color.RGBA) error {
 	const W, H, L, R, T, B = 1000, 420, 70, 20, 40, 50
 	img := image.NewRGBA(image.Rect(0, 0, W, H))
