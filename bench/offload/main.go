@@ -12,13 +12,15 @@
 //     and answer raw: the trainer transforms locally again and must be no more than 10%
 //     slower than (a).
 //
-// It reports per-step stall P50/P99 (the time the trainer's thread was not running the model in
-// a step: waiting in Next, or ready to run while loading work had the trainer core; the step's
-// wall time minus the model step's CPU time), the wait in Next alone, the trainer CPU seconds
+// It reports per-step stall P50/P99 (the time data loading kept the model from running in a
+// step: waiting in Next, plus the trainer-core CPU the loading threads used while the model
+// step was ready to run), the lost time per step (wall time minus the model step's CPU time:
+// the stall plus whatever else took the trainer core, other processes included), the wait in
+// Next alone, the trainer CPU seconds
 // spent on loading (process CPU minus the CPU of the model step calls), steps/s, the reader's
 // heap with 1 vs 8 sources of the same total size, and DataNode read throughput with and
-// without a full transform load. A model-only run (m) in every round gives the floor: the
-// stall of the same loop with no loading at all. It writes a PNG of per-step stall and, as its
+// without a full transform load. A model-only run (m) in every round gives the floor of the
+// lost time: the same loop with no loading at all. It writes a PNG of per-step stall and, as its
 // last line, `BENCH offload p99_reduction=<x> stall_reduction=<x> trainer_cpu_reduction=<x>
 // fallback_penalty=<x> mem_8_vs_1=<x>`.
 package main
@@ -241,7 +243,7 @@ func run(o options) error {
 	kind := map[string]string{"thread": "on its own C thread", "cgo": "a cgo call", "go": "a Go loop"}[o.modelRuns]
 	fmt.Printf("trainer: %v model step (CPU, %s), batch %d, reader prefetch 2, 1 local worker; %d measured steps per run after %d warm-up, %d rounds\n",
 		o.model, kind, o.batch, o.steps, o.warmup, o.rounds)
-	fmt.Printf("stall of a step = its wall time minus the model step's CPU time (waiting in Next, or the model ready to run while loading had the trainer core); m = model only, no loading\n\n")
+	fmt.Printf("stall of a step = waiting in Next + the trainer-core CPU the loading used while the model step was ready; lost = wall time minus model CPU (stall + other processes on the trainer core); m = model only, no loading\n\n")
 
 	modes := []string{"m", "a", "b", "c"}
 	res := map[string][]runResult{}
@@ -268,8 +270,8 @@ func run(o options) error {
 	fmt.Println()
 	if o.only != "" {
 		g := aggregateOf(res[o.only])
-		fmt.Printf("only %s: stall P50 %s, P99 %s, mean %s ms; wait in Next P99 %s, mean %s ms; loading CPU %s ms/step; %s steps/s (median (min, max) over rounds; no BENCH line)\n",
-			o.only, g.p50, g.p99, g.stall, g.wp99, g.wmean, g.cpu, g.rate)
+		fmt.Printf("only %s: stall P50 %s, P99 %s, mean %s ms; lost P99 %s, mean %s ms; wait in Next mean %s ms; loading CPU %s ms/step; %s steps/s (median (min, max) over rounds; no BENCH line)\n",
+			o.only, g.p50, g.p99, g.stall, g.lp99, g.lmean, g.wmean, g.cpu, g.rate)
 		return nil
 	}
 	agg := map[string]aggregate{}
@@ -277,10 +279,10 @@ func run(o options) error {
 		agg[md] = aggregateOf(res[md])
 	}
 	names := map[string]string{"m": "(m) model only, no loading", "a": "(a) HDFS raw + local transform", "b": "(b) offload", "c": "(c) offload, storage loaded"}
-	fmt.Printf("%-32s %-20s %-20s %-20s %-20s %-20s %-20s %s\n", "", "stall P50 ms", "stall P99 ms", "mean stall ms", "Next wait P99 ms", "mean Next wait ms", "loading CPU ms/step", "steps/s")
+	fmt.Printf("%-32s %-20s %-20s %-20s %-20s %-20s %-20s %-20s %s\n", "", "stall P50 ms", "stall P99 ms", "mean stall ms", "lost P99 ms", "mean lost ms", "mean Next wait ms", "loading CPU ms/step", "steps/s")
 	for _, md := range modes {
 		g := agg[md]
-		fmt.Printf("%-32s %-20s %-20s %-20s %-20s %-20s %-20s %s   (samples: %s)\n", names[md], g.p50, g.p99, g.stall, g.wp99, g.wmean, g.cpu, g.rate, g.paths)
+		fmt.Printf("%-32s %-20s %-20s %-20s %-20s %-20s %-20s %-20s %s   (samples: %s)\n", names[md], g.p50, g.p99, g.stall, g.lp99, g.lmean, g.wmean, g.cpu, g.rate, g.paths)
 	}
 	pa, pb_, pc, pm := agg["a"], agg["b"], agg["c"], agg["m"]
 	p99Red := 1 - pb_.p99.med/pa.p99.med
@@ -290,10 +292,12 @@ func run(o options) error {
 	fmt.Printf("\nratios (medians over rounds): stall P99 b/a %.3f, mean stall b/a %.3f, loading CPU b/a %.3f, steps/s b/a %.2f, c/a %.3f; model only %.2f steps/s (a %.0f%%, b %.0f%%, c %.0f%% of it)\n",
 		pb_.p99.med/pa.p99.med, pb_.stall.med/pa.stall.med, pb_.cpu.med/pa.cpu.med, pb_.rate.med/pa.rate.med, pc.rate.med/pa.rate.med,
 		pm.rate.med, 100*pa.rate.med/pm.rate.med, 100*pb_.rate.med/pm.rate.med, 100*pc.rate.med/pm.rate.med)
+	fmt.Printf("lost time (wall minus model CPU, other processes on the trainer core included): P99 b/a %.3f, mean b/a %.3f; model only: P99 %.1f ms, mean %.1f ms\n",
+		pb_.lp99.med/pa.lp99.med, pb_.lmean.med/pa.lmean.med, pm.lp99.med, pm.lmean.med)
 
 	// Per-step stall plot of the last round.
 	last := o.rounds - 1
-	if err := plotWaits(o.png, "per-step stall (wall time minus model CPU), last round (trainer core 0, storage core 1)",
+	if err := plotWaits(o.png, "per-step stall (wait in Next + loading CPU while the model was ready), last round (trainer core 0, storage core 1)",
 		[]string{names["a"], names["b"], names["c"], names["m"]},
 		[][]time.Duration{res["a"][last].stalls, res["b"][last].stalls, res["c"][last].stalls, res["m"][last].stalls},
 		[]color.RGBA{{200, 30, 30, 255}, {30, 120, 30, 255}, {30, 30, 200, 255}, {120, 120, 120, 255}}); err != nil {
@@ -366,7 +370,8 @@ func (b *bench) dataset(ctx context.Context, base, name string, m datasettest.Me
 }
 
 type runResult struct {
-	stalls  []time.Duration // per step: wall time minus the model step's CPU time
+	stalls  []time.Duration // per step: wait in Next + loading CPU while the model step was ready
+	losts   []time.Duration // per step: wall time minus the model step's CPU time
 	waits   []time.Duration // per step: time blocked in Next
 	elapsed time.Duration
 	cpu     float64 // trainer CPU seconds spent on loading
@@ -377,10 +382,10 @@ type runResult struct {
 }
 
 func (r runResult) String() string {
-	s, w := sorted(r.stalls), sorted(r.waits)
-	return fmt.Sprintf("stall P50 %v P99 %v mean %v, Next wait P99 %v mean %v, loading CPU %.2f ms/step, %.2f steps/s, %.0f context switches/step, %d GCs, samples %v",
+	s, l := sorted(r.stalls), sorted(r.losts)
+	return fmt.Sprintf("stall P50 %v P99 %v mean %v, lost P99 %v mean %v, Next wait mean %v, loading CPU %.2f ms/step, %.2f steps/s, %.0f context switches/step, %d GCs, samples %v",
 		pct(s, 50).Round(time.Microsecond*100), pct(s, 99).Round(time.Microsecond*100), mean(r.stalls).Round(time.Microsecond*100),
-		pct(w, 99).Round(time.Microsecond*100), mean(r.waits).Round(time.Microsecond*100),
+		pct(l, 99).Round(time.Microsecond*100), mean(r.losts).Round(time.Microsecond*100), mean(r.waits).Round(time.Microsecond*100),
 		1000*r.cpu/float64(r.steps), float64(r.steps)/r.elapsed.Seconds(), float64(r.ctxsw)/float64(r.steps), r.gcs, r.paths)
 }
 
@@ -475,15 +480,20 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 				res.paths[s.Path]++
 			}
 		}
+		p0 := processCPU()
 		m, err := b.modelStep()
 		if err != nil {
 			return res, err
 		}
+		// Every thread of the trainer is on one core: CPU the rest of the process used while
+		// the model step ran was taken from the model.
+		taken := max(0, processCPU()-p0-m)
 		st.Release() // the model is done with the step's tensors: the reader may reuse their memory
 		if i >= b.o.warmup {
 			model += m
 			res.waits = append(res.waits, wait)
-			res.stalls = append(res.stalls, time.Since(w0)-time.Duration(m*1e9))
+			res.stalls = append(res.stalls, wait+time.Duration(taken*1e9))
+			res.losts = append(res.losts, time.Since(w0)-time.Duration(m*1e9))
 		}
 	}
 	res.elapsed = time.Since(t0)
@@ -648,19 +658,20 @@ type stat struct{ med, min, max float64 }
 func (s stat) String() string { return fmt.Sprintf("%.2f (%.2f, %.2f)", s.med, s.min, s.max) }
 
 type aggregate struct {
-	p50, p99, stall, wp99, wmean, cpu, rate stat
-	paths                                   string
+	p50, p99, stall, lp99, lmean, wmean, cpu, rate stat
+	paths                                          string
 }
 
 func aggregateOf(rs []runResult) aggregate {
-	var p50, p99, st, wp99, wmean, cpu, rate []float64
+	var p50, p99, st, lp99, lmean, wmean, cpu, rate []float64
 	paths := map[string]int{}
 	for _, r := range rs {
-		s, w := sorted(r.stalls), sorted(r.waits)
+		s, l := sorted(r.stalls), sorted(r.losts)
 		p50 = append(p50, ms(pct(s, 50)))
 		p99 = append(p99, ms(pct(s, 99)))
 		st = append(st, ms(mean(r.stalls)))
-		wp99 = append(wp99, ms(pct(w, 99)))
+		lp99 = append(lp99, ms(pct(l, 99)))
+		lmean = append(lmean, ms(mean(r.losts)))
 		wmean = append(wmean, ms(mean(r.waits)))
 		cpu = append(cpu, 1000*r.cpu/float64(r.steps))
 		rate = append(rate, float64(r.steps)/r.elapsed.Seconds())
@@ -674,7 +685,7 @@ func aggregateOf(rs []runResult) aggregate {
 		ps = append(ps, fmt.Sprintf("%s=%d", k, v))
 	}
 	sort.Strings(ps)
-	return aggregate{p50: mk(p50), p99: mk(p99), stall: mk(st), wp99: mk(wp99), wmean: mk(wmean), cpu: mk(cpu), rate: mk(rate), paths: strings.Join(ps, " ")}
+	return aggregate{p50: mk(p50), p99: mk(p99), stall: mk(st), lp99: mk(lp99), lmean: mk(lmean), wmean: mk(wmean), cpu: mk(cpu), rate: mk(rate), paths: strings.Join(ps, " ")}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
