@@ -195,12 +195,21 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 // tick does one round: cluster state, readiness, due restores, limits, balanced reads.
+//
+// The cluster state (live DataNodes, the superuser's name) is asked for only while a hint is
+// preparing: the live count caps the replicas readiness waits for, and nothing else in a tick
+// reads it. Without such a hint a tick makes no host call at all, so an idle NameNode is not
+// asked for its state every second. The superuser's name is also read by recovery and by each
+// Create (which asks for the state itself, reactive hints included), and it does not change
+// while the NameNode runs.
 func (m *Manager) tick(ctx context.Context) {
-	if ns, err := m.host.GetNamesystemState(ctx, &nnv1.GetNamesystemStateRequest{}); err == nil {
-		m.mu.Lock()
-		m.live = int(ns.LiveDatanodes)
-		m.superuser = ns.Superuser
-		m.mu.Unlock()
+	if m.preparing() {
+		if ns, err := m.host.GetNamesystemState(ctx, &nnv1.GetNamesystemStateRequest{}); err == nil {
+			m.mu.Lock()
+			m.live = int(ns.LiveDatanodes)
+			m.superuser = ns.Superuser
+			m.mu.Unlock()
+		}
 	}
 	m.trackReadiness(ctx)
 	now := m.now()
@@ -225,6 +234,18 @@ func (m *Manager) tick(ctx context.Context) {
 	m.reindexLocked()
 	m.mu.Unlock()
 	m.pushBalanced(ctx)
+}
+
+// preparing reports whether a hint is waiting for its replicas.
+func (m *Manager) preparing() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, h := range m.hints {
+		if h.state == StatePreparing {
+			return true
+		}
+	}
+	return false
 }
 
 // reindexLocked rebuilds the path index of held files. Callers hold mu.

@@ -604,3 +604,44 @@ func TestRaiseFailureIsTrackedAndReady(t *testing.T) {
 		t.Fatalf("done: %v factor %d", err, host.Rep("/ckpt/s1/meta"))
 	}
 }
+
+// With no hint preparing, a tick asks the NameNode nothing (no 1 Hz state poll on an idle
+// cluster); while one prepares, each tick reads the state again; once it is ready, ticks stop
+// asking again.
+func TestIdleTickAsksNoState(t *testing.T) {
+	host := cluster(12)
+	host.SetAutoPlace(false)
+	e := newEnv(t, hotspot.DefaultConfig(), host)
+	calls := func() int {
+		n := 0
+		for _, op := range []string{"GetNamesystemState", "InspectFiles", "SetReplication", "SetXAttr", "RemoveXAttr", "Reconfigure", "GetXAttrs"} {
+			n += host.Calls(op)
+		}
+		return n
+	}
+	before, ns := calls(), host.Calls("GetNamesystemState")
+	for i := 0; i < 5; i++ {
+		e.tick()
+	}
+	if got := calls(); got != before {
+		t.Fatalf("5 idle ticks made %d host calls", got-before)
+	}
+	p := e.create("alice", []string{"/ckpt/s1/meta"}, 20, time.Minute)
+	ns = host.Calls("GetNamesystemState")
+	e.tick()
+	e.tick()
+	if got := host.Calls("GetNamesystemState") - ns; got != 2 {
+		t.Fatalf("2 ticks with a preparing hint read the state %d times, want 2", got)
+	}
+	host.PlaceAll()
+	e.tick()
+	if st, _ := e.client("alice").Status(e.ctx, p.HintID); st.State != hotspot.StateReady {
+		t.Fatalf("hint %s, want READY", st.State)
+	}
+	ns = host.Calls("GetNamesystemState")
+	e.tick()
+	e.tick()
+	if got := host.Calls("GetNamesystemState") - ns; got != 0 {
+		t.Fatalf("2 ticks with only a ready hint read the state %d times", got)
+	}
+}
