@@ -65,6 +65,7 @@ type options struct {
 	distcpLib, user    string
 	methods            string
 	hadoopLib, cliPath string
+	trace              string
 }
 
 func main() {
@@ -84,6 +85,7 @@ func main() {
 	flag.IntVar(&o.concurrency, "concurrency", 128, "newtricks.mirror.concurrency")
 	flag.StringVar(&o.methods, "methods", "wan,distcp,mirror", "which of wan, distcp, mirror to run (a quick look; the BENCH line needs all three)")
 	flag.IntVar(&o.serialSample, "serial-sample", 50, "files read one by one across the WAN to extrapolate the file-by-file reader")
+	flag.StringVar(&o.trace, "trace", "", "also write each phase's wall-clock time (unix s, round, method, phase) to this file, to line the evaluator's windows up with a system sampler")
 	flag.Parse()
 	o.distcpLib = os.Getenv("NEWTRICKS_DISTCP_LIB")
 	o.user = "alice"
@@ -120,6 +122,8 @@ func checkpointFiles(o options) ([]file, int64) {
 
 type env struct {
 	o          options
+	traceMu    sync.Mutex
+	traceF     *os.File
 	a, b       *cluster.Cluster
 	lay        exttest.Layout
 	pull, push *wan.Relay // pull: dc-b clients reaching dc-a; push: the mirror reaching dc-b
@@ -144,6 +148,12 @@ func run(o options) error {
 		return err
 	}
 	e := &env{o: o, su: currentUser()}
+	if o.trace != "" {
+		if e.traceF, err = os.Create(o.trace); err != nil {
+			return err
+		}
+		defer e.traceF.Close()
+	}
 	link := wan.Link{Delay: o.rtt / 2, Rate: o.rate}
 	var dcA atomic.Value // set of dc-a addresses, known after start
 	dcA.Store(map[string]bool{})
@@ -290,7 +300,7 @@ func run(o options) error {
 			var d time.Duration
 			switch m {
 			case "wan":
-				d, err = e.runWAN(ctx, baseDir, files, round == 0)
+				d, err = e.runWAN(ctx, baseDir, files, round, round == 0)
 			case "distcp":
 				var s []series
 				d, s, err = e.runDistCp(ctx, baseDir, files, round)
@@ -340,6 +350,16 @@ func run(o options) error {
 	fmt.Printf("mirror link utilisation while files were waiting: median %.2f (%.2f, %.2f)\n", u, ulo, uhi)
 	fmt.Printf("BENCH mirror eval_io_reduction=%.3f link_utilization=%.2f\n", 1-c/best, u)
 	return nil
+}
+
+// mark writes one phase's wall-clock time to the -trace file (nothing without -trace).
+func (e *env) mark(round int, method, phase string, t time.Time) {
+	if e.traceF == nil {
+		return
+	}
+	e.traceMu.Lock()
+	fmt.Fprintf(e.traceF, "%.3f %d %s %s\n", float64(t.UnixNano())/1e9, round, method, phase)
+	e.traceMu.Unlock()
 }
 
 func stats(v []float64) (med, lo, hi float64) {
@@ -518,7 +538,7 @@ loop:
 }
 
 // runWAN is (a): the evaluator reads the checkpoint from dc-a across the WAN.
-func (e *env) runWAN(ctx context.Context, dir string, files []file, sample bool) (time.Duration, error) {
+func (e *env) runWAN(ctx context.Context, dir string, files []file, round int, sample bool) (time.Duration, error) {
 	dial := wan.Dialer(e.pull.Addr())
 	if sample && e.o.serialSample > 0 {
 		var smalls []file
@@ -539,7 +559,10 @@ func (e *env) runWAN(ctx context.Context, dir string, files []file, sample bool)
 	if _, err := readAll(e.a, e.o.user, dir, files, e.o.readers, dial); err != nil {
 		return 0, err
 	}
-	return time.Since(began), nil
+	d := time.Since(began)
+	e.mark(round, "wan", "read_begin", began)
+	e.mark(round, "wan", "read_end", began.Add(d))
+	return d, nil
 }
 
 // sampler records a counter every 100 ms.
@@ -671,6 +694,9 @@ func (e *env) runDistCp(ctx context.Context, dir string, files []file, round int
 	}
 	d := time.Since(began)
 	s.end()
+	e.mark(round, "distcp", "copy_begin", began)
+	e.mark(round, "distcp", "read_begin", began.Add(copied))
+	e.mark(round, "distcp", "read_end", began.Add(d))
 	races := ""
 	if strategy == "dynamic" {
 		races = fmt.Sprintf(" (%d chunk claims lost to another map, each went on to the next chunk)",
@@ -711,6 +737,10 @@ func (e *env) runMirror(ctx context.Context, mc *mirrorclient.Client, files []fi
 	}
 	d := time.Since(complete)
 	s.end()
+	e.mark(round, "mirror", "write_begin", writeBegan)
+	e.mark(round, "mirror", "complete", complete)
+	e.mark(round, "mirror", "read_begin", complete.Add(committed))
+	e.mark(round, "mirror", "read_end", complete.Add(d))
 	// Link utilisation while closed files waited: intervals with more than 1 MiB closed on
 	// dc-a and not yet across the link.
 	var busyBytes, busySecs float64
