@@ -79,6 +79,7 @@ func startMirrorEnv(t *testing.T, link wan.Link) *mirrorEnv {
 		"newtricks.mirror.rule.ck.completion":  "marker",
 		"newtricks.mirror.rule.ck.marker":      "_SUCCESS",
 		"newtricks.mirror.rule.ck.retain":      "2",
+		"newtricks.mirror.cleanup.delay":       "3s",
 		"newtricks.mirror.rule.rn.source":      "/rn/{job}/step_{step}",
 		"newtricks.mirror.rule.rn.completion":  "rename",
 		"newtricks.mirror.rule.rn.temp":        "/rn/{job}/step_{step}.tmp",
@@ -502,13 +503,20 @@ func TestMirror(t *testing.T) {
 	})
 
 	t.Run("Retention", func(t *testing.T) {
+		var last *pb.CheckpointStatus
 		for _, step := range []int64{1, 2, 3} {
 			dir := fmt.Sprintf("/ckpt/ret/step_%d", step)
 			mirrorWrite(t, alice, dir+"/w.pt", randBytes(1000))
 			mirrorWrite(t, alice, dir+"/_SUCCESS", nil)
-			if st := env.wait(t, "alice", "ck", "ret", step, time.Minute); st.State != pb.CheckpointStatus_COMMITTED {
-				t.Fatalf("step %d: %v %s", step, st.State, st.Error)
+			if last = env.wait(t, "alice", "ck", "ret", step, time.Minute); last.State != pb.CheckpointStatus_COMMITTED {
+				t.Fatalf("step %d: %v %s", step, last.State, last.Error)
 			}
+		}
+		// Retention waits newtricks.mirror.cleanup.delay (3s here) after the commit, while
+		// evaluators start reading the new checkpoint.
+		_, err := suB.Stat("/ckpt/ret/step_1")
+		if since := time.Since(time.UnixMilli(last.CommittedMs)); err != nil && since < 3*time.Second {
+			t.Fatalf("step 1 retired %v after step 3's commit, within cleanup.delay: %v", since, err)
 		}
 		eventually(t, 20*time.Second, "step 1 retired on dc-b", func() error {
 			if _, err := suB.Stat("/ckpt/ret/step_1"); !errors.Is(err, os.ErrNotExist) {

@@ -165,8 +165,43 @@ func (e *Engine) commit(ctx context.Context, c *checkpoint) {
 	e.log.Info("checkpoint committed", "checkpoint", c.key, "dest", c.dest, "files", nfiles, "lag", lag,
 		"listed_after", listed, "copied_after", copied, "verified_after", verified)
 	e.journal.saveMeta(c)
-	e.journal.dropSegments(c)
-	e.retain(ctx, c)
+	e.cleanupLater(ctx, c)
+}
+
+// cleanupLater runs a committed checkpoint's housekeeping, removing its journal segments on
+// dc-a (the manifest and the meta record hold what they held) and retention of the job's
+// older mirrors on dc-b, CleanupDelay after the commit: evaluators start reading the
+// checkpoint the moment it commits, and the deletes (NameNode edits, block invalidation on
+// the DataNodes) would compete with them. Housekeeping runs one checkpoint at a time; if the
+// engine stops first it is skipped: segments left are dropped at the next recovery and
+// retention catches up at the job's next commit.
+func (e *Engine) cleanupLater(ctx context.Context, c *checkpoint) {
+	run := func() {
+		e.cleanupMu.Lock()
+		defer e.cleanupMu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		if e.cleanupHook != nil {
+			e.cleanupHook(c)
+			return
+		}
+		e.journal.dropSegments(c)
+		e.retain(ctx, c)
+	}
+	if e.cfg.CleanupDelay <= 0 {
+		run()
+		return
+	}
+	go func() {
+		t := time.NewTimer(e.cfg.CleanupDelay)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			run()
+		}
+	}()
 }
 
 func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {

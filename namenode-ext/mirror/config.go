@@ -103,6 +103,12 @@ type Config struct {
 	// KeepFinished is how many committed or failed checkpoints Status still lists
 	// (newtricks.mirror.keep-finished, default 256).
 	KeepFinished int
+	// CleanupDelay is how long after a commit its housekeeping waits: removing the
+	// committed checkpoint's journal segments on dc-a and retention of the job's older
+	// mirrors on dc-b. Evaluators start reading the moment a checkpoint commits; deletes on
+	// the NameNodes and block invalidation on the DataNodes would compete with them
+	// (newtricks.mirror.cleanup.delay, default 30s; 0 runs it right after the commit).
+	CleanupDelay time.Duration
 }
 
 // Rule says which dc-a paths are checkpoints and where they go.
@@ -149,6 +155,7 @@ func DefaultConfig() Config {
 		MaxAttempts:    5,
 		JournalFlush:   200 * time.Millisecond,
 		KeepFinished:   256,
+		CleanupDelay:   30 * time.Second,
 	}
 }
 
@@ -180,7 +187,7 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 	intKey(&cfg.MaxCheckpoints, "max-checkpoints")
 	intKey(&cfg.MaxAttempts, "retry.max-attempts")
 	intKey(&cfg.KeepFinished, "keep-finished")
-	for key, dst := range map[string]*time.Duration{"retry.interval": &cfg.RetryInterval, "journal.flush": &cfg.JournalFlush} {
+	for key, dst := range map[string]*time.Duration{"retry.interval": &cfg.RetryInterval, "journal.flush": &cfg.JournalFlush, "cleanup.delay": &cfg.CleanupDelay} {
 		v, err := c.Duration(confPrefix+key, *dst)
 		if err != nil {
 			errs = append(errs, err)
@@ -343,6 +350,8 @@ func (c *Config) Validate() error {
 		return bad("journal.flush", "%v outside [0, 1m]", c.JournalFlush)
 	case c.KeepFinished < 0:
 		return bad("keep-finished", "%d < 0", c.KeepFinished)
+	case c.CleanupDelay < 0 || c.CleanupDelay > time.Hour:
+		return bad("cleanup.delay", "%v outside [0, 1h]", c.CleanupDelay)
 	}
 	seen := map[string]bool{}
 	for i := range c.Rules {

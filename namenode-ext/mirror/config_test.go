@@ -38,6 +38,8 @@ func TestConfigBadRulesNameTheKey(t *testing.T) {
 		{"newtricks.mirror.bandwidth", "fast", "newtricks.mirror.bandwidth"},
 		{"newtricks.mirror.staging.dir", "/", "newtricks.mirror.staging.dir"},
 		{"newtricks.mirror.rule.ck.marker", "a/b", "newtricks.mirror.rule.ck.marker"},
+		{"newtricks.mirror.cleanup.delay", "-1s", "newtricks.mirror.cleanup.delay"},
+		{"newtricks.mirror.cleanup.delay", "soon", "newtricks.mirror.cleanup.delay"},
 	}
 	for _, tc := range cases {
 		conf := baseConf()
@@ -54,6 +56,11 @@ func TestConfigBadRulesNameTheKey(t *testing.T) {
 	}
 	if _, err := ConfigFromMap(baseConf()); err != nil {
 		t.Fatalf("good config: %v", err)
+	}
+	conf = baseConf()
+	conf["newtricks.mirror.cleanup.delay"] = "0s"
+	if cfg, err := ConfigFromMap(conf); err != nil || cfg.CleanupDelay != 0 {
+		t.Fatalf("cleanup.delay 0s: %v %v", cfg.CleanupDelay, err)
 	}
 	cfg, err := ConfigFromMap(map[string]string{})
 	if err != nil || len(cfg.Rules) != 0 {

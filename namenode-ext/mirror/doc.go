@@ -23,8 +23,9 @@
 // the last files and the journal records them (the commit overlaps those round trips); when
 // every file is verified and journaled (and the manifest rewritten if a record changed
 // meanwhile), the staging directory is renamed to the destination in one NameNode operation: a
-// reader polling dc-b sees the whole checkpoint or nothing. Retention then deletes a job's older
-// mirrors beyond the rule's Retain.
+// reader polling dc-b sees the whole checkpoint or nothing. CleanupDelay later (evaluators read
+// the new checkpoint first), retention deletes a job's older mirrors beyond the rule's Retain
+// and the committed checkpoint's journal segments are removed.
 //
 // After a crash (kill -9 of namenode-ext, NameNode restart) Run reloads the journal: verified
 // files are not copied again, and the event stream resumes where the journal ends: the engine

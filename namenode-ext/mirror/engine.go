@@ -189,6 +189,9 @@ type Engine struct {
 	kick         chan struct{} // wakes the run loop (a checkpoint may be ready to list or commit)
 	krb          *krbAuth      // Kerberos login (nil under simple authentication)
 	flushNow     chan struct{} // wakes the journal (a complete checkpoint has no transfer left)
+
+	cleanupMu   sync.Mutex        // one checkpoint's housekeeping at a time (cleanupLater)
+	cleanupHook func(*checkpoint) // tests: replaces the housekeeping
 }
 
 // New builds the Engine; Run starts it.

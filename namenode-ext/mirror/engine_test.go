@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -390,5 +391,70 @@ func TestManifestPrefix(t *testing.T) {
 	m.Source = "/ckpt/llama/step_3.tmp"
 	if b, _ := json.MarshalIndent(m, "", " "); bytes.HasPrefix(b, p) {
 		t.Fatal("another head matched")
+	}
+}
+
+// TestCleanupWaitsAfterCommit: a commit's housekeeping (journal segments, retention) runs
+// CleanupDelay after it, one checkpoint at a time; it is skipped if the engine stops first,
+// and runs at once with a delay of 0.
+func TestCleanupWaitsAfterCommit(t *testing.T) {
+	e := testEngine(t)
+	if e.cfg.CleanupDelay != 30*time.Second {
+		t.Fatalf("default cleanup delay %v, want 30s", e.cfg.CleanupDelay)
+	}
+	const delay = 300 * time.Millisecond
+	e.cfg.CleanupDelay = delay
+	ran := make(chan *checkpoint, 4)
+	var running, overlap atomic.Int32
+	e.cleanupHook = func(c *checkpoint) {
+		if running.Add(1) > 1 {
+			overlap.Add(1)
+		}
+		time.Sleep(50 * time.Millisecond)
+		running.Add(-1)
+		ran <- c
+	}
+	ctx := context.Background()
+	c1 := &checkpoint{key: Key{Rule: "ck", Job: "j", Step: 1}}
+	c2 := &checkpoint{key: Key{Rule: "ck", Job: "j", Step: 2}}
+	began := time.Now()
+	e.cleanupLater(ctx, c1)
+	e.cleanupLater(ctx, c2)
+	select {
+	case c := <-ran:
+		t.Fatalf("housekeeping of %v ran at once", c.key)
+	case <-time.After(delay / 2):
+	}
+	for i := 0; i < 2; i++ {
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatal("housekeeping never ran")
+		}
+	}
+	if d := time.Since(began); d < delay {
+		t.Fatalf("housekeeping done %v after the commits, before the %v delay", d, delay)
+	}
+	if overlap.Load() != 0 {
+		t.Fatal("two checkpoints' housekeeping ran at once")
+	}
+
+	// The engine stops within the delay: skipped (recovery and the next commit catch up).
+	cctx, cancel := context.WithCancel(ctx)
+	e.cleanupLater(cctx, c1)
+	cancel()
+	select {
+	case <-ran:
+		t.Fatal("housekeeping ran after the engine stopped")
+	case <-time.After(2 * delay):
+	}
+
+	// 0: right after the commit, before cleanupLater returns.
+	e.cfg.CleanupDelay = 0
+	e.cleanupLater(ctx, c2)
+	select {
+	case <-ran:
+	default:
+		t.Fatal("delay 0: housekeeping did not run at once")
 	}
 }

@@ -72,7 +72,7 @@ func (e *Engine) recover(ctx context.Context) error {
 		metas = kept
 	}
 	e.mu.Lock()
-	var active []*checkpoint
+	var active, leftover []*checkpoint
 	for _, m := range metas {
 		r := e.rule(m.Rule)
 		if r == nil {
@@ -98,6 +98,9 @@ func (e *Engine) recover(ctx context.Context) error {
 		}
 		e.ckpts[k] = c
 		if c.state.terminal() {
+			if len(files[m.ID]) > 0 {
+				leftover = append(leftover, c) // the engine stopped before its housekeeping
+			}
 			c.filesDone, c.bytesDone, c.bytesTotal = m.Files, m.Bytes, m.Bytes
 			for range m.Files {
 				// Counts only: committed checkpoints keep no file list in memory.
@@ -131,6 +134,20 @@ func (e *Engine) recover(ctx context.Context) error {
 	e.mu.Unlock()
 	if e.cursor != nil && txid >= 0 {
 		e.cursor.Mark(txid)
+	}
+	if len(leftover) > 0 {
+		go func() {
+			t := time.NewTimer(e.cfg.CleanupDelay)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			for _, c := range leftover {
+				e.journal.dropSegments(c)
+			}
+		}()
 	}
 	for _, c := range active {
 		if !c.resolved {
