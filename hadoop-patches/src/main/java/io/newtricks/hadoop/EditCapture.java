@@ -119,7 +119,21 @@ final class EditCapture {
   final LongAdder captured = new LongAdder();
   final LongAdder droppedChunks = new LongAdder();
 
+  private volatile Wakeup wakeup;
+
   EditCapture() {}
+
+  /** The forwarder's wake-up, signalled after each flush the journal reports. */
+  void setWakeup(Wakeup w) {
+    wakeup = w;
+  }
+
+  private void wake() {
+    Wakeup w = wakeup;
+    if (w != null) {
+      w.signal();
+    }
+  }
 
   static EditCapture get() {
     return INSTANCE;
@@ -156,10 +170,12 @@ final class EditCapture {
       queued.addAndGet(-n);
       droppedChunks.increment();
       paused = true;
+      wake();
       return;
     }
     queue.offer(c);
     captured.add(c.events.size());
+    wake();
   }
 
   /** The first unread chunk, or null. */
@@ -204,6 +220,7 @@ final class EditCapture {
 
   void synced(long txid) {
     lastSyncedTxid = Math.max(lastSyncedTxid, txid);
+    wake();
   }
 
   long lastSyncedTxid() {

@@ -62,6 +62,7 @@ final class EventForwarder {
 
   private volatile boolean running;
   private Thread thread;
+  private final Wakeup wakeup = new Wakeup();
 
   // Owned by the forwarder thread.
   private EventBatch inflight;
@@ -112,6 +113,10 @@ final class EventForwarder {
 
   void start() {
     running = true;
+    hub.setWakeup(wakeup);
+    if (tailer != null) {
+      tailer.setWakeup(wakeup);
+    }
     thread = new Thread(this::loop, "newtricks-event-forwarder");
     thread.setDaemon(true);
     thread.start();
@@ -137,6 +142,7 @@ final class EventForwarder {
     while (running) {
       long cycleStart = System.currentTimeMillis();
       boolean full = false;
+      boolean delivered = false;
       try {
         boolean h = supervisor.isHealthy();
         if (h != healthy) {
@@ -172,6 +178,7 @@ final class EventForwarder {
             sleep(RETRY_MS);
             continue;
           }
+          delivered = true;
         }
         persist(false);
       } catch (InterruptedException e) {
@@ -181,12 +188,46 @@ final class EventForwarder {
       }
       if (!full) {
         try {
+          if (inflight == null && !delivered) {
+            waitForEvents();
+          }
           sleep(lingerMs - (System.currentTimeMillis() - cycleStart));
         } catch (InterruptedException e) {
           break;
         }
       }
     }
+  }
+
+  /**
+   * Nothing was queued this cycle: instead of looking again after the linger, waits until a
+   * producer signals (then lingers from there, so a batch still gathers what arrives within
+   * lingerMs), or until the next heartbeat, resume-point save or tailer check is due.
+   */
+  private void waitForEvents() throws InterruptedException {
+    long now = System.currentTimeMillis();
+    long until = lastDeliverMs + HEARTBEAT_MS;
+    if (tailer != null) {
+      until = Math.min(until, tailer.idleUntil(now));
+      if (tailer.safeTxid() != persistedTxid) {
+        until = Math.min(until, nextPersistAt);
+      }
+    }
+    if (until - now <= lingerMs) {
+      return; // due within the linger anyway
+    }
+    wakeup.await(until - now, this::arrived);
+    if (Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    if (arrived()) {
+      sleep(lingerMs); // the linger starts with the first arrival
+    }
+  }
+
+  /** An audit record or a journal chunk arrived. */
+  private boolean arrived() {
+    return hub.size() > 0 || (tailer != null && tailer.hasArrived());
   }
 
   /**

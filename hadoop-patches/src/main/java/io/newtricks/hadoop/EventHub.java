@@ -34,7 +34,14 @@ final class EventHub {
   private final LongAdder dropped = new LongAdder();
   private final LongAdder filtered = new LongAdder();
 
+  private volatile Wakeup wakeup;
+
   EventHub() {}
+
+  /** The forwarder's wake-up, signalled after each queued record. */
+  void setWakeup(Wakeup w) {
+    wakeup = w;
+  }
 
   static EventHub get() {
     return INSTANCE;
@@ -118,6 +125,10 @@ final class EventHub {
     }
     queue.offer(r);
     accepted.increment();
+    Wakeup w = wakeup;
+    if (w != null) {
+      w.signal();
+    }
     return true;
   }
 

@@ -72,6 +72,33 @@ final class JournalTailer extends NamespaceTailer {
   }
 
   @Override
+  void setWakeup(Wakeup w) {
+    capture.setWakeup(w);
+  }
+
+  @Override
+  boolean hasArrived() {
+    return capture.peek() != null;
+  }
+
+  /**
+   * Caught up with everything the journal reported, nothing captured and no catch-up pending:
+   * the next thing to do without a signal from the journal is the quiet check (a journal that
+   * JournalSet disabled reports nothing while the NameNode keeps writing). Otherwise now.
+   */
+  @Override
+  long idleUntil(long nowMs) {
+    if (!wantsAny()) {
+      return Long.MAX_VALUE;
+    }
+    if (cursor < 0 || !checkedPosition || gapSeenAt >= 0 || capture.isPaused()
+        || capture.peek() != null || cursor < Math.max(capture.lastSyncedTxid(), quietTarget)) {
+      return nowMs;
+    }
+    return lastSyncedAt + QUIET_CHECK_MS;
+  }
+
+  @Override
   void setFilter(Collection<io.newtricks.proto.v1.NamespaceEvent.Type> t, java.util.List<String> p) {
     super.setFilter(t, p);
     capture.select(EditCapture.Selection.of(types(), java.util.Arrays.asList(prefixes())));

@@ -40,6 +40,23 @@ abstract class NamespaceTailer {
   /** Reads more events if it is time and there is room. Never throws. */
   abstract void maybePoll(long nowMs);
 
+  /** Lets the source of events wake the forwarder (a tailer that is polled: nothing to do). */
+  void setWakeup(Wakeup w) {}
+
+  /** Whether events arrived that {@link #maybePoll} has not taken yet. */
+  boolean hasArrived() {
+    return false;
+  }
+
+  /**
+   * Until when the forwarder may wait for a {@link Wakeup} signal instead of calling
+   * {@link #maybePoll} (a time in ms). This default (nowMs) keeps a polling tailer polled at the
+   * forwarder's linger pace.
+   */
+  long idleUntil(long nowMs) {
+    return nowMs;
+  }
+
   /** Positions a tailer that has not read anything yet right after {@code txid}. */
   void startAfter(long txid) {
     if (cursor < 0 && txid >= 0) {

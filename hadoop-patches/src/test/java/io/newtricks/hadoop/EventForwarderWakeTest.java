@@ -1,0 +1,127 @@
+package io.newtricks.hadoop;
+
+import static org.junit.Assert.assertTrue;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.stub.StreamObserver;
+import io.newtricks.proto.v1.ConfigureResponse;
+import io.newtricks.proto.v1.DeliverAck;
+import io.newtricks.proto.v1.EventBatch;
+import io.newtricks.proto.v1.EventFilter;
+import io.newtricks.proto.v1.EventSinkGrpc;
+import java.io.File;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.hadoop.conf.Configuration;
+import org.junit.Test;
+
+/**
+ * With something subscribed and nothing happening, the forwarder sleeps until an event is queued
+ * (or a heartbeat is due) instead of looking every linger period; an event queued then is
+ * delivered promptly, and events queued together still travel in one batch. Each cycle of the
+ * forwarder asks the link whether the co-process is healthy, so those calls count its wake-ups.
+ */
+public class EventForwarderWakeTest {
+  @Test
+  public void idleSubscribedForwarderSleepsUntilAnEventIsQueued() throws Exception {
+    File dir = Files.createTempDirectory("nt-fwd-wake").toFile();
+    File sock = new File(dir, "s.sock");
+    List<EventBatch> received = new CopyOnWriteArrayList<>();
+    Server server = UnixSockets.server(sock.getPath()).directExecutor()
+        .addService(new EventSinkGrpc.EventSinkImplBase() {
+          @Override
+          public void deliver(EventBatch b, StreamObserver<DeliverAck> out) {
+            received.add(b);
+            out.onNext(DeliverAck.newBuilder().setLastTxid(-1).setDurableTxid(-1).build());
+            out.onCompleted();
+          }
+        }).build().start();
+    ManagedChannel ch = UnixSockets.channel("unix", sock.getPath());
+    AtomicInteger cycles = new AtomicInteger();
+    CoprocessLink link = new CoprocessLink() {
+      @Override
+      public boolean isHealthy() {
+        cycles.incrementAndGet();
+        return true;
+      }
+
+      @Override
+      public int generation() {
+        return 0;
+      }
+
+      @Override
+      public ManagedChannel channel() {
+        return ch;
+      }
+
+      @Override
+      public ConfigureResponse configureResponse() {
+        return ConfigureResponse.newBuilder()
+            .setEvents(EventFilter.newBuilder().addAuditCommands("open")).build();
+      }
+    };
+    Configuration conf = new Configuration(false);
+    conf.set(HookConf.STATE_FILE, new File(dir, "state.properties").getPath());
+    HookConf hc = new HookConf(conf, HookConf.NAMENODE_BINARY);
+    EventHub hub = new EventHub();
+    hub.configure(100);
+    EventForwarder fwd = new EventForwarder(hub, null, link, new HookMetrics("test-fwd-wake"), hc);
+    fwd.start();
+    try {
+      long deadline = System.currentTimeMillis() + 5_000;
+      while (!hub.wants("open") && System.currentTimeMillis() < deadline) {
+        Thread.sleep(20);
+      }
+      assertTrue("subscribed at Configure", hub.wants("open"));
+      Thread.sleep(500);
+      int before = cycles.get();
+      Thread.sleep(3_000);
+      int idle = cycles.get() - before;
+      // Heartbeats come once a second; polling every linger period would be 3000 / linger.
+      assertTrue("forwarder cycles in 3 s idle with a subscription: " + idle + " (linger "
+          + hc.batchLingerMs + " ms)", idle <= 8);
+      int batches = received.size();
+      long t0 = System.nanoTime();
+      for (int i = 0; i < 3; i++) {
+        assertTrue(hub.offer(new AuditRecord("open", "/f" + i, null, "alice", null, true, 1, null)));
+      }
+      deadline = System.currentTimeMillis() + 5_000;
+      while (audits(received) < 3 && System.currentTimeMillis() < deadline) {
+        Thread.sleep(5);
+      }
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      assertTrue("3 queued opens delivered: " + audits(received), audits(received) == 3);
+      assertTrue("delivered after " + ms + " ms", ms < 1_000);
+      int withAudit = 0;
+      for (EventBatch b : received.subList(batches, received.size())) {
+        if (b.getEventsCount() > 0) {
+          withAudit++;
+        }
+      }
+      assertTrue("opens queued together went in " + withAudit + " batches", withAudit == 1);
+    } finally {
+      fwd.stop();
+      ch.shutdownNow();
+      server.shutdownNow();
+      sock.delete();
+      new File(dir, "state.properties").delete();
+      dir.delete();
+    }
+  }
+
+  private static int audits(List<EventBatch> batches) {
+    int n = 0;
+    for (EventBatch b : batches) {
+      for (io.newtricks.proto.v1.Event e : b.getEventsList()) {
+        if (e.hasAudit()) {
+          n++;
+        }
+      }
+    }
+    return n;
+  }
+}
