@@ -205,21 +205,7 @@ func threadCPU(pids []int) map[string]int64 {
 		if pid == 0 {
 			continue
 		}
-		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		if err != nil {
-			continue
-		}
-		for _, t := range tasks {
-			dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
-			ss, err := os.ReadFile(dir + "schedstat")
-			if err != nil {
-				continue
-			}
-			f := strings.Fields(string(ss))
-			if len(f) == 0 {
-				continue
-			}
-			ns, _ := strconv.ParseInt(f[0], 10, 64)
+		eachThread(pid, func(dir string, ns int64) {
 			var group string
 			if i == 0 {
 				comm, _ := os.ReadFile(dir + "comm")
@@ -229,9 +215,31 @@ func threadCPU(pids []int) map[string]int64 {
 				group = "co-process " + strings.TrimSpace(string(comm))
 			}
 			out[group] += ns
-		}
+		})
 	}
 	return out
+}
+
+// eachThread calls f with the /proc directory ("/proc/<pid>/task/<tid>/") and the CPU time (ns,
+// from schedstat) of every thread of pid it can read.
+func eachThread(pid int, f func(dir string, ns int64)) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return
+	}
+	for _, t := range tasks {
+		dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
+		ss, err := os.ReadFile(dir + "schedstat")
+		if err != nil {
+			continue
+		}
+		fs := strings.Fields(string(ss))
+		if len(fs) == 0 {
+			continue
+		}
+		ns, _ := strconv.ParseInt(fs[0], 10, 64)
+		f(dir, ns)
+	}
 }
 
 // clusterCPU returns the CPU time (ns) of every process of a cluster: the NameNode's and each
@@ -264,21 +272,7 @@ func clusterCPU(c *cluster.Cluster) map[string]int64 {
 func threadCPUDetail(pids []int) map[string]int64 {
 	out := map[string]int64{}
 	for _, pid := range pids {
-		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		if err != nil {
-			continue
-		}
-		for _, t := range tasks {
-			dir := fmt.Sprintf("/proc/%d/task/%s/", pid, t.Name())
-			ss, err := os.ReadFile(dir + "schedstat")
-			if err != nil {
-				continue
-			}
-			f := strings.Fields(string(ss))
-			if len(f) == 0 {
-				continue
-			}
-			ns, _ := strconv.ParseInt(f[0], 10, 64)
+		eachThread(pid, func(dir string, ns int64) {
 			comm, _ := os.ReadFile(dir + "comm")
 			name := strings.TrimSpace(string(comm))
 			g := threadGroup(name)
@@ -286,7 +280,7 @@ func threadCPUDetail(pids []int) map[string]int64 {
 				g = "newtricks thread: " + digits.ReplaceAllString(name, "")
 			}
 			out[g] += ns
-		}
+		})
 	}
 	return out
 }
