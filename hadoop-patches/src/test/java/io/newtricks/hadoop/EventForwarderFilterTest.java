@@ -7,7 +7,6 @@ import static org.junit.Assert.assertTrue;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.stub.StreamObserver;
-import io.newtricks.proto.v1.ConfigureResponse;
 import io.newtricks.proto.v1.DeliverAck;
 import io.newtricks.proto.v1.EventBatch;
 import io.newtricks.proto.v1.EventFilter;
@@ -48,27 +47,7 @@ public class EventForwarderFilterTest {
           }
         }).build().start();
     ManagedChannel ch = UnixSockets.channel("unix", sock.getPath());
-    CoprocessLink link = new CoprocessLink() {
-      @Override
-      public boolean isHealthy() {
-        return true;
-      }
-
-      @Override
-      public int generation() {
-        return 0;
-      }
-
-      @Override
-      public ManagedChannel channel() {
-        return ch;
-      }
-
-      @Override
-      public ConfigureResponse configureResponse() {
-        return ConfigureResponse.newBuilder().setEvents(EventFilter.getDefaultInstance()).build();
-      }
-    };
+    CoprocessLink link = new FixedLink(ch, EventFilter.getDefaultInstance(), () -> { });
     Configuration conf = new Configuration(false);
     conf.set(HookConf.STATE_FILE, new File(dir, "state.properties").getPath());
     EventHub hub = new EventHub();

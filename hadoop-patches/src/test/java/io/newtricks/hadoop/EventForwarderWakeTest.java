@@ -5,7 +5,6 @@ import static org.junit.Assert.assertTrue;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.stub.StreamObserver;
-import io.newtricks.proto.v1.ConfigureResponse;
 import io.newtricks.proto.v1.DeliverAck;
 import io.newtricks.proto.v1.EventBatch;
 import io.newtricks.proto.v1.EventFilter;
@@ -41,29 +40,8 @@ public class EventForwarderWakeTest {
         }).build().start();
     ManagedChannel ch = UnixSockets.channel("unix", sock.getPath());
     AtomicInteger cycles = new AtomicInteger();
-    CoprocessLink link = new CoprocessLink() {
-      @Override
-      public boolean isHealthy() {
-        cycles.incrementAndGet();
-        return true;
-      }
-
-      @Override
-      public int generation() {
-        return 0;
-      }
-
-      @Override
-      public ManagedChannel channel() {
-        return ch;
-      }
-
-      @Override
-      public ConfigureResponse configureResponse() {
-        return ConfigureResponse.newBuilder()
-            .setEvents(EventFilter.newBuilder().addAuditCommands("open")).build();
-      }
-    };
+    CoprocessLink link = new FixedLink(ch, EventFilter.newBuilder().addAuditCommands("open").build(),
+        cycles::incrementAndGet);
     Configuration conf = new Configuration(false);
     conf.set(HookConf.STATE_FILE, new File(dir, "state.properties").getPath());
     HookConf hc = new HookConf(conf, HookConf.NAMENODE_BINARY);

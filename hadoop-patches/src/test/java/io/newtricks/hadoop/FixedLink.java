@@ -1,0 +1,43 @@
+package io.newtricks.hadoop;
+
+import io.grpc.ManagedChannel;
+import io.newtricks.proto.v1.ConfigureResponse;
+import io.newtricks.proto.v1.EventFilter;
+
+/**
+ * A CoprocessLink for tests: always healthy, generation 0, one channel, and a Configure answer
+ * that subscribes to {@code filter}. {@code onHealthCheck} runs at every isHealthy call (the
+ * forwarder asks once per loop).
+ */
+final class FixedLink implements CoprocessLink {
+  private final ManagedChannel ch;
+  private final EventFilter filter;
+  private final Runnable onHealthCheck;
+
+  FixedLink(ManagedChannel ch, EventFilter filter, Runnable onHealthCheck) {
+    this.ch = ch;
+    this.filter = filter;
+    this.onHealthCheck = onHealthCheck;
+  }
+
+  @Override
+  public boolean isHealthy() {
+    onHealthCheck.run();
+    return true;
+  }
+
+  @Override
+  public int generation() {
+    return 0;
+  }
+
+  @Override
+  public ManagedChannel channel() {
+    return ch;
+  }
+
+  @Override
+  public ConfigureResponse configureResponse() {
+    return ConfigureResponse.newBuilder().setEvents(filter).build();
+  }
+}
