@@ -99,8 +99,25 @@ type EventFilter struct {
 	// Only namespace events whose path or destination starts with one of these strings
 	// ("/ckpt/"). Empty: every path.
 	NamespacePathPrefixes []string `protobuf:"bytes,3,rep,name=namespace_path_prefixes,json=namespacePathPrefixes,proto3" json:"namespace_path_prefixes,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// Audit repeat hold. When audit_min_repeats >= 2, an audited record of a (cmd, src) pair is
+	// forwarded only once the same pair has been audited at least audit_min_repeats times within
+	// audit_repeat_window_ms (the first and last of those records at most that far apart, by
+	// their time_ms). Until then the hook holds the pair's records (at most
+	// audit_min_repeats - 1 of them, with their original time, user and client address); on the
+	// record that completes the count it forwards the held records, oldest first, then that
+	// record. After that, further records of the pair are forwarded directly as long as each
+	// arrives within audit_repeat_window_ms of the pair's previous record; a longer gap puts the
+	// pair under hold again. Held records older than the window are discarded, never forwarded.
+	// The hook's hold table is bounded: when it is full, records of a pair it does not track
+	// are forwarded directly (more is forwarded, nothing a consumer needs is lost).
+	// 0 or 1: every selected audited record is forwarded (no hold; what a co-process that does
+	// not set the field gets).
+	AuditMinRepeats int32 `protobuf:"varint,4,opt,name=audit_min_repeats,json=auditMinRepeats,proto3" json:"audit_min_repeats,omitempty"`
+	// The window of audit_min_repeats, in milliseconds. Ignored unless audit_min_repeats >= 2;
+	// then it must be > 0 (<= 0: no hold).
+	AuditRepeatWindowMs int64 `protobuf:"varint,5,opt,name=audit_repeat_window_ms,json=auditRepeatWindowMs,proto3" json:"audit_repeat_window_ms,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *EventFilter) Reset() {
@@ -152,6 +169,20 @@ func (x *EventFilter) GetNamespacePathPrefixes() []string {
 		return x.NamespacePathPrefixes
 	}
 	return nil
+}
+
+func (x *EventFilter) GetAuditMinRepeats() int32 {
+	if x != nil {
+		return x.AuditMinRepeats
+	}
+	return 0
+}
+
+func (x *EventFilter) GetAuditRepeatWindowMs() int64 {
+	if x != nil {
+		return x.AuditRepeatWindowMs
+	}
+	return 0
 }
 
 type EventBatch struct {
@@ -600,11 +631,13 @@ var File_newtricks_v1_events_proto protoreflect.FileDescriptor
 
 const file_newtricks_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x19newtricks/v1/events.proto\x12\fnewtricks.v1\"\xb8\x01\n" +
+	"\x19newtricks/v1/events.proto\x12\fnewtricks.v1\"\x99\x02\n" +
 	"\vEventFilter\x12%\n" +
 	"\x0eaudit_commands\x18\x01 \x03(\tR\rauditCommands\x12J\n" +
 	"\x0fnamespace_types\x18\x02 \x03(\x0e2!.newtricks.v1.NamespaceEvent.TypeR\x0enamespaceTypes\x126\n" +
-	"\x17namespace_path_prefixes\x18\x03 \x03(\tR\x15namespacePathPrefixes\"\xce\x01\n" +
+	"\x17namespace_path_prefixes\x18\x03 \x03(\tR\x15namespacePathPrefixes\x12*\n" +
+	"\x11audit_min_repeats\x18\x04 \x01(\x05R\x0fauditMinRepeats\x123\n" +
+	"\x16audit_repeat_window_ms\x18\x05 \x01(\x03R\x13auditRepeatWindowMs\"\xce\x01\n" +
 	"\n" +
 	"EventBatch\x12+\n" +
 	"\x06events\x18\x01 \x03(\v2\x13.newtricks.v1.EventR\x06events\x12.\n" +

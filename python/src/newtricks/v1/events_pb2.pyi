@@ -8,14 +8,18 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class EventFilter(_message.Message):
-    __slots__ = ("audit_commands", "namespace_types", "namespace_path_prefixes")
+    __slots__ = ("audit_commands", "namespace_types", "namespace_path_prefixes", "audit_min_repeats", "audit_repeat_window_ms")
     AUDIT_COMMANDS_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_TYPES_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_PATH_PREFIXES_FIELD_NUMBER: _ClassVar[int]
+    AUDIT_MIN_REPEATS_FIELD_NUMBER: _ClassVar[int]
+    AUDIT_REPEAT_WINDOW_MS_FIELD_NUMBER: _ClassVar[int]
     audit_commands: _containers.RepeatedScalarFieldContainer[str]
     namespace_types: _containers.RepeatedScalarFieldContainer[NamespaceEvent.Type]
     namespace_path_prefixes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, audit_commands: _Optional[_Iterable[str]] = ..., namespace_types: _Optional[_Iterable[_Union[NamespaceEvent.Type, str]]] = ..., namespace_path_prefixes: _Optional[_Iterable[str]] = ...) -> None: ...
+    audit_min_repeats: int
+    audit_repeat_window_ms: int
+    def __init__(self, audit_commands: _Optional[_Iterable[str]] = ..., namespace_types: _Optional[_Iterable[_Union[NamespaceEvent.Type, str]]] = ..., namespace_path_prefixes: _Optional[_Iterable[str]] = ..., audit_min_repeats: _Optional[int] = ..., audit_repeat_window_ms: _Optional[int] = ...) -> None: ...
 
 class EventBatch(_message.Message):
     __slots__ = ("events", "audit_dropped_total", "seq", "resume_txid", "namespace_gaps_total")
