@@ -2,8 +2,10 @@ package events
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
@@ -19,10 +21,22 @@ type Interest struct {
 	// of them. Empty: every path. The union is every path if any Interest with namespace
 	// types leaves it empty.
 	PathPrefixes []string
+	// AuditMinRepeats, when >= 2, lets the hook hold back an audited (cmd, src) pair until it
+	// has been audited that many times within AuditRepeatWindow (then the held records and the
+	// pair's further records are forwarded; see EventFilter.audit_min_repeats). For a consumer
+	// that can act only on repeated calls, such as reactive hints (K distinct clients open one
+	// file within W). 0 or 1: every audited record of Audit. The union holds back only as much
+	// as every interest with audit commands allows: if any of them has AuditMinRepeats <= 1
+	// (or no window), nothing is held; otherwise the least AuditMinRepeats with the longest
+	// AuditRepeatWindow.
+	AuditMinRepeats int
+	// AuditRepeatWindow is the window of AuditMinRepeats.
+	AuditRepeatWindow time.Duration
 }
 
 // ParseInterest reads a comma-separated list: namespace types in capitals ("CLOSE") and audited
-// commands as "audit:<cmd>" ("audit:open").
+// commands as "audit:<cmd>" ("audit:open"). Its audit commands are forwarded in full
+// (AuditMinRepeats 0: no repeat hold).
 func ParseInterest(list string) (Interest, error) {
 	var in Interest
 	for _, f := range strings.Split(list, ",") {
@@ -73,8 +87,20 @@ func (s *Sink) Filter() *pb.EventFilter {
 func (s *Sink) filterLocked() *pb.EventFilter {
 	f := &pb.EventFilter{}
 	allPaths := false
+	holdAll := true // every interest with audit commands allows a repeat hold
+	minRepeats, window := 0, time.Duration(0)
 	for _, in := range s.interests {
 		f.AuditCommands = append(f.AuditCommands, in.Audit...)
+		if len(in.Audit) > 0 {
+			if in.AuditMinRepeats <= 1 || in.AuditRepeatWindow < time.Millisecond {
+				holdAll = false
+			} else {
+				if minRepeats == 0 || in.AuditMinRepeats < minRepeats {
+					minRepeats = in.AuditMinRepeats
+				}
+				window = max(window, in.AuditRepeatWindow)
+			}
+		}
 		for _, t := range in.Namespace {
 			f.NamespaceTypes = append(f.NamespaceTypes, pb.NamespaceEvent_Type(pb.NamespaceEvent_Type_value[t]))
 		}
@@ -84,6 +110,11 @@ func (s *Sink) filterLocked() *pb.EventFilter {
 			}
 			f.NamespacePathPrefixes = append(f.NamespacePathPrefixes, in.PathPrefixes...)
 		}
+	}
+	if holdAll && minRepeats >= 2 {
+		f.AuditMinRepeats = int32(min(minRepeats, math.MaxInt32))
+		// Rounded up: the hook must never hold back a pair the consumer's window still spans.
+		f.AuditRepeatWindowMs = int64((window + time.Millisecond - 1) / time.Millisecond)
 	}
 	slices.Sort(f.AuditCommands)
 	f.AuditCommands = slices.Compact(f.AuditCommands)

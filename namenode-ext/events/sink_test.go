@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"testing"
+	"time"
 
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
@@ -148,7 +149,60 @@ func TestParseInterest(t *testing.T) {
 	if err != nil || len(in.Namespace) != 2 || len(in.Audit) != 1 || in.Audit[0] != "open" {
 		t.Fatalf("ParseInterest = %+v, %v", in, err)
 	}
+	// A subscription named in configuration takes every audited record: no repeat hold.
+	if in.AuditMinRepeats != 0 || in.AuditRepeatWindow != 0 {
+		t.Fatalf("ParseInterest = %+v: want no audit repeat hold", in)
+	}
+	s := NewSink(1, -1)
+	s.Want(Interest{Audit: []string{"open"}, AuditMinRepeats: 8, AuditRepeatWindow: 10 * time.Second})
+	s.Want(in)
+	if f := s.Filter(); f.GetAuditMinRepeats() > 1 {
+		t.Fatalf("filter %v: a parsed audit:open must forward every open", f)
+	}
 	if _, err := ParseInterest("close"); err == nil {
 		t.Fatal("lower-case type accepted")
+	}
+}
+
+func TestAuditRepeatHoldUnion(t *testing.T) {
+	open := func(n int, w time.Duration) Interest {
+		return Interest{Audit: []string{"open"}, AuditMinRepeats: n, AuditRepeatWindow: w}
+	}
+	tests := []struct {
+		name       string
+		interests  []Interest
+		wantMin    int32
+		wantWindow int64
+	}{
+		{"none", nil, 0, 0},
+		{"one hold", []Interest{open(8, 10*time.Second)}, 8, 10000},
+		{"least repeats, longest window", []Interest{open(8, 10*time.Second), open(3, 30*time.Second)}, 3, 30000},
+		{"K=1 forwards every open", []Interest{open(1, 10*time.Second)}, 0, 0},
+		{"one that wants every record wins", []Interest{open(8, 10*time.Second), {Audit: []string{"create"}}}, 0, 0},
+		{"no window, no hold", []Interest{open(8, 0)}, 0, 0},
+		{"window rounded up to ms", []Interest{open(2, 1500*time.Microsecond)}, 2, 2},
+		{"namespace-only interests do not matter", []Interest{open(4, time.Second), {Namespace: []string{"CLOSE"}}}, 4, 1000},
+	}
+	for _, tc := range tests {
+		s := NewSink(1, -1)
+		for _, in := range tc.interests {
+			s.Want(in)
+		}
+		f := s.Filter()
+		if f.GetAuditMinRepeats() != tc.wantMin || f.GetAuditRepeatWindowMs() != tc.wantWindow {
+			t.Errorf("%s: filter min_repeats %d window %d ms, want %d, %d", tc.name, f.GetAuditMinRepeats(), f.GetAuditRepeatWindowMs(), tc.wantMin, tc.wantWindow)
+		}
+	}
+	// Withdrawing the interest that wanted every record lets the hold apply (sent with an ack).
+	s := NewSink(1, -1)
+	s.Want(open(8, 10*time.Second))
+	withdraw := s.Want(Interest{Audit: []string{"open"}})
+	if f := s.Filter(); f.GetAuditMinRepeats() != 0 {
+		t.Fatalf("filter %v", f)
+	}
+	withdraw()
+	ack, _ := s.Deliver(context.Background(), &pb.EventBatch{})
+	if ack.GetFilter().GetAuditMinRepeats() != 8 || ack.GetFilter().GetAuditRepeatWindowMs() != 10000 {
+		t.Fatalf("ack filter %v: want the hold of 8 within 10000 ms", ack.GetFilter())
 	}
 }

@@ -24,8 +24,15 @@ func startSubsystems(ctx context.Context, env coproc.Env, host pb.NameNodeHostCl
 	hs.RegisterGRPC(env.API)
 	env.Registry.MustRegister(hs.Collectors()...)
 	if hcfg.Reactive {
-		// Reactive hints are the only consumer of audit events today.
-		sink.Want(events.Interest{Audit: []string{"open"}})
+		// Reactive hints are the only consumer of audit events today. A file opened fewer
+		// than K times within W cannot fire (K distinct clients are needed), so the hook
+		// holds each file's opens until it has seen K of them within W (with K = 1 that is
+		// every open).
+		sink.Want(events.Interest{
+			Audit:             []string{"open"},
+			AuditMinRepeats:   hcfg.ReactiveClients,
+			AuditRepeatWindow: hcfg.ReactiveWindow,
+		})
 	}
 	unsubscribe := sink.Subscribe(func(e events.Event) {
 		if a := e.Audit; a != nil && a.Allowed {
