@@ -81,7 +81,13 @@ type options struct {
 	jfr       string
 	trial     bool
 	rest      time.Duration
+	pin       bool
+	dir       string
+	period    time.Duration
 }
+
+// place is where the clusters and the benchmark's client run (set once in run).
+var place = placement{clusterCPU: -1, clientCPU: -1}
 
 func main() {
 	var o options
@@ -99,6 +105,9 @@ func main() {
 	flag.IntVar(&o.closes, "closes", 300, "files closed per event-latency measurement")
 	flag.BoolVar(&o.inotify, "inotify", false, "also measure event latency with the inotify poller (the fallback), for comparison")
 	flag.StringVar(&o.jfr, "jfr", "", "record a JFR profile of every hooked NameNode into this directory")
+	flag.BoolVar(&o.pin, "pin", true, "run the cluster under test on one CPU and the benchmark client on another (needs 2 CPUs), so the client cannot take the NameNode's CPU")
+	flag.StringVar(&o.dir, "dir", "", "directory for the clusters (default: /dev/shm if it is a tmpfs with 4 GiB free, else the temporary directory)")
+	flag.DurationVar(&o.period, "sample", 2*time.Millisecond, "how often the NameNode's CPU (cgroup cpuacct) is read while an operation runs")
 	flag.BoolVar(&o.trial, "trial", false, "allow fewer than 5 rounds for a look at the figures; prints no BENCH line")
 	flag.Parse()
 	o.ops = strings.Split(*ops, ",")
@@ -344,7 +353,20 @@ type side struct {
 	name  string
 	c     *cluster.Cluster
 	lay   exttest.Layout
-	gcLog string // the NameNode's GC log
+	gcLog string    // the NameNode's GC log
+	meter *cpuMeter // the NameNode group's CPU (nil: no cgroup; CPU to the tool's exit)
+}
+
+// settle pins a cluster's processes (again: a co-process may have been restarted) and keeps its
+// NameNode group in its meter.
+func (s side) settle() error {
+	if err := pinProcesses(allPIDs(s.c), place.clusterCPU); err != nil {
+		return err
+	}
+	if s.meter != nil {
+		return s.meter.add(nnPIDs(s.c))
+	}
+	return nil
 }
 
 func startCluster(ctx context.Context, a exttest.Artifacts, base, name string, o exttest.Options, log4j string, bo options) (side, error) {
@@ -390,7 +412,12 @@ func startCluster(ctx context.Context, a exttest.Artifacts, base, name string, o
 	if err != nil {
 		return side{}, fmt.Errorf("start %s: %w", name, err)
 	}
-	return side{name: name, c: c, lay: lay, gcLog: filepath.Join(gcDir, fmt.Sprintf("gc-%d.log", c.NameNodePID()))}, nil
+	s := side{name: name, c: c, lay: lay, gcLog: filepath.Join(gcDir, fmt.Sprintf("gc-%d.log", c.NameNodePID()))}
+	if err := s.settle(); err != nil {
+		c.Stop()
+		return side{}, err
+	}
+	return s, nil
 }
 
 type sample struct {
@@ -405,11 +432,16 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	base, err := os.MkdirTemp("", "bench-nn-")
+	parent, why := clusterDir(o.dir)
+	base, err := os.MkdirTemp(parent, "bench-nn-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(base)
+	var pinNote string
+	place, pinNote = choosePlacement(o.pin)
+	cgRoot, cgErr := cgroupRoot()
+	defer removeCgroups(cgRoot)
 	if o.jfr != "" {
 		if err := os.MkdirAll(o.jfr, 0o755); err != nil {
 			return err
@@ -427,6 +459,12 @@ func run(o options) error {
 	for _, name := range o.configs {
 		fmt.Printf("  %-8s %s\n", name, describe(name))
 	}
+	fmt.Printf("clusters in %s (%s); %s\n", base, why, pinNote)
+	if cgErr != nil {
+		fmt.Printf("NameNode CPU per op from /proc schedstat up to the tool's exit, clean-up included (no cgroup to sample: %v)\n", cgErr)
+	} else {
+		fmt.Printf("NameNode CPU per op from its cgroup (cpuacct, read every %v) over the tool's timed phase only (its clean-up left out)\n", o.period)
+	}
 
 	var sides []side
 	defer func() {
@@ -442,6 +480,12 @@ func run(o options) error {
 			return err
 		}
 		sides = append(sides, s)
+		if cgErr == nil {
+			if s.meter, err = newMeter(cgRoot, name, nnPIDs(s.c)); err != nil {
+				return err
+			}
+			sides[len(sides)-1] = s
+		}
 		pause(s.c, true)
 	}
 
@@ -463,13 +507,16 @@ func run(o options) error {
 		}
 		for _, s := range order {
 			pause(s.c, false)
+			if err := s.settle(); err != nil {
+				return err
+			}
 			time.Sleep(time.Second) // let the resumed daemons catch up on heartbeats
 			for _, op := range o.ops {
-				v, parts, win, err := nnbench(ctx, a, s.c, log4j, op, o.files, o.threads, nnPIDs(s.c))
+				v, parts, win, windowNs, err := nnbench(ctx, a, s, log4j, op, o.files, o.threads, o.period)
 				if err != nil {
 					return fmt.Errorf("%s round %d %s: %w", s.name, r, op, err)
 				}
-				cpuUs := float64(sum(parts)) / 1e3 / float64(o.files)
+				cpuUs := float64(windowNs) / 1e3 / float64(o.files)
 				if r < 0 {
 					fmt.Printf("warm-up  %-8s %-11s %10.0f ops/s %8.1f us CPU/op\n", s.name, op, v, cpuUs)
 					continue
@@ -486,11 +533,14 @@ func run(o options) error {
 		outside            int // operations whose median ratio lies outside control's range
 	}
 	sums := map[string]summary{}
+	window := "from the operation's start (after its input generation) to the tool's exit (incl. its clean-up: one recursive\ndelete), from schedstat"
+	if cgErr == nil {
+		window = "over the tool's timed phase (its start line to start + its elapsed time; clean-up left out), from the cgroup"
+	}
 	fmt.Printf("\nNameNode throughput and CPU, median (min, max) of %d rounds after %d warm-up rounds; %d files, %d client threads;\n"+
-		"one cluster running at a time, order rotating; CPU: NameNode JVM + co-process per op (us), from schedstat, from the\n"+
-		"operation's start (after its input generation) to the tool's exit (incl. its clean-up: one recursive delete);\n"+
+		"one cluster running at a time, order rotating; CPU: NameNode JVM + co-process per op (us), %s;\n"+
 		"ratios to plain per round (same round), median (min, max) over the rounds; * = outside control's range for the operation\n",
-		o.rounds, o.warmup, o.files, o.threads)
+		o.rounds, o.warmup, o.files, o.threads, window)
 	_, haveControl := res["control"]
 	for _, op := range o.ops {
 		fmt.Printf("\n%-11s %-8s %24s %24s %26s %26s\n", op, "config", "ops/s med (min,max)", "CPU us/op med (min,max)", "ratio med (min,max)", "cpu ratio med (min,max)")
@@ -566,7 +616,7 @@ func run(o options) error {
 
 	// Where the CPU went: per thread group, microseconds per op summed over the operations
 	// (each op's median round by total CPU), and the difference to plain.
-	fmt.Printf("\nwhere the NameNode's CPU went, us per op (sum over the operations of each one's median round), difference to plain:\n")
+	fmt.Printf("\nwhere the NameNode's CPU went, us per op (sum over the operations of each one's median round, schedstat from the operation's\nstart to the tool's exit, clean-up included), difference to plain:\n")
 	groups := map[string]bool{}
 	perGroup := map[string]map[string]float64{}
 	for _, s := range sides {
@@ -847,19 +897,23 @@ func pct(sorted []float64, p float64) float64 {
 }
 
 var (
-	statsRE = regexp.MustCompile(`--- (\w+) stats\s+---`)
-	opsRE   = regexp.MustCompile(`Ops per sec:\s*([0-9.]+)`)
+	statsRE   = regexp.MustCompile(`--- (\w+) stats\s+---`)
+	opsRE     = regexp.MustCompile(`Ops per sec:\s*([0-9.]+)`)
+	elapsedRE = regexp.MustCompile(`Elapsed Time:\s*([0-9]+)`)
 	// NNThroughputBenchmark logs this as the measured operation starts (input generation done).
 	startingRE = regexp.MustCompile(`^Starting \d+ (\w+)\(s\)\.`)
 )
 
-// nnbench runs one NNThroughputBenchmark operation against c's NameNode and returns ops/s and
-// the CPU of pids (by thread group) from the start of the measured operation (its "Starting N
-// <op>(s)." line, after any input generation) to the tool's exit (which includes its clean-up:
-// one recursive delete of its base directory).
-func nnbench(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j, op string, files, threads int, pids []int) (float64, map[string]int64, [2]time.Time, error) {
+// nnbench runs one NNThroughputBenchmark operation against s's NameNode and returns ops/s, the
+// CPU of the NameNode group by thread group from the start of the measured operation (its
+// "Starting N <op>(s)." line, after any input generation) to the tool's exit (which includes its
+// clean-up: one recursive delete of its base directory), the window, and the NameNode group's
+// CPU in ns over the timed phase alone (from the meter; without one, the same as the thread
+// groups' sum).
+func nnbench(ctx context.Context, a exttest.Artifacts, s side, log4j, op string, files, threads int, period time.Duration) (float64, map[string]int64, [2]time.Time, int64, error) {
 	var win [2]time.Time
-	args := []string{"-fs", c.URI(), "-op", op, "-threads", strconv.Itoa(threads)}
+	pids := nnPIDs(s.c)
+	args := []string{"-fs", s.c.URI(), "-op", op, "-threads", strconv.Itoa(threads)}
 	if op == "mkdirs" {
 		args = append(args, "-dirs", strconv.Itoa(files))
 	} else {
@@ -867,20 +921,30 @@ func nnbench(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j
 	}
 	args = append(args, "-baseDirName", fmt.Sprintf("/nnbench-%d", time.Now().UnixNano()))
 	var before map[string]int64
+	var smp *sampler
 	onLine := func(line string) {
-		if m := startingRE.FindStringSubmatch(line); m != nil && strings.EqualFold(m[1], op) {
-			before = threadCPU(pids)
+		if m := startingRE.FindStringSubmatch(line); m != nil && strings.EqualFold(m[1], op) && before == nil {
 			win[0] = time.Now()
+			if s.meter != nil {
+				smp = newSampler(s.meter, period, place.clientCPU)
+				smp.start()
+			}
+			before = threadCPU(pids)
 		}
 	}
-	text, err := hadoopTool(ctx, a, c, log4j, onLine, "org.apache.hadoop.hdfs.server.namenode.NNThroughputBenchmark", args...)
-	if err != nil {
-		return 0, nil, win, fmt.Errorf("%v\n%s", err, tail(text, 30))
-	}
+	text, err := hadoopTool(ctx, a, s.c, log4j, onLine, "org.apache.hadoop.hdfs.server.namenode.NNThroughputBenchmark", args...)
 	after := threadCPU(pids)
 	win[1] = time.Now()
+	var readings []usageSample
+	var smpErr error
+	if smp != nil {
+		readings, smpErr = smp.stop()
+	}
+	if err != nil {
+		return 0, nil, win, 0, fmt.Errorf("%v\n%s", err, tail(text, 30))
+	}
 	if before == nil {
-		return 0, nil, win, fmt.Errorf("no \"Starting N %s(s).\" line in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
+		return 0, nil, win, 0, fmt.Errorf("no \"Starting N %s(s).\" line in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
 	}
 	parts := map[string]int64{}
 	for k, ns := range after {
@@ -888,20 +952,54 @@ func nnbench(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j
 			parts[k] = d
 		}
 	}
-	// Stats are printed per operation; "open", "rename" and "delete" first create their
-	// inputs, so take the block named after op.
+	ops, elapsedMs, err := opStats(text, op)
+	if err != nil {
+		return 0, nil, win, 0, err
+	}
+	if smp == nil {
+		return ops, parts, win, sum(parts), nil
+	}
+	if smpErr != nil {
+		return 0, nil, win, 0, fmt.Errorf("reading %s: %w", s.meter.dir, smpErr)
+	}
+	ns, err := timedCPU(readings, win[0], time.Duration(elapsedMs)*time.Millisecond)
+	return ops, parts, win, ns, err
+}
+
+// timedCPU is the CPU the readings show over [start, start+elapsed].
+func timedCPU(readings []usageSample, start time.Time, elapsed time.Duration) (int64, error) {
+	end := start.Add(elapsed)
+	if len(readings) < 2 || readings[len(readings)-1].at.Before(end) {
+		return 0, fmt.Errorf("CPU readings do not cover the timed phase (%d readings, %v long)", len(readings), elapsed)
+	}
+	return int64(usageAt(readings, end) - usageAt(readings, start)), nil
+}
+
+// opStats reads ops/s and the elapsed time (ms) of op from NNThroughputBenchmark's output.
+// Stats are printed per operation; "open", "rename" and "delete" first create their inputs, so
+// it takes the block named after op.
+func opStats(text, op string) (float64, int64, error) {
 	for _, loc := range statsRE.FindAllStringSubmatchIndex(text, -1) {
 		if !strings.EqualFold(text[loc[2]:loc[3]], op) {
 			continue
 		}
-		m := opsRE.FindStringSubmatch(text[loc[1]:])
-		if m == nil {
+		block := text[loc[1]:]
+		if next := statsRE.FindStringIndex(block); next != nil {
+			block = block[:next[0]]
+		}
+		m := opsRE.FindStringSubmatch(block)
+		e := elapsedRE.FindStringSubmatch(block)
+		if m == nil || e == nil {
 			break
 		}
 		v, err := strconv.ParseFloat(m[1], 64)
-		return v, parts, win, err
+		if err != nil {
+			return 0, 0, err
+		}
+		ms, err := strconv.ParseInt(e[1], 10, 64)
+		return v, ms, err
 	}
-	return 0, nil, win, fmt.Errorf("no %q stats in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
+	return 0, 0, fmt.Errorf("no %q stats (ops per sec, elapsed time) in NNThroughputBenchmark output:\n%s", op, tail(text, 30))
 }
 
 // hadoopTool runs a Hadoop main class with a console log4j config (NNThroughputBenchmark prints
@@ -918,8 +1016,8 @@ func hadoopTool(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, lo
 	if err := os.WriteFile(filepath.Join(confDir, "log4j.properties"), []byte(props), 0o644); err != nil {
 		return "", err
 	}
-	argv := append([]string{"-Xmx1g", "-cp", confDir + ":" + a.HadoopLibDir + "/*", class}, args...)
-	cmd := exec.CommandContext(ctx, "java", argv...)
+	argv := place.clientCommand(append([]string{"java", "-Xmx1g", "-cp", confDir + ":" + a.HadoopLibDir + "/*", class}, args...))
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var out strings.Builder
 	w := &lineWriter{out: &out, onLine: onLine}
 	cmd.Stdout, cmd.Stderr = w, w

@@ -47,3 +47,35 @@ func TestPairedRatiosAreRoundByRound(t *testing.T) {
 		t.Fatalf("ratios %v, cpu %v", r, c)
 	}
 }
+
+func TestTimedCPUInterpolatesOverTheTimedPhase(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	r := []usageSample{{t0, 0}, {t0.Add(10 * time.Millisecond), 1000}, {t0.Add(30 * time.Millisecond), 5000}}
+	// From t0+5ms (500) to t0+20ms (1000 + half of 4000).
+	ns, err := timedCPU(r, t0.Add(5*time.Millisecond), 15*time.Millisecond)
+	if err != nil || ns != 2500 {
+		t.Fatalf("got %d, %v; want 2500", ns, err)
+	}
+	if _, err := timedCPU(r, t0, 40*time.Millisecond); err == nil {
+		t.Fatal("a phase that ends after the last reading must be an error")
+	}
+}
+
+func TestOpStatsTakesTheBlockOfTheOperation(t *testing.T) {
+	out := `--- create stats  ---
+# operations: 5000
+Elapsed Time: 2900
+ Ops per sec: 1724.1
+--- open stats  ---
+# operations: 5000
+Elapsed Time: 1000
+ Ops per sec: 5000.0
+`
+	ops, ms, err := opStats(out, "open")
+	if err != nil || ops != 5000 || ms != 1000 {
+		t.Fatalf("open: %v %v %v", ops, ms, err)
+	}
+	if _, _, err := opStats(out, "rename"); err == nil {
+		t.Fatal("missing stats must be an error")
+	}
+}
