@@ -19,4 +19,10 @@ interface CoprocessLink {
 
   /** The current co-process's answer to Configure; null before the first. */
   ConfigureResponse configureResponse();
+
+  /**
+   * A call to the current co-process (an EventSink/Deliver) was just answered: it is alive and
+   * serving, so the supervisor need not send a health check of its own within the interval.
+   */
+  default void answered() {}
 }

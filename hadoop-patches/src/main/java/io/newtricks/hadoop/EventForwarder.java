@@ -354,6 +354,7 @@ final class EventForwarder {
           .withDeadlineAfter(deliverTimeoutMs, TimeUnit.MILLISECONDS)
           .deliver(empty);
       metrics.heartbeats.incr();
+      supervisor.answered();
       acknowledged(ack);
     } catch (RuntimeException e) {
       metrics.batchesFailed.incr();
@@ -393,6 +394,7 @@ final class EventForwarder {
       metrics.auditForwarded.incr(inflightAudit);
       metrics.namespaceForwarded.incr(inflightNamespace);
       lastDeliverMs = System.currentTimeMillis();
+      supervisor.answered();
       inflight = null;
       acknowledged(ack);
       return true;

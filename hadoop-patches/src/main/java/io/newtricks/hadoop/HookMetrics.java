@@ -37,6 +37,7 @@ final class HookMetrics implements MetricsSource {
   final MutableCounterLong coprocessRestarts;
   final MutableCounterLong coprocessStartFailures;
   final MutableCounterLong healthCheckFailures;
+  final MutableCounterLong healthChecksSkipped;
   final MutableGaugeInt coprocessHealthy;
   final MutableGaugeLong lastAckedTxid;
   final MutableGaugeLong pendingNamespaceEvents;
@@ -61,6 +62,7 @@ final class HookMetrics implements MetricsSource {
     coprocessRestarts = registry.newCounter("CoprocessRestarts", "co-process restarts after exit or failed health", 0L);
     coprocessStartFailures = registry.newCounter("CoprocessStartFailures", "failed co-process start attempts", 0L);
     healthCheckFailures = registry.newCounter("HealthCheckFailures", "failed go-plugin health checks", 0L);
+    healthChecksSkipped = registry.newCounter("HealthChecksSkipped", "health checks not sent because the co-process answered a Deliver within the interval", 0L);
     coprocessHealthy = registry.newGauge("CoprocessHealthy", "1 when the co-process is up, healthy and configured", 0);
     lastAckedTxid = registry.newGauge("LastAckedTxid", "highest namespace txid acknowledged by the co-process", -1L);
     pendingNamespaceEvents = registry.newGauge("PendingNamespaceEvents", "inotify events read but not yet acknowledged", 0L);

@@ -13,6 +13,8 @@ final class FixedLink implements CoprocessLink {
   private final ManagedChannel ch;
   private final EventFilter filter;
   private final Runnable onHealthCheck;
+  /** Calls the forwarder reported answered (Deliver, heartbeats included). */
+  final java.util.concurrent.atomic.AtomicInteger answers = new java.util.concurrent.atomic.AtomicInteger();
 
   FixedLink(ManagedChannel ch, EventFilter filter, Runnable onHealthCheck) {
     this.ch = ch;
@@ -34,6 +36,11 @@ final class FixedLink implements CoprocessLink {
   @Override
   public ManagedChannel channel() {
     return ch;
+  }
+
+  @Override
+  public void answered() {
+    answers.incrementAndGet();
   }
 
   @Override
