@@ -15,8 +15,9 @@ import org.apache.hadoop.security.UserGroupInformation;
  *
  * <p>FSNamesystem calls it synchronously on the RPC handler thread before the reply, and an
  * exception would reach the client: so its first line drops every command nobody subscribed to
- * (one volatile read, no allocation), and the rest only offers to a bounded queue, never
- * blocks, and catches everything.
+ * (one volatile read, no allocation), and the rest only offers to a bounded queue (or, under
+ * the subscription's repeat hold, to the bounded {@link AuditHold} table), never blocks, and
+ * catches everything.
  */
 public class AuditForwarder extends HdfsAuditLogger {
   private final EventHub hub = EventHub.get();
@@ -26,7 +27,7 @@ public class AuditForwarder extends HdfsAuditLogger {
     // FSNamesystem is being built: load the gRPC code meanwhile.
     Prewarm.start(conf, HookConf.NAMENODE_BINARY);
     try {
-      hub.configure(conf.getInt(HookConf.AUDIT_QUEUE_CAPACITY, HookConf.DEFAULT_AUDIT_QUEUE_CAPACITY));
+      HookConf.configureHub(hub, conf);
     } catch (Throwable t) {
       // Never fail NameNode startup because of the hook.
     }
@@ -43,7 +44,7 @@ public class AuditForwarder extends HdfsAuditLogger {
     try {
       String user = ugi != null ? ugi.getShortUserName() : shortName(userName);
       String ctx = callerContext != null ? callerContext.getContext() : null;
-      hub.offer(new AuditRecord(cmd, src, dst, user, addr, succeeded,
+      hub.admit(new AuditRecord(cmd, src, dst, user, addr, succeeded,
           System.currentTimeMillis(), ctx));
     } catch (Throwable t) {
       // Best effort: an audit copy must never fail or slow the client call.

@@ -129,10 +129,7 @@ final class EditCapture {
   }
 
   private void wake() {
-    Wakeup w = wakeup;
-    if (w != null) {
-      w.signal();
-    }
+    Wakeup.signal(wakeup);
   }
 
   static EditCapture get() {

@@ -161,6 +161,7 @@ final class EventForwarder {
         if (tailer != null) {
           tailer.maybePoll(cycleStart);
         }
+        hub.sweepHold(cycleStart);
         if (inflight == null) {
           build();
         }
@@ -202,11 +203,12 @@ final class EventForwarder {
   /**
    * Nothing was queued this cycle: instead of looking again after the linger, waits until a
    * producer signals (then lingers from there, so a batch still gathers what arrives within
-   * lingerMs), or until the next heartbeat, resume-point save or tailer check is due.
+   * lingerMs), or until the next heartbeat, resume-point save, tailer check or sweep of the
+   * audit repeat hold is due.
    */
   private void waitForEvents() throws InterruptedException {
     long now = System.currentTimeMillis();
-    long until = lastDeliverMs + HEARTBEAT_MS;
+    long until = Math.min(lastDeliverMs + HEARTBEAT_MS, hub.holdSweepDue());
     if (tailer != null) {
       until = Math.min(until, tailer.idleUntil(now));
       if (tailer.safeTxid() != persistedTxid) {
@@ -248,7 +250,7 @@ final class EventForwarder {
 
   private void applyFilter(EventFilter f) {
     nextPersistAt = 0; // a new filter is saved at once (a restarted NameNode captures by it)
-    hub.subscribe(f.getAuditCommandsList());
+    hub.subscribe(f.getAuditCommandsList(), f.getAuditMinRepeats(), f.getAuditRepeatWindowMs());
     if (f.getAuditCommandsCount() == 0 && auditForwarderConfigured && !hintedAudit) {
       hintedAudit = true;
       LOG.info("newtricks: nothing subscribes to audit events; without "
@@ -258,8 +260,11 @@ final class EventForwarder {
     if (tailer != null) {
       tailer.setFilter(f.getNamespaceTypesList(), f.getNamespacePathPrefixesList());
     }
-    LOG.info("newtricks: co-process subscribes to audit {} and namespace {} under {}",
-        f.getAuditCommandsList(), f.getNamespaceTypesList(),
+    LOG.info("newtricks: co-process subscribes to audit {}{} and namespace {} under {}",
+        f.getAuditCommandsList(), f.getAuditMinRepeats() >= 2 && f.getAuditRepeatWindowMs() > 0
+            ? " (once audited " + f.getAuditMinRepeats() + " times within "
+                + f.getAuditRepeatWindowMs() + " ms)" : "",
+        f.getNamespaceTypesList(),
         f.getNamespacePathPrefixesList().isEmpty() ? "/" : f.getNamespacePathPrefixesList());
   }
 

@@ -33,6 +33,14 @@ final class EventHub {
   private final LongAdder accepted = new LongAdder();
   private final LongAdder dropped = new LongAdder();
   private final LongAdder filtered = new LongAdder();
+  // The audit repeat hold's counters (see AuditHold), kept across its tables.
+  final LongAdder holdHeld = new LongAdder();
+  final LongAdder holdReleased = new LongAdder();
+  final LongAdder holdExpired = new LongAdder();
+  final LongAdder holdOverflow = new LongAdder();
+  /** The repeat hold of the subscription, or null: every subscribed record is queued. */
+  private volatile AuditHold hold;
+  private int holdMax = -1; // guarded by this; -1: not configured yet
 
   private volatile Wakeup wakeup;
 
@@ -49,8 +57,17 @@ final class EventHub {
 
   /** Sizes the queue; the first call wins (audit logger and plugin read the same key). */
   synchronized void configure(int cap) {
+    configure(cap, HookConf.DEFAULT_AUDIT_HOLD_MAX);
+  }
+
+  /**
+   * Sizes the queue and the repeat hold's table (pairs tracked at most; 0: none, every record
+   * is queued); the first call wins.
+   */
+  synchronized void configure(int cap, int holdEntries) {
     if (capacity < 0) {
       capacity = Math.max(1, cap);
+      holdMax = Math.max(0, holdEntries);
     }
   }
 
@@ -58,24 +75,56 @@ final class EventHub {
    * The audited commands the co-process subscribed to ("open", ...). Commands are compared with
    * String.equals; FSNamesystem passes literals, so the comparison is usually one identity check.
    */
-  synchronized void subscribe(Collection<String> commands) {
-    Set<String> s = new LinkedHashSet<>();
-    for (String c : commands) {
-      if (c != null && !c.isEmpty()) {
-        s.add(c.intern());
-      }
-    }
-    subscribed = s.toArray(NONE);
-    publish();
+  void subscribe(Collection<String> commands) {
+    subscribe(commands, 0, 0);
   }
 
-  /** Whether a co-process is healthy: while it is not, nothing is queued at all. */
-  synchronized void setHealthy(boolean h) {
-    healthy = h;
-    publish();
-    if (!h) {
-      // Nobody will read these soon; the co-process that comes back gets new ones.
-      drainAway();
+  /**
+   * The subscription with its repeat hold (EventFilter.audit_min_repeats and
+   * audit_repeat_window_ms): with minRepeats >= 2 and a window, a (cmd, src) pair's records are
+   * held until the pair was audited minRepeats times within windowMs; otherwise every record
+   * is queued. The same filter again keeps the table; another one discards what it held.
+   */
+  void subscribe(Collection<String> commands, int minRepeats, long windowMs) {
+    AuditHold old;
+    synchronized (this) {
+      Set<String> s = new LinkedHashSet<>();
+      for (String c : commands) {
+        if (c != null && !c.isEmpty()) {
+          s.add(c.intern());
+        }
+      }
+      subscribed = s.toArray(NONE);
+      old = hold;
+      if (minRepeats >= 2 && windowMs > 0 && subscribed.length > 0) {
+        int m = holdMax < 0 ? HookConf.DEFAULT_AUDIT_HOLD_MAX : holdMax;
+        if (old == null || !old.sameAs(subscribed, minRepeats, windowMs, m)) {
+          hold = new AuditHold(subscribed, minRepeats, windowMs, m, this);
+        }
+      } else {
+        hold = null;
+      }
+      publish();
+    }
+    if (old != null && old != hold) {
+      old.clear(); // outside the hub's lock: it takes each entry's lock
+    }
+  }
+
+  /** Whether a co-process is healthy: while it is not, nothing is queued or held at all. */
+  void setHealthy(boolean h) {
+    AuditHold old = null;
+    synchronized (this) {
+      healthy = h;
+      publish();
+      if (!h) {
+        // Nobody will read these soon; the co-process that comes back gets new ones.
+        drainAway();
+        old = hold;
+      }
+    }
+    if (old != null) {
+      old.clear(); // outside the hub's lock; the hold stays, empty
     }
   }
 
@@ -108,6 +157,42 @@ final class EventHub {
     return active.clone();
   }
 
+  /**
+   * Takes an audited record of a subscribed command (the audit logger, on the RPC handler
+   * thread): into the repeat hold if the subscription has one, else into the queue. Never
+   * blocks.
+   */
+  boolean admit(AuditRecord r) {
+    AuditHold h = hold;
+    return h == null ? offer(r) : h.admit(r);
+  }
+
+  /**
+   * The forwarder thread's housekeeping of the repeat hold: drops pairs that can no longer
+   * reach the count (at most every window/4). Returns when it is next due (Long.MAX_VALUE:
+   * nothing held).
+   */
+  long sweepHold(long now) {
+    AuditHold h = hold;
+    if (h == null) {
+      return Long.MAX_VALUE;
+    }
+    h.sweep(now);
+    return h.sweepDue();
+  }
+
+  /** When the repeat hold's next sweep is due (Long.MAX_VALUE: nothing held). */
+  long holdSweepDue() {
+    AuditHold h = hold;
+    return h == null ? Long.MAX_VALUE : h.sweepDue();
+  }
+
+  /** Pairs the repeat hold tracks now. */
+  int holdEntries() {
+    AuditHold h = hold;
+    return h == null ? 0 : h.entries();
+  }
+
   /** Adds a record unless the queue is full or closed. Never blocks. */
   boolean offer(AuditRecord r) {
     if (closed) {
@@ -125,10 +210,7 @@ final class EventHub {
     }
     queue.offer(r);
     accepted.increment();
-    Wakeup w = wakeup;
-    if (w != null) {
-      w.signal();
-    }
+    Wakeup.signal(wakeup);
     return true;
   }
 
@@ -149,10 +231,17 @@ final class EventHub {
   }
 
   /** Stops accepting and frees the queue: used when no co-process will ever drain it. */
-  synchronized void close() {
-    closed = true;
-    publish();
-    drainAway();
+  void close() {
+    AuditHold old;
+    synchronized (this) {
+      closed = true;
+      publish();
+      drainAway();
+      old = hold;
+    }
+    if (old != null) {
+      old.clear();
+    }
   }
 
   private void drainAway() {

@@ -45,6 +45,12 @@ final class HookConf {
   static final String DEFAULT_SERVICE_XATTR_PREFIXES = "user.newtricks.";
   /** Bound of the audit queue; a full queue drops (and counts) instead of blocking. */
   static final String AUDIT_QUEUE_CAPACITY = "newtricks.audit.queue.capacity";
+  /**
+   * (cmd, src) pairs the audit repeat hold (EventFilter.audit_min_repeats) tracks at most;
+   * beyond, records of untracked pairs are forwarded directly (and counted). 0 (or less): hold
+   * nothing.
+   */
+  static final String AUDIT_HOLD_MAX = "newtricks.events.audit.hold.max";
   static final String BATCH_MAX = "newtricks.events.batch.max";
   static final String BATCH_LINGER_MS = "newtricks.events.linger.ms";
   static final String DELIVER_TIMEOUT_MS = "newtricks.events.deliver.timeout.ms";
@@ -87,6 +93,13 @@ final class HookConf {
   };
 
   static final int DEFAULT_AUDIT_QUEUE_CAPACITY = 65536;
+  static final int DEFAULT_AUDIT_HOLD_MAX = 65536;
+
+  /** Configures the audit queue and repeat hold of {@code hub} from conf (first call wins). */
+  static void configureHub(EventHub hub, Configuration conf) {
+    hub.configure(conf.getInt(AUDIT_QUEUE_CAPACITY, DEFAULT_AUDIT_QUEUE_CAPACITY),
+        conf.getInt(AUDIT_HOLD_MAX, DEFAULT_AUDIT_HOLD_MAX));
+  }
 
   final String binary;          // empty when unset
   final File socketDir;

@@ -109,6 +109,11 @@ final class HookMetrics implements MetricsSource {
     rb.addCounter(Interns.info("AuditDropped", "audit events dropped because the queue was full"), hub.dropped());
     rb.addGauge(Interns.info("AuditQueueSize", "audit events waiting in the queue"), hub.size());
     rb.addCounter(Interns.info("AuditFiltered", "audited calls not forwarded (nobody subscribed, or no healthy co-process)"), hub.filtered());
+    rb.addCounter(Interns.info("AuditHeld", "audit records held by the repeat hold until their (cmd, src) pair repeats"), hub.holdHeld.sum());
+    rb.addCounter(Interns.info("AuditHoldReleased", "held audit records queued because their pair reached the subscription's repeat count"), hub.holdReleased.sum());
+    rb.addCounter(Interns.info("AuditHoldExpired", "held audit records discarded: their pair did not repeat within the window (or the hold was reset)"), hub.holdExpired.sum());
+    rb.addCounter(Interns.info("AuditHoldOverflow", "audit records queued directly because the repeat hold's table was full"), hub.holdOverflow.sum());
+    rb.addGauge(Interns.info("AuditHoldEntries", "(cmd, src) pairs the repeat hold tracks"), hub.holdEntries());
     EditCapture cap = EditCapture.get();
     rb.addGauge(Interns.info("JournalInstalled", "1 if the event journal is in dfs.namenode.edits.dir"), cap.installed() ? 1 : 0);
     rb.addCounter(Interns.info("JournalCaptured", "namespace events captured by the event journal"), cap.captured.sum());

@@ -55,7 +55,7 @@ public class NameNodePlugin implements ServicePlugin {
       Configuration conf = nn.getConf();
       HookConf hc = new HookConf(conf, HookConf.NAMENODE_BINARY);
       EventHub hub = EventHub.get();
-      hub.configure(conf.getInt(HookConf.AUDIT_QUEUE_CAPACITY, HookConf.DEFAULT_AUDIT_QUEUE_CAPACITY));
+      HookConf.configureHub(hub, conf);
       HookMetrics m = new HookMetrics(HookMetrics.NAMENODE_SOURCE).register();
       synchronized (lock) {
         if (stopped) {

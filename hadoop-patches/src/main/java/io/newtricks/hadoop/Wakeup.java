@@ -13,6 +13,13 @@ import java.util.function.BooleanSupplier;
 final class Wakeup {
   private volatile Thread waiter;
 
+  /** {@link #signal} on {@code w} unless it is null (no forwarder started yet). Never blocks. */
+  static void signal(Wakeup w) {
+    if (w != null) {
+      w.signal();
+    }
+  }
+
   /** Wakes the forwarder if it waits. Never blocks. */
   void signal() {
     Thread t = waiter;
