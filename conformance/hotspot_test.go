@@ -705,6 +705,64 @@ func TestHotspot(t *testing.T) {
 		}
 	})
 
+	// hookCounters reads the NameNode hook's audit counters, fresh: metrics2 serves JMX from a
+	// cache it refreshes on a read at least 10 s after the last refresh, so it reads after 11 s
+	// without reads (which also lets the forwarder deliver what was queued before).
+	hookCounters := func(t *testing.T) map[string]float64 {
+		t.Helper()
+		time.Sleep(11 * time.Second)
+		b, err := jmx(c.NameNodeHTTPAddr(), nnHookBean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := map[string]float64{}
+		for _, k := range []string{"AuditEventsForwarded", "AuditQueued", "AuditQueueSize", "AuditHeld",
+			"AuditHoldReleased", "AuditHoldExpired", "AuditHoldOverflow", "AuditHoldEntries"} {
+			v, ok := b[k].(float64)
+			if !ok {
+				t.Fatalf("%s missing from %s: %v", k, nnHookBean, b)
+			}
+			cur[k] = v
+		}
+		if cur["AuditQueueSize"] != 0 {
+			t.Fatalf("hook's audit queue not drained: %v", cur)
+		}
+		return cur
+	}
+
+	// The reactive subscription holds each (open, file) in the hook until it was opened K
+	// times within W: files opened once cost the co-process nothing.
+	var beforeReactive map[string]float64
+	t.Run("reactive: files opened once are held in the hook, not forwarded", func(t *testing.T) {
+		const n = 12
+		for i := 0; i < n; i++ {
+			if err := writeFile(aliceFS, fmt.Sprintf("/react/once-%d", i), randomBytes(t, 1<<10), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := hookCounters(t)
+		for i := 0; i < n; i++ {
+			if _, err := aliceFS.ReadFile(fmt.Sprintf("/react/once-%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after := hookCounters(t)
+		t.Logf("hook counters before %v, after %v", before, after)
+		if held := after["AuditHeld"] - before["AuditHeld"]; held < n {
+			t.Errorf("AuditHeld grew by %v for %d files opened once, want >= %d", held, n, n)
+		}
+		if fwd := after["AuditEventsForwarded"] - before["AuditEventsForwarded"]; fwd != 0 {
+			t.Errorf("AuditEventsForwarded grew by %v: opens of files opened once were forwarded", fwd)
+		}
+		if after["AuditHoldEntries"] < n {
+			t.Errorf("AuditHoldEntries = %v, want >= %d", after["AuditHoldEntries"], n)
+		}
+		if after["AuditHoldOverflow"] != before["AuditHoldOverflow"] {
+			t.Errorf("AuditHoldOverflow grew: %v -> %v", before["AuditHoldOverflow"], after["AuditHoldOverflow"])
+		}
+		beforeReactive = after
+	})
+
 	t.Run("reactive: K distinct clients opening a file make an implicit hint, as the service user", func(t *testing.T) {
 		for _, u := range []string{"r1", "r2", "r3"} {
 			fs, err := c.Client(u)
@@ -727,6 +785,13 @@ func TestHotspot(t *testing.T) {
 		}
 		if len(l[0].Files) != 1 || l[0].Files[0].Path != "/react/y" {
 			t.Fatalf("implicit hint files %+v, want /react/y only", l[0].Files)
+		}
+		// The first K-1 opens of each file were held in the hook and forwarded with the K-th.
+		if beforeReactive != nil {
+			after := hookCounters(t)
+			if rel := after["AuditHoldReleased"] - beforeReactive["AuditHoldReleased"]; rel < 2*(3-1) {
+				t.Errorf("AuditHoldReleased grew by %v, want >= %d (K-1 held opens of /react/x and /react/y)", rel, 2*(3-1))
+			}
 		}
 		if r, err := replication(root, "/react/x"); err != nil || r != 3 {
 			t.Fatalf("/react/x (not writable by hotspot-svc) has factor %d (%v), want 3", r, err)
