@@ -174,6 +174,19 @@ func TestSpine(t *testing.T) {
 				return nil
 			})
 		}
+		// On the NameNode the event forwarder calls namenode-ext at least once a second (a
+		// batch or the empty heartbeat); an answered call stands in for the supervisor's own
+		// health check. The bean may be cached for 10 s: wait past one refresh.
+		eventually(t, 25*time.Second, "NameNode JMX HealthChecksSkipped > 0", func() error {
+			b, err := jmx(c.NameNodeHTTPAddr(), "Hadoop:service=NameNode,name=NewtricksNameNodeHook")
+			if err != nil {
+				return err
+			}
+			if f, _ := b["HealthChecksSkipped"].(float64); f < 1 || b["CoprocessHealthy"] != float64(1) {
+				return fmt.Errorf("HealthChecksSkipped %v, CoprocessHealthy %v", b["HealthChecksSkipped"], b["CoprocessHealthy"])
+			}
+			return nil
+		})
 	})
 
 	alice, err := c.Client("alice")
