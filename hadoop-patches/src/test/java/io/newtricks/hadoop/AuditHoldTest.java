@@ -3,16 +3,8 @@ package io.newtricks.hadoop;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
-import io.grpc.ManagedChannel;
-import io.grpc.Server;
-import io.grpc.stub.StreamObserver;
 import io.newtricks.proto.v1.AuditEvent;
-import io.newtricks.proto.v1.DeliverAck;
-import io.newtricks.proto.v1.EventBatch;
 import io.newtricks.proto.v1.EventFilter;
-import io.newtricks.proto.v1.EventSinkGrpc;
-import java.io.File;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -21,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CyclicBarrier;
-import org.apache.hadoop.conf.Configuration;
 import org.junit.Test;
 
 /**
@@ -215,33 +206,20 @@ public class AuditHoldTest {
   /** The filter the co-process sends in an acknowledgement reaches the hold. */
   @Test
   public void theForwarderAppliesTheFiltersHold() throws Exception {
-    File dir = Files.createTempDirectory("nt-hold").toFile();
-    File sock = new File(dir, "s.sock");
     List<AuditEvent> received = new CopyOnWriteArrayList<>();
-    Server server = UnixSockets.server(sock.getPath()).directExecutor()
-        .addService(new EventSinkGrpc.EventSinkImplBase() {
-          @Override
-          public void deliver(EventBatch b, StreamObserver<DeliverAck> out) {
-            for (io.newtricks.proto.v1.Event e : b.getEventsList()) {
-              if (e.hasAudit()) {
-                received.add(e.getAudit());
-              }
-            }
-            out.onNext(DeliverAck.newBuilder().setLastTxid(-1).setDurableTxid(-1).build());
-            out.onCompleted();
-          }
-        }).build().start();
-    ManagedChannel ch = UnixSockets.channel("unix", sock.getPath());
-    CoprocessLink link = new FixedLink(ch, EventFilter.newBuilder().addAuditCommands("open")
-        .setAuditMinRepeats(3).setAuditRepeatWindowMs(60_000).build(), () -> { });
-    Configuration conf = new Configuration(false);
-    conf.set(HookConf.STATE_FILE, new File(dir, "state.properties").getPath());
     EventHub hub = new EventHub();
     hub.configure(100);
-    EventForwarder fwd = new EventForwarder(hub, null, link, new HookMetrics("test-hold"),
-        new HookConf(conf, HookConf.NAMENODE_BINARY));
-    fwd.start();
-    try {
+    try (SinkFixture sink = new SinkFixture("nt-hold", b -> {
+      for (io.newtricks.proto.v1.Event e : b.getEventsList()) {
+        if (e.hasAudit()) {
+          received.add(e.getAudit());
+        }
+      }
+      return SinkFixture.ack().build();
+    })) {
+      sink.startForwarder(hub, new FixedLink(sink.channel, EventFilter.newBuilder()
+          .addAuditCommands("open").setAuditMinRepeats(3).setAuditRepeatWindowMs(60_000).build(),
+          () -> { }), "test-hold");
       long deadline = System.currentTimeMillis() + 5_000;
       while (!hub.wants("open") && System.currentTimeMillis() < deadline) {
         Thread.sleep(20);
@@ -264,13 +242,6 @@ public class AuditHoldTest {
         assertEquals("/hot", received.get(i).getSrc());
         assertEquals("u" + (i + 1), received.get(i).getUser());
       }
-    } finally {
-      fwd.stop();
-      ch.shutdownNow();
-      server.shutdownNow();
-      sock.delete();
-      new File(dir, "state.properties").delete();
-      dir.delete();
     }
   }
 }

@@ -4,19 +4,12 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
-import io.grpc.ManagedChannel;
-import io.grpc.Server;
-import io.grpc.stub.StreamObserver;
 import io.newtricks.proto.v1.DeliverAck;
 import io.newtricks.proto.v1.EventBatch;
 import io.newtricks.proto.v1.EventFilter;
-import io.newtricks.proto.v1.EventSinkGrpc;
-import java.io.File;
-import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
-import org.apache.hadoop.conf.Configuration;
 import org.junit.Test;
 
 /**
@@ -28,34 +21,21 @@ import org.junit.Test;
 public class EventForwarderFilterTest {
   @Test
   public void subscriptionAfterConfigureArrivesWithoutTraffic() throws Exception {
-    File dir = Files.createTempDirectory("nt-fwd-filter").toFile();
-    File sock = new File(dir, "s.sock");
     AtomicReference<EventFilter> changed = new AtomicReference<>();
     List<EventBatch> received = new CopyOnWriteArrayList<>();
-    Server server = UnixSockets.server(sock.getPath()).directExecutor()
-        .addService(new EventSinkGrpc.EventSinkImplBase() {
-          @Override
-          public void deliver(EventBatch b, StreamObserver<DeliverAck> out) {
-            received.add(b);
-            DeliverAck.Builder ack = DeliverAck.newBuilder().setLastTxid(-1).setDurableTxid(-1);
-            EventFilter f = changed.getAndSet(null);
-            if (f != null) {
-              ack.setFilter(f);
-            }
-            out.onNext(ack.build());
-            out.onCompleted();
-          }
-        }).build().start();
-    ManagedChannel ch = UnixSockets.channel("unix", sock.getPath());
-    CoprocessLink link = new FixedLink(ch, EventFilter.getDefaultInstance(), () -> { });
-    Configuration conf = new Configuration(false);
-    conf.set(HookConf.STATE_FILE, new File(dir, "state.properties").getPath());
     EventHub hub = new EventHub();
     hub.configure(100);
-    EventForwarder fwd = new EventForwarder(hub, null, link, new HookMetrics("test-fwd-filter"),
-        new HookConf(conf, HookConf.NAMENODE_BINARY));
-    fwd.start();
-    try {
+    try (SinkFixture sink = new SinkFixture("nt-fwd-filter", b -> {
+      received.add(b);
+      DeliverAck.Builder ack = SinkFixture.ack();
+      EventFilter f = changed.getAndSet(null);
+      if (f != null) {
+        ack.setFilter(f);
+      }
+      return ack.build();
+    })) {
+      sink.startForwarder(hub, new FixedLink(sink.channel, EventFilter.getDefaultInstance(), () -> { }),
+          "test-fwd-filter");
       Thread.sleep(300);
       assertFalse("nothing subscribed at Configure", hub.wants("open"));
       changed.set(EventFilter.newBuilder().addAuditCommands("open").build());
@@ -84,13 +64,6 @@ public class EventForwarderFilterTest {
       }
       assertFalse("withdrawn subscription still forwarded", hub.wants("open"));
       assertEquals(0, hub.size());
-    } finally {
-      fwd.stop();
-      ch.shutdownNow();
-      server.shutdownNow();
-      sock.delete();
-      new File(dir, "state.properties").delete();
-      dir.delete();
     }
   }
 

@@ -2,19 +2,11 @@ package io.newtricks.hadoop;
 
 import static org.junit.Assert.assertTrue;
 
-import io.grpc.ManagedChannel;
-import io.grpc.Server;
-import io.grpc.stub.StreamObserver;
-import io.newtricks.proto.v1.DeliverAck;
 import io.newtricks.proto.v1.EventBatch;
 import io.newtricks.proto.v1.EventFilter;
-import io.newtricks.proto.v1.EventSinkGrpc;
-import java.io.File;
-import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.hadoop.conf.Configuration;
 import org.junit.Test;
 
 /**
@@ -26,30 +18,18 @@ import org.junit.Test;
 public class EventForwarderWakeTest {
   @Test
   public void idleSubscribedForwarderSleepsUntilAnEventIsQueued() throws Exception {
-    File dir = Files.createTempDirectory("nt-fwd-wake").toFile();
-    File sock = new File(dir, "s.sock");
     List<EventBatch> received = new CopyOnWriteArrayList<>();
-    Server server = UnixSockets.server(sock.getPath()).directExecutor()
-        .addService(new EventSinkGrpc.EventSinkImplBase() {
-          @Override
-          public void deliver(EventBatch b, StreamObserver<DeliverAck> out) {
-            received.add(b);
-            out.onNext(DeliverAck.newBuilder().setLastTxid(-1).setDurableTxid(-1).build());
-            out.onCompleted();
-          }
-        }).build().start();
-    ManagedChannel ch = UnixSockets.channel("unix", sock.getPath());
     AtomicInteger cycles = new AtomicInteger();
-    FixedLink link = new FixedLink(ch, EventFilter.newBuilder().addAuditCommands("open").build(),
-        cycles::incrementAndGet);
-    Configuration conf = new Configuration(false);
-    conf.set(HookConf.STATE_FILE, new File(dir, "state.properties").getPath());
-    HookConf hc = new HookConf(conf, HookConf.NAMENODE_BINARY);
     EventHub hub = new EventHub();
     hub.configure(100);
-    EventForwarder fwd = new EventForwarder(hub, null, link, new HookMetrics("test-fwd-wake"), hc);
-    fwd.start();
-    try {
+    try (SinkFixture sink = new SinkFixture("nt-fwd-wake", b -> {
+      received.add(b);
+      return SinkFixture.ack().build();
+    })) {
+      FixedLink link = new FixedLink(sink.channel,
+          EventFilter.newBuilder().addAuditCommands("open").build(), cycles::incrementAndGet);
+      sink.startForwarder(hub, link, "test-fwd-wake");
+      HookConf hc = sink.hookConf;
       long deadline = System.currentTimeMillis() + 5_000;
       while (!hub.wants("open") && System.currentTimeMillis() < deadline) {
         Thread.sleep(20);
@@ -86,13 +66,6 @@ public class EventForwarderWakeTest {
       int answers = link.answers.get();
       assertTrue("answered Delivers reported: " + answers + " of " + received.size(),
           answers > 0 && answers >= received.size() - 1);
-    } finally {
-      fwd.stop();
-      ch.shutdownNow();
-      server.shutdownNow();
-      sock.delete();
-      new File(dir, "state.properties").delete();
-      dir.delete();
     }
   }
 
