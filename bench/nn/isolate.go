@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/newtricks/newtricks/internal/cluster"
 )
 
 // What keeps the measurement about the NameNode: on a small machine the benchmark's client (a
@@ -50,27 +52,14 @@ func choosePlacement(pin bool) (placement, string) {
 		p.clusterCPU, p.clientCPU)
 }
 
-// pinProcesses sets the affinity of every thread of pids to cpu (threads created later
-// inherit it from their creator). A process that exited meanwhile is skipped.
+// pinProcesses sets the affinity of every thread of pids to cpu (cluster.PinThreads).
 func pinProcesses(pids []int, cpu int) error {
 	if cpu < 0 {
 		return nil
 	}
-	var set unix.CPUSet
-	set.Set(cpu)
 	for _, pid := range pids {
-		tids, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		if err != nil {
-			continue
-		}
-		for _, t := range tids {
-			tid, err := strconv.Atoi(t.Name())
-			if err != nil {
-				continue
-			}
-			if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
-				return fmt.Errorf("pin thread %d of %d to CPU %d: %w", tid, pid, cpu, err)
-			}
+		if _, err := cluster.PinThreads(pid, cpu); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -157,7 +157,7 @@ func run(o options) error {
 	// the DataNodes and the co-processes they start run there from their first thread (pinning
 	// a running JVM thread by thread races with the threads it creates meanwhile); this
 	// process moves to the trainer core once the cluster is up.
-	if _, err := pinProcess(os.Getpid(), storageCPU); err != nil {
+	if _, err := cluster.PinThreads(os.Getpid(), storageCPU); err != nil {
 		return err
 	}
 	cfg, lay, err := exttest.Setup(a, filepath.Join(base, "cluster"), exttest.Options{Name: "bench-offload", DataNodes: 2,
@@ -329,13 +329,13 @@ func (b *bench) pin() (int, error) {
 	}
 	moved := 0
 	for _, p := range pids {
-		n, err := pinTree(p, storageCPU)
+		n, err := cluster.PinTree(p, storageCPU)
 		if err != nil {
 			return moved, err
 		}
 		moved += n
 	}
-	n, err := pinProcess(os.Getpid(), trainerCPU)
+	n, err := cluster.PinThreads(os.Getpid(), trainerCPU)
 	return moved + n, err
 }
 

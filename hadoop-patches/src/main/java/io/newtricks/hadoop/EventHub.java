@@ -169,16 +169,13 @@ final class EventHub {
 
   /**
    * The forwarder thread's housekeeping of the repeat hold: drops pairs that can no longer
-   * reach the count (at most every window/4). Returns when it is next due (Long.MAX_VALUE:
-   * nothing held).
+   * reach the count (at most every window/4; {@link #holdSweepDue} says when next).
    */
-  long sweepHold(long now) {
+  void sweepHold(long now) {
     AuditHold h = hold;
-    if (h == null) {
-      return Long.MAX_VALUE;
+    if (h != null) {
+      h.sweep(now);
     }
-    h.sweep(now);
-    return h.sweepDue();
   }
 
   /** When the repeat hold's next sweep is due (Long.MAX_VALUE: nothing held). */
