@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/newtricks/newtricks/cmd/newtricks/doctor"
 	"github.com/newtricks/newtricks/docs"
-	"github.com/newtricks/newtricks/internal/clustertest"
-	"github.com/newtricks/newtricks/internal/doctor"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 )
@@ -41,7 +41,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := artifacts(t)
-	c, lay := startCluster(t, a, exttest.Options{Name: "dashboard", DataNodes: 3,
+	c, lay := startCluster(t, a, extcluster.Options{Name: "dashboard", DataNodes: 3,
 		NameNodeSite: map[string]string{
 			"newtricks.hotspot.allowed-prefixes": "/hot",
 			"newtricks.hotspot.poll-interval":    "300ms",
@@ -80,7 +80,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 	if _, err := w.Write(randomBytes(t, 1<<20)); err != nil {
 		t.Fatal(err)
 	}
-	if err := clustertest.CloseFile(ctx, w); err != nil {
+	if err := hdfsio.CloseFile(ctx, w); err != nil {
 		t.Fatal(err)
 	}
 
@@ -96,7 +96,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 	}
 	wctx, wcancel := context.WithTimeout(ctx, 90*time.Second)
 	defer wcancel()
-	if err := exttest.WaitServing(wctx, probe); err != nil {
+	if err := extcluster.WaitServing(wctx, probe); err != nil {
 		t.Fatalf("namenode-ext hints: %v", err)
 	}
 

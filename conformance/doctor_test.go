@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/doctor"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/cmd/newtricks/doctor"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 )
 
 // runDoctor runs `newtricks doctor --json` and returns its report and exit status.
-func runDoctor(t *testing.T, a exttest.Artifacts, args ...string) (*doctor.Report, int) {
+func runDoctor(t *testing.T, a extcluster.Artifacts, args ...string) (*doctor.Report, int) {
 	t.Helper()
 	if _, err := os.Stat(a.NewtricksCLI); err != nil {
 		t.Fatalf("the CLI is needed: %v (make build)", err)
@@ -61,7 +61,7 @@ func wantFinding(t *testing.T, r *doctor.Report, check string, st doctor.Status,
 	t.Errorf("no %s finding for %s (key %q) in:\n%s", st, check, key, reportText(r))
 }
 
-func hadoopLib(a exttest.Artifacts) string {
+func hadoopLib(a extcluster.Artifacts) string {
 	if a.HadoopLibDir != "" {
 		return a.HadoopLibDir
 	}
@@ -130,7 +130,7 @@ func binaryMissingALibrary(t *testing.T) string {
 // status 1.
 func TestDoctor(t *testing.T) {
 	a := artifacts(t)
-	c, lay := startCluster(t, a, exttest.Options{Name: "doctor", DataNodes: 2})
+	c, lay := startCluster(t, a, extcluster.Options{Name: "doctor", DataNodes: 2})
 	st := c.State()
 	nnConf, dnConf := st.NameNode.ConfDir, st.DataNodes[0].ConfDir
 	nnHTTP := c.NameNodeHTTPAddr()
@@ -231,7 +231,7 @@ func TestDoctor(t *testing.T) {
 		check, key string
 	}{
 		{"audit logger list without default", nnConf, func(m map[string]string) {
-			m["dfs.namenode.audit.loggers"] = exttest.AuditLoggerClass
+			m["dfs.namenode.audit.loggers"] = extcluster.AuditLoggerClass
 		}, nil, "namenode.audit-loggers", "dfs.namenode.audit.loggers"},
 		{"binary not executable", nnConf, func(m map[string]string) {
 			m["newtricks.namenode.ext.binary"] = notExec
@@ -292,7 +292,7 @@ func TestDoctorBrokenCluster(t *testing.T) {
 	if err := os.WriteFile(bad, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := startCluster(t, a, exttest.Options{Name: "doctor-broken", DataNodes: 1, NameNodeExt: bad})
+	c, _ := startCluster(t, a, extcluster.Options{Name: "doctor-broken", DataNodes: 1, NameNodeExt: bad})
 	start := time.Now()
 	r, code := runDoctor(t, a, "--conf", c.State().NameNode.ConfDir, "--namenode-http", c.NameNodeHTTPAddr(),
 		"--classpath", filepath.Join(hadoopLib(a), "*")+":"+a.HooksJar)
@@ -310,7 +310,7 @@ func TestDoctorBrokenCluster(t *testing.T) {
 // HTTPS once doctor trusts their certificate (--ca), and not before.
 func TestDoctorSecure(t *testing.T) {
 	a := artifacts(t)
-	s := startSecureCluster(t, a, exttest.Options{Name: "doctor-secure", DataNodes: 2})
+	s := startSecureCluster(t, a, extcluster.Options{Name: "doctor-secure", DataNodes: 2})
 	st := s.c.State()
 	cp := filepath.Join(hadoopLib(a), "*") + ":" + a.HooksJar
 	for _, m := range append([]string{s.lay.NameNodeMetrics}, s.lay.DataNodeMetrics...) {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -23,7 +23,7 @@ func waitNameNodeExt(t *testing.T, ns pb.NamespaceClient) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := exttest.WaitServing(ctx, func(ctx context.Context) error {
+	if err := extcluster.WaitServing(ctx, func(ctx context.Context) error {
 		_, err := ns.RecentEvents(ctx, &pb.RecentEventsRequest{Limit: 1})
 		return err
 	}); err != nil {
@@ -106,11 +106,11 @@ func (w *writer) names() []string {
 // namenode-ext exactly once, and none acknowledged before the freeze is delivered again.
 func TestNameNodeRestartMidStreamLosesNoClose(t *testing.T) {
 	a := artifacts(t)
-	c, lay := startCluster(t, a, exttest.Options{Name: "nn-restart", DataNodes: 1,
+	c, lay := startCluster(t, a, extcluster.Options{Name: "nn-restart", DataNodes: 1,
 		NameNodeSite: map[string]string{"newtricks.namenode.ext.events.subscribe": "CREATE,CLOSE"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	ns, conn, err := exttest.NamespaceClient(lay)
+	ns, conn, err := extcluster.NamespaceClient(lay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,14 +223,14 @@ func TestNameNodeRestartMidStreamLosesNoClose(t *testing.T) {
 // must still arrive, read from finalized edit-log segments.
 func TestNameNodeServesWithAFailingEventJournal(t *testing.T) {
 	a := artifacts(t)
-	c, lay := startCluster(t, a, exttest.Options{Name: "failing-journal", DataNodes: 1,
+	c, lay := startCluster(t, a, extcluster.Options{Name: "failing-journal", DataNodes: 1,
 		NameNodeSite: map[string]string{
 			"newtricks.namenode.ext.events.subscribe": "CLOSE",
 			"newtricks.events.journal.inject-failure": "true",
 		}})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	ns, conn, err := exttest.NamespaceClient(lay)
+	ns, conn, err := extcluster.NamespaceClient(lay)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,19 +14,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 )
 
 // artifacts returns the built parts. Without NEWTRICKS_CLUSTER_TESTS=1 (plain `go test`) the
 // test is skipped; with it (`make test`) a missing artefact fails the test: a suite that skips
 // when the build broke would pass with nothing tested.
-func artifacts(t *testing.T) exttest.Artifacts {
+func artifacts(t *testing.T) extcluster.Artifacts {
 	t.Helper()
 	if os.Getenv("NEWTRICKS_CLUSTER_TESTS") != "1" {
 		t.Skip("conformance tests need real Hadoop: run `make test` (sets NEWTRICKS_CLUSTER_TESTS=1)")
 	}
-	a, err := exttest.ArtifactsFromEnv()
+	a, err := extcluster.ArtifactsFromEnv()
 	if err != nil {
 		t.Fatalf("NEWTRICKS_CLUSTER_TESTS=1 but a build artefact is missing: %v", err)
 	}
@@ -41,10 +41,10 @@ func artifacts(t *testing.T) exttest.Artifacts {
 
 // startCluster starts a cluster with the hooks per o, stops it at the end of the test, and
 // dumps daemon and co-process logs if the test failed.
-func startCluster(t *testing.T, a exttest.Artifacts, o exttest.Options) (*cluster.Cluster, exttest.Layout) {
+func startCluster(t *testing.T, a extcluster.Artifacts, o extcluster.Options) (*cluster.Cluster, extcluster.Layout) {
 	t.Helper()
 	base := t.TempDir()
-	cfg, lay, err := exttest.Setup(a, base, o)
+	cfg, lay, err := extcluster.Setup(a, base, o)
 	if err != nil {
 		t.Fatal(err)
 	}

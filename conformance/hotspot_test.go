@@ -21,8 +21,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -30,7 +30,7 @@ import (
 
 // nameNodeHost dials the NameNode hook's host service (its unix socket in the socket dir), as
 // namenode-ext does.
-func nameNodeHost(t *testing.T, lay exttest.Layout) pb.NameNodeHostClient {
+func nameNodeHost(t *testing.T, lay extcluster.Layout) pb.NameNodeHostClient {
 	t.Helper()
 	socks, err := filepath.Glob(filepath.Join(lay.SocketDir, "nn-*.sock"))
 	if err != nil || len(socks) == 0 {
@@ -135,7 +135,7 @@ func farClient(c *cluster.Cluster, user string) (*hdfs.Client, error) {
 }
 
 // setSpaceQuota runs Hadoop's own DFSAdmin as the superuser.
-func setSpaceQuota(t *testing.T, c *cluster.Cluster, a exttest.Artifacts, bytes int64, dir string) {
+func setSpaceQuota(t *testing.T, c *cluster.Cluster, a extcluster.Artifacts, bytes int64, dir string) {
 	t.Helper()
 	lib := a.HadoopLibDir
 	if lib == "" {
@@ -156,7 +156,7 @@ func setSpaceQuota(t *testing.T, c *cluster.Cluster, a exttest.Artifacts, bytes 
 }
 
 // setrep sets a factor with Hadoop's own FsShell as the superuser, as an admin would.
-func setrep(t *testing.T, c *cluster.Cluster, a exttest.Artifacts, factor int, name string) {
+func setrep(t *testing.T, c *cluster.Cluster, a extcluster.Artifacts, factor int, name string) {
 	t.Helper()
 	lib := a.HadoopLibDir
 	if lib == "" {
@@ -215,7 +215,7 @@ func createHint(t *testing.T, ctx context.Context, c *hintclient.Client, h hintc
 // TestHotspot runs the hotspot cases of issue 4 on one real cluster of 6 DataNodes.
 func TestHotspot(t *testing.T) {
 	a := artifacts(t)
-	c, lay := startCluster(t, a, exttest.Options{Name: "hotspot", DataNodes: 6,
+	c, lay := startCluster(t, a, extcluster.Options{Name: "hotspot", DataNodes: 6,
 		NameNodeSite: map[string]string{
 			"newtricks.hotspot.allowed-prefixes": "/hot,/q,/react",
 			"newtricks.hotspot.poll-interval":    "300ms",
@@ -228,7 +228,7 @@ func TestHotspot(t *testing.T) {
 			"newtricks.hotspot.reactive.duration": "15s",
 			// Balanced reads for the hinted files (docs/hotspot.md).
 			"dfs.net.topology.impl":      "io.newtricks.hadoop.BalancedReads$Topology",
-			"dfs.namenode.audit.loggers": "default," + exttest.AuditLoggerClass + ",io.newtricks.hadoop.BalancedReads$AuditHook",
+			"dfs.namenode.audit.loggers": "default," + extcluster.AuditLoggerClass + ",io.newtricks.hadoop.BalancedReads$AuditHook",
 		}})
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
@@ -824,8 +824,8 @@ func TestHotspot(t *testing.T) {
 
 // replicasAtMost checks through namenode-ext's Locate that every block of name has at most n
 // replicas.
-func replicasAtMost(ctx context.Context, lay exttest.Layout, name string, n int) error {
-	ns, conn, err := exttest.NamespaceClient(lay)
+func replicasAtMost(ctx context.Context, lay extcluster.Layout, name string, n int) error {
+	ns, conn, err := extcluster.NamespaceClient(lay)
 	if err != nil {
 		return err
 	}
@@ -843,7 +843,7 @@ func replicasAtMost(ctx context.Context, lay exttest.Layout, name string, n int)
 }
 
 // e2List lists active hints as user.
-func e2List(ctx context.Context, lay exttest.Layout, user string) ([]*hotspot.HintStatus, error) {
+func e2List(ctx context.Context, lay extcluster.Layout, user string) ([]*hotspot.HintStatus, error) {
 	c, err := hintclient.Dial(lay.NameNodeAPI, user)
 	if err != nil {
 		return nil, err

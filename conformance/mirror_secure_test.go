@@ -11,8 +11,8 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 )
 
 // TestMirrorSecure mirrors a checkpoint between two Kerberized clusters (one MiniKdc): the
@@ -35,9 +35,9 @@ func TestMirrorSecure(t *testing.T) {
 		"hadoop.proxyuser.newtricks.users": "alice",
 		"dfs.blocksize":                    "1048576",
 	}
-	start := func(name string, o exttest.Options) (*cluster.Cluster, exttest.Layout) {
+	start := func(name string, o extcluster.Options) (*cluster.Cluster, extcluster.Layout) {
 		dir := filepath.Join(base, name)
-		cfg, lay, err := exttest.Setup(a, dir, o)
+		cfg, lay, err := extcluster.Setup(a, dir, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestMirrorSecure(t *testing.T) {
 		})
 		return c, lay
 	}
-	b, _ := start("dc-b", exttest.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: core})
+	b, _ := start("dc-b", extcluster.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: core})
 	site := map[string]string{
 		"newtricks.mirror.rules":                        "ck",
 		"newtricks.mirror.rule.ck.source":               "/ckpt/{job}/step_{step}",
@@ -76,7 +76,7 @@ func TestMirrorSecure(t *testing.T) {
 	for k, v := range core {
 		site[k] = v
 	}
-	dcA, _ := start("dc-a", exttest.Options{Name: "dc-a", DataNodes: 1, NameNodeSite: site})
+	dcA, _ := start("dc-a", extcluster.Options{Name: "dc-a", DataNodes: 1, NameNodeSite: site})
 
 	client := func(c *cluster.Cluster, principal string) *hdfs.Client {
 		cl, err := sec.Client(c, principal)

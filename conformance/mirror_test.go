@@ -25,9 +25,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
-	"github.com/newtricks/newtricks/internal/wan"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/harness/wan"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -35,13 +35,13 @@ import (
 // every connection from the mirror to dc-b crossing an emulated WAN.
 type mirrorEnv struct {
 	a, b    *cluster.Cluster
-	lay     exttest.Layout
+	lay     extcluster.Layout
 	relay   *wan.Relay
 	client  pb.MirrorClient
 	journal string
 	su      string
 	cli     string
-	art     exttest.Artifacts
+	art     extcluster.Artifacts
 }
 
 // Both clusters: the mirror's service user "mirror" may act as anyone from loopback, and users
@@ -63,7 +63,7 @@ func startMirrorEnv(t *testing.T, link wan.Link) *mirrorEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { relay.Close() })
-	b := startClusterCore(t, a, exttest.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: mirrorSite()})
+	b := startClusterCore(t, a, extcluster.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: mirrorSite()})
 	env := &mirrorEnv{b: b, relay: relay, su: superuser(t), journal: "/system/newtricks/mirror", cli: a.NewtricksCLI, art: a}
 	site := mirrorSite()
 	for k, v := range map[string]string{
@@ -88,7 +88,7 @@ func startMirrorEnv(t *testing.T, link wan.Link) *mirrorEnv {
 	} {
 		site[k] = v
 	}
-	env.a = startClusterCore(t, a, exttest.Options{Name: "dc-a", DataNodes: 1, NameNodeSite: site}, &env.lay)
+	env.a = startClusterCore(t, a, extcluster.Options{Name: "dc-a", DataNodes: 1, NameNodeSite: site}, &env.lay)
 	// Shared directories, as an admin would create them.
 	for _, c := range []*cluster.Cluster{env.a, env.b} {
 		su := env.hdfs(t, c, env.su)
@@ -101,7 +101,7 @@ func startMirrorEnv(t *testing.T, link wan.Link) *mirrorEnv {
 			}
 		}
 	}
-	cc, err := exttest.Dial(env.lay.NameNodeAPI)
+	cc, err := extcluster.Dial(env.lay.NameNodeAPI)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func startMirrorEnv(t *testing.T, link wan.Link) *mirrorEnv {
 	env.client = pb.NewMirrorClient(cc)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := exttest.WaitServing(ctx, func(ctx context.Context) error {
+	if err := extcluster.WaitServing(ctx, func(ctx context.Context) error {
 		_, err := env.client.Status(ctx, &pb.MirrorStatusRequest{User: env.su})
 		return err
 	}); err != nil {
@@ -121,10 +121,10 @@ func startMirrorEnv(t *testing.T, link wan.Link) *mirrorEnv {
 // startClusterCore is startCluster with mirrorSite also in core-site.xml: Hadoop reads the
 // group mapping and proxy-user rules from the configuration UserGroupInformation was set up
 // with, which the daemons build from core-site.
-func startClusterCore(t *testing.T, a exttest.Artifacts, o exttest.Options, lay ...*exttest.Layout) *cluster.Cluster {
+func startClusterCore(t *testing.T, a extcluster.Artifacts, o extcluster.Options, lay ...*extcluster.Layout) *cluster.Cluster {
 	t.Helper()
 	base := t.TempDir()
-	cfg, l, err := exttest.Setup(a, base, o)
+	cfg, l, err := extcluster.Setup(a, base, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,13 +21,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/newtricks/newtricks/cmd/newtricks/doctor"
 	"github.com/newtricks/newtricks/datanode-ext/dnext"
 	"github.com/newtricks/newtricks/dataset"
-	"github.com/newtricks/newtricks/dataset/datasettest"
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/clustertest"
-	"github.com/newtricks/newtricks/internal/doctor"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/datasets"
+	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	xformv1 "github.com/newtricks/newtricks/proto/gen/xformv1"
 	"github.com/newtricks/newtricks/reader"
@@ -60,7 +60,7 @@ func offloadVideoGraph() *xformv1.Graph {
 
 type offloadEnv struct {
 	c     *cluster.Cluster
-	lay   exttest.Layout
+	lay   extcluster.Layout
 	su    string
 	fs    *hdfs.Client
 	ns    pb.NamespaceClient
@@ -81,7 +81,7 @@ func (e *offloadEnv) open(t *testing.T, user string, rank int, start uint64, off
 	store := &reader.HDFSStore{Client: fs}
 	t.Cleanup(store.Close)
 	cfg := reader.Config{User: user, Spec: e.spec, Rank: rank, StartStep: start, Locator: reader.NamespaceLocator{Client: e.ns, User: user},
-		Store: store, MaxWait: 20 * time.Second, Retry: 500 * time.Millisecond, Dial: exttest.Dial}
+		Store: store, MaxWait: 20 * time.Second, Retry: 500 * time.Millisecond, Dial: extcluster.Dial}
 	if offload {
 		cfg.Nodes = e.lay.DataNodeAPI
 	}
@@ -153,11 +153,11 @@ func TestOffload(t *testing.T) {
 	if mediaDir == "" {
 		t.Fatal("NEWTRICKS_XFORM_MEDIA is not set (make test sets it after make xform-media)")
 	}
-	m, err := datasettest.LoadMedia(mediaDir)
+	m, err := datasets.LoadMedia(mediaDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, lay := startCluster(t, a, exttest.Options{Name: "offload", DataNodes: 3,
+	c, lay := startCluster(t, a, extcluster.Options{Name: "offload", DataNodes: 3,
 		HDFSSite: map[string]string{"dfs.blocksize": "1048576"},
 		DataNodeSite: func(i int) map[string]string {
 			if i == sheddingNode {
@@ -174,12 +174,12 @@ func TestOffload(t *testing.T) {
 	}
 	defer e.fs.Close()
 	var nsConn interface{ Close() error }
-	e.ns, nsConn, err = exttest.NamespaceClient(lay)
+	e.ns, nsConn, err = extcluster.NamespaceClient(lay)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nsConn.Close()
-	nodes, err := exttest.DialOffload(ctx, lay, e.su)
+	nodes, err := extcluster.DialOffload(ctx, lay, e.su)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,20 +192,20 @@ func TestOffload(t *testing.T) {
 	spec := &schedule.Spec{Name: "conformance", Seed: 2026, GlobalBatch: 8, WorldSize: 2, MaxSteps: 1000}
 	for _, ds := range []struct {
 		name   string
-		media  datasettest.Media
-		layout datasettest.Layout
+		media  datasets.Media
+		layout datasets.Layout
 		g      *xformv1.Graph
 		w      float64
 	}{
-		{"img", datasettest.Media{Images: m.Images}, datasettest.Layout{Shards: 2, PerShard: 25, Singles: 6}, offloadImageGraph(), 3},
-		{"vid", datasettest.Media{Images: m.Videos}, datasettest.Layout{Shards: 1, PerShard: 4, Singles: 2}, offloadVideoGraph(), 1},
+		{"img", datasets.Media{Images: m.Images}, datasets.Layout{Shards: 2, PerShard: 25, Singles: 6}, offloadImageGraph(), 3},
+		{"vid", datasets.Media{Images: m.Videos}, datasets.Layout{Shards: 1, PerShard: 4, Singles: 2}, offloadVideoGraph(), 1},
 	} {
 		local := filepath.Join(base, ds.name)
-		if _, err := datasettest.Write(local, ds.media, ds.layout); err != nil {
+		if _, err := datasets.Write(local, ds.media, ds.layout); err != nil {
 			t.Fatal(err)
 		}
 		remote := "/data/" + ds.name
-		if err := clustertest.UploadDir(ctx, e.fs, local, remote); err != nil {
+		if err := hdfsio.UploadDir(ctx, e.fs, local, remote); err != nil {
 			t.Fatal(err)
 		}
 		out, err := exec.CommandContext(ctx, a.NewtricksCLI, "dataset", "index", "--namenode", c.NameNodeAddr(), "--user", e.su, remote).CombinedOutput()
@@ -273,7 +273,7 @@ func TestOffload(t *testing.T) {
 		for _, gc := range cases {
 			p := "/data/golden/" + gc.Sample + path.Ext(gc.Sample)
 			if _, err := e.fs.Stat(p); err != nil {
-				if err := clustertest.WriteFile(ctx, e.fs, p, gc.Input()); err != nil {
+				if err := hdfsio.WriteFile(ctx, e.fs, p, gc.Input()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -303,7 +303,7 @@ func TestOffload(t *testing.T) {
 			store := &reader.HDFSStore{Client: e.fs}
 			defer store.Close()
 			cfg := reader.Config{User: e.su, Spec: gspec, Locator: reader.NamespaceLocator{Client: e.ns, User: e.su}, Store: store,
-				MaxWait: 30 * time.Second, Dial: exttest.Dial, ForceRawOnly: mode.raw}
+				MaxWait: 30 * time.Second, Dial: extcluster.Dial, ForceRawOnly: mode.raw}
 			if mode.offload {
 				cfg.Nodes = lay.DataNodeAPI
 			}
@@ -396,7 +396,7 @@ func TestOffload(t *testing.T) {
 		}
 		defer e.fs.Chmod("/data/img", 0o755)
 		cfg := reader.Config{User: "mallory", Spec: e.spec, Locator: reader.NamespaceLocator{Client: e.ns, User: "mallory"},
-			Store: &reader.HDFSStore{Client: mustClient(t, c, "mallory")}, Nodes: lay.DataNodeAPI, Dial: exttest.Dial}
+			Store: &reader.HDFSStore{Client: mustClient(t, c, "mallory")}, Nodes: lay.DataNodeAPI, Dial: extcluster.Dial}
 		_, err := reader.Open(ctx, cfg)
 		if err == nil || !(errors.Is(err, os.ErrPermission) || status.Code(errors.Unwrap(err)) == codes.PermissionDenied || strings.Contains(err.Error(), "ermission denied")) {
 			t.Fatalf("mallory opened a reader on a 0700 dataset: %v", err)

@@ -21,10 +21,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/internal/authn"
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/clustertest"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
@@ -40,13 +40,13 @@ func (fixedCreds) RequireTransportSecurity() bool { return true }
 // secureCluster is a Kerberized cluster with the hooks, its KDC and TLS material.
 type secureCluster struct {
 	c    *cluster.Cluster
-	lay  exttest.Layout
+	lay  extcluster.Layout
 	sec  *cluster.Secure
 	tls  credentials.TransportCredentials
 	base string
 }
 
-func startSecureCluster(t *testing.T, a exttest.Artifacts, o exttest.Options) *secureCluster {
+func startSecureCluster(t *testing.T, a extcluster.Artifacts, o extcluster.Options) *secureCluster {
 	t.Helper()
 	base := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -60,7 +60,7 @@ func startSecureCluster(t *testing.T, a exttest.Artifacts, o exttest.Options) *s
 			t.Errorf("stop kdc: %v", err)
 		}
 	})
-	cfg, lay, err := exttest.Setup(a, base, o)
+	cfg, lay, err := extcluster.Setup(a, base, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func writeSmall(c *hdfs.Client, name string, data []byte, perm os.FileMode) erro
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return clustertest.CloseFile(ctx, w)
+	return hdfsio.CloseFile(ctx, w)
 }
 
 func wantCode(t *testing.T, what string, err error, code codes.Code) {
@@ -185,7 +185,7 @@ func (s *secureCluster) readBlocks(t *testing.T, ctx context.Context, lb *pb.Loc
 // that the public APIs act only as the authenticated caller.
 func TestSecure(t *testing.T) {
 	a := artifacts(t)
-	s := startSecureCluster(t, a, exttest.Options{Name: "secure", DataNodes: 2,
+	s := startSecureCluster(t, a, extcluster.Options{Name: "secure", DataNodes: 2,
 		// A small host-call budget so a flood of public calls reaches the bound quickly.
 		HDFSSite: map[string]string{"newtricks.host.handlers": "2", "newtricks.host.queue": "2",
 			// namenode-ext: no per-user limit, so the flood below meets the host-call bound;
@@ -221,7 +221,7 @@ func TestSecure(t *testing.T) {
 	aliceCreds, bobCreds := s.kerberos(t, "alice"), s.kerberos(t, "bob")
 	nsAlice := pb.NewNamespaceClient(s.dial(t, s.lay.NameNodeAPI, aliceCreds))
 	nsBob := pb.NewNamespaceClient(s.dial(t, s.lay.NameNodeAPI, bobCreds))
-	if err := exttest.WaitServing(ctx, func(ctx context.Context) error {
+	if err := extcluster.WaitServing(ctx, func(ctx context.Context) error {
 		_, err := nsAlice.Locate(ctx, &pb.LocateRequest{Path: "/alice/f"})
 		return err
 	}); err != nil {
@@ -230,7 +230,7 @@ func TestSecure(t *testing.T) {
 	for _, addr := range s.lay.DataNodeAPI {
 		rc := pb.NewReplicasClient(s.dial(t, addr, aliceCreds))
 		// An authenticated, malformed request is InvalidArgument once datanode-ext serves.
-		if err := exttest.WaitServing(ctx, func(ctx context.Context) error {
+		if err := extcluster.WaitServing(ctx, func(ctx context.Context) error {
 			if _, err := rc.Read(ctx, &pb.ReadReplicaRequest{}); status.Code(err) != codes.InvalidArgument {
 				return fmt.Errorf("datanode-ext %s: %v", addr, err)
 			}

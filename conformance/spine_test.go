@@ -20,9 +20,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/clustertest"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -45,7 +45,7 @@ func writeFile(c *hdfs.Client, name string, data []byte, perm os.FileMode) error
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return clustertest.CloseFile(ctx, w)
+	return hdfsio.CloseFile(ctx, w)
 }
 
 func randomBytes(t *testing.T, n int) []byte {
@@ -77,7 +77,7 @@ func findAudit(resp *pb.RecentEventsResponse, cmd, src, user string) bool {
 }
 
 // dataNodeAPIFor maps a block location to the datanode-ext serving that DataNode.
-func dataNodeAPIFor(c *cluster.Cluster, lay exttest.Layout, loc *pb.DatanodeRef) (string, error) {
+func dataNodeAPIFor(c *cluster.Cluster, lay extcluster.Layout, loc *pb.DatanodeRef) (string, error) {
 	for _, dn := range c.DataNodes() {
 		if dn.XferAddr == loc.GetXferAddr() {
 			return lay.DataNodeAPI[dn.Index], nil
@@ -89,20 +89,20 @@ func dataNodeAPIFor(c *cluster.Cluster, lay exttest.Layout, loc *pb.DatanodeRef)
 // TestSpine runs the spine's conformance cases in order on one real cluster with the hooks.
 func TestSpine(t *testing.T) {
 	a := artifacts(t)
-	c, lay := startCluster(t, a, exttest.Options{Name: "spine", DataNodes: 3,
+	c, lay := startCluster(t, a, extcluster.Options{Name: "spine", DataNodes: 3,
 		NameNodeSite: map[string]string{"newtricks.namenode.ext.events.subscribe": spineEvents}})
 	up := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	ns, nsConn, err := exttest.NamespaceClient(lay)
+	ns, nsConn, err := extcluster.NamespaceClient(lay)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nsConn.Close()
 	replicaClients := map[string]pb.ReplicasClient{}
 	for _, addr := range lay.DataNodeAPI {
-		cc, err := exttest.Dial(addr)
+		cc, err := extcluster.Dial(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestSpine(t *testing.T) {
 			}
 			deadline, cancel := context.WithDeadline(ctx, started.Add(10*time.Second))
 			defer cancel()
-			if err := exttest.WaitServing(deadline, probe); err != nil {
+			if err := extcluster.WaitServing(deadline, probe); err != nil {
 				// Where the time went: the daemon's own start-up until it started the hook,
 				// then the hook until its co-process served.
 				hook := "never"
@@ -486,7 +486,7 @@ func TestSpine(t *testing.T) {
 // must not stop the NameNode or the DataNodes.
 func TestDaemonsServeWithoutWorkingCoprocess(t *testing.T) {
 	a := artifacts(t)
-	c, _ := startCluster(t, a, exttest.Options{Name: "broken-ext", DataNodes: 3,
+	c, _ := startCluster(t, a, extcluster.Options{Name: "broken-ext", DataNodes: 3,
 		NameNodeExt: "/nonexistent/namenode-ext", DataNodeExt: "/bin/false"})
 	cl, err := c.Client("alice")
 	if err != nil {

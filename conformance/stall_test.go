@@ -10,7 +10,7 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/extcluster"
 )
 
 func median(d []time.Duration) time.Duration { return percentile(d, 50) }
@@ -38,7 +38,7 @@ func TestStalledEventStreamDoesNotSlowNameNode(t *testing.T) {
 		http string
 		lat  []time.Duration
 	}
-	open := func(name string, o exttest.Options) *side {
+	open := func(name string, o extcluster.Options) *side {
 		o.Name, o.DataNodes = name, 1
 		c, _ := startCluster(t, a, o)
 		root, err := c.Client(superuser(t))
@@ -56,8 +56,8 @@ func TestStalledEventStreamDoesNotSlowNameNode(t *testing.T) {
 		t.Cleanup(func() { cl.Close() })
 		return &side{name: name, cl: cl, http: c.NameNodeHTTPAddr()}
 	}
-	plain := open("plain", exttest.Options{NoHooks: true})
-	stalled := open("stalled", exttest.Options{NameNodeExt: stall,
+	plain := open("plain", extcluster.Options{NoHooks: true})
+	stalled := open("stalled", extcluster.Options{NameNodeExt: stall,
 		NameNodeSite: map[string]string{"newtricks.audit.queue.capacity": "1000"}})
 	stat := func(s *side, n int, record bool) {
 		for i := 0; i < n; i++ {

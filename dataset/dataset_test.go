@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/newtricks/newtricks/dataset"
-	"github.com/newtricks/newtricks/dataset/datasettest"
+	"github.com/newtricks/newtricks/harness/datasets"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
-func media(t *testing.T) datasettest.Media {
+func media(t *testing.T) datasets.Media {
 	t.Helper()
-	m, err := datasettest.LoadMedia(os.Getenv("NEWTRICKS_XFORM_MEDIA"))
+	m, err := datasets.LoadMedia(os.Getenv("NEWTRICKS_XFORM_MEDIA"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func media(t *testing.T) datasettest.Media {
 func TestBuildTarAndSingles(t *testing.T) {
 	dir := t.TempDir()
 	m := media(t)
-	keys, err := datasettest.Write(dir, m, datasettest.Layout{Shards: 2, PerShard: 5, Singles: 3, VideoEvery: 4})
+	keys, err := datasets.Write(dir, m, datasets.Layout{Shards: 2, PerShard: 5, Singles: 3, VideoEvery: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestBuildTarAndSingles(t *testing.T) {
 		}
 		got := data[s.GetOffset() : s.GetOffset()+s.GetLength()]
 		found := false
-		for _, it := range append(append([]datasettest.Item{}, m.Images...), m.Videos...) {
+		for _, it := range append(append([]datasets.Item{}, m.Images...), m.Videos...) {
 			if bytes.Equal(it.Data, got) {
 				found = true
 			}
@@ -128,7 +128,7 @@ func TestBuildRejects(t *testing.T) {
 
 func TestCorruptSampleIsIndexed(t *testing.T) {
 	dir := t.TempDir()
-	_, err := datasettest.Write(dir, media(t), datasettest.Layout{Shards: 1, PerShard: 3, Corrupt: map[string]bool{"s000/000001": true}})
+	_, err := datasets.Write(dir, media(t), datasets.Layout{Shards: 1, PerShard: 3, Corrupt: map[string]bool{"s000/000001": true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -93,7 +94,7 @@ func Store(ctx context.Context, c *hdfs.Client, m *pb.DatasetIndex) ([]byte, err
 		c.Remove(tmp)
 		return nil, fmt.Errorf("write %s: %w", tmp, err)
 	}
-	if err := closeRetry(ctx, w); err != nil {
+	if err := hdfsio.CloseFile(ctx, w); err != nil {
 		c.Remove(tmp)
 		return nil, fmt.Errorf("close %s: %w", tmp, err)
 	}
@@ -103,24 +104,6 @@ func Store(ctx context.Context, c *hdfs.Client, m *pb.DatasetIndex) ([]byte, err
 	}
 	sum := sha256.Sum256(b)
 	return sum[:], nil
-}
-
-// closeRetry closes w, retrying while the NameNode still waits for the last block's replicas
-// (colinmarc/hdfs reports that as an error instead of retrying like the Java client).
-func closeRetry(ctx context.Context, w *hdfs.FileWriter) error {
-	delay := 50 * time.Millisecond
-	for {
-		err := w.Close()
-		if err == nil || !hdfs.IsErrReplicating(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (gave up: %v)", err, ctx.Err())
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, time.Second)
-	}
 }
 
 // Load reads and validates root/IndexName through an HDFS client.

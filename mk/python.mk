@@ -1,7 +1,7 @@
 # Python package (python/): the trainer's client. Its gRPC/protobuf modules are generated from
 # proto/ with the pinned grpcio-tools (python/gen-proto.sh), checked in, never edited by hand;
-# `make verify` fails when they drift. libxformgraph (xformgraph as a C shared library,
-# ./xformgraph/capi) is built once here and bundled into the installed package.
+# `make verify` fails when they drift. libnewtricks (the trainer's side as a C shared
+# library: transforms, reader, Kerberos; ./cmd/libnewtricks) is built once here and bundled into the installed package.
 PY_VENV        := $(CACHE)/venv-python
 PY             := $(PY_VENV)/bin/python
 PY_GRPC_TOOLS  ?= 1.85.1
@@ -9,10 +9,10 @@ PY_PYTEST      ?= 9.2.0
 PY_AV          ?= 18.1.0
 PY_SETUPTOOLS  ?= 84.2.1
 PY_GEN_DIRS    := python/src/newtricks/v1 python/src/newtricks/xform
-XFORMGRAPH_LIB := $(BIN)/libxformgraph.so
+NEWTRICKS_LIB := $(BIN)/libnewtricks.so
 XFORM_REFRUN   := $(BIN)/xformgraph-refrun
 PY_SOURCES      = $(shell find python/src python/pyproject.toml python/setup.py -type f -not -path '*/__pycache__/*')
-CAPI_SOURCES    = $(shell find xformgraph reader schedule internal/authn -name '*.go' -not -name '*_test.go')
+CAPI_SOURCES    = $(shell find cmd/libnewtricks cmd/xformgraph-refrun xformgraph reader schedule dataset internal/authn -name '*.go' -not -name '*_test.go')
 
 # The tools venv: pinned generator, test runner and PyAV (the FFmpeg-clash test imports it).
 $(PY_VENV)/.tools-$(PY_GRPC_TOOLS):
@@ -39,26 +39,26 @@ python-proto-check: python-venv ## fail if the checked-in Python stubs differ fr
 	  diff -r -x __pycache__ $$tmp/src/newtricks python/src/newtricks | grep -v '^Only in python/src' | head -20; rm -rf $$tmp; exit 1; fi; \
 	rm -rf $$tmp; echo "python-proto-check: ok"
 
-$(XFORMGRAPH_LIB): $(CAPI_SOURCES) go.mod go.sum
-	go build -buildmode=c-shared -o $@ ./xformgraph/capi
-	rm -f $(BIN)/libxformgraph.h
+$(NEWTRICKS_LIB): $(CAPI_SOURCES) go.mod go.sum
+	go build -buildmode=c-shared -o $@ ./cmd/libnewtricks
+	rm -f $(BIN)/libnewtricks.h
 
 $(XFORM_REFRUN): $(CAPI_SOURCES) go.mod go.sum
-	go build -o $@ ./xformgraph/capi/refrun
+	go build -o $@ ./cmd/xformgraph-refrun
 
 .PHONY: python-lib
-python-lib: $(XFORMGRAPH_LIB) $(XFORM_REFRUN) ## build libxformgraph.so (C API of xformgraph) and the Go reference runner
+python-lib: $(NEWTRICKS_LIB) $(XFORM_REFRUN) ## build libnewtricks.so (transforms, reader, Kerberos for Python) and the Go reference runner
 
 # Installs ./python (non-editable, as a user would) with the freshly built library.
-$(PY_VENV)/.installed: $(PY_VENV)/.tools-$(PY_GRPC_TOOLS) $(XFORMGRAPH_LIB) $(PY_SOURCES)
-	NEWTRICKS_XFORMGRAPH_LIB=$(XFORMGRAPH_LIB) $(PY_VENV)/bin/pip install -q --no-build-isolation ./python
+$(PY_VENV)/.installed: $(PY_VENV)/.tools-$(PY_GRPC_TOOLS) $(NEWTRICKS_LIB) $(PY_SOURCES)
+	NEWTRICKS_LIB=$(NEWTRICKS_LIB) $(PY_VENV)/bin/pip install -q --no-build-isolation ./python
 	rm -rf python/build python/src/*.egg-info
 	touch $@
 
 .PHONY: python-install
 python-install: $(PY_VENV)/.installed ## pip install ./python into $(PY_VENV)
 
-# `pip install ./python` in a brand-new venv, as a user would (build isolation, libxformgraph
+# `pip install ./python` in a brand-new venv, as a user would (build isolation, libnewtricks
 # built by setup.py with Go), then one transform. Optional: it downloads the dependencies.
 .PHONY: python-install-check
 python-install-check: xform-media ## pip install ./python into a fresh venv and run a transform
@@ -75,7 +75,7 @@ PY_TEST_ENV = NEWTRICKS_BIN=$(BIN) NEWTRICKS_HOOKS_JAR=$(HOOKS_JAR) NEWTRICKS_HA
   NEWTRICKS_MINIKDC_LIB=$(MINIKDC_LIB)
 
 .PHONY: python-test
-python-test: hadoop jar build minikdc xform-media python-install $(XFORM_REFRUN) ## pytest: hints on a real cluster, libxformgraph bit-identity, fork/spawn, PyAV
+python-test: hadoop jar build minikdc xform-media python-install $(XFORM_REFRUN) ## pytest: hints on a real cluster, libnewtricks bit-identity, fork/spawn, PyAV
 	cd python && $(PY_TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider --ignore=tests/test_torch.py tests
 
 # PyTorch adapter tests: optional (the torch wheel and its CUDA dependencies are gigabytes).
@@ -89,8 +89,8 @@ $(PY_TORCH_VENV)/.tools-$(PY_TORCH):
 	touch $@
 
 .PHONY: python-test-torch
-python-test-torch: hadoop jar build $(PY_TORCH_VENV)/.tools-$(PY_TORCH) $(XFORMGRAPH_LIB) ## optional: newtricks.torch tests (installs torch)
-	NEWTRICKS_XFORMGRAPH_LIB=$(XFORMGRAPH_LIB) $(PY_TORCH_VENV)/bin/pip install -q --no-build-isolation './python[torch]'
+python-test-torch: hadoop jar build $(PY_TORCH_VENV)/.tools-$(PY_TORCH) $(NEWTRICKS_LIB) ## optional: newtricks.torch tests (installs torch)
+	NEWTRICKS_LIB=$(NEWTRICKS_LIB) $(PY_TORCH_VENV)/bin/pip install -q --no-build-isolation './python[torch]'
 	rm -rf python/build python/src/*.egg-info
 	cd python && $(PY_TEST_ENV) $(PY_TORCH_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_torch.py
 

@@ -1,5 +1,5 @@
 # The secure (Kerberized) test cluster: Hadoop's MiniKdc resolved from Maven Central into
-# $(CACHE), never into git. internal/cluster/kdc.go starts it as its own process.
+# $(CACHE), never into git. harness/cluster/kdc.go starts it as its own process.
 MINIKDC_LIB := $(CACHE)/minikdc-$(HADOOP_VERSION)/lib
 MINIKDC_STAMP := $(MINIKDC_LIB)/.resolved
 MINIKDC_POM := hadoop-patches/minikdc/pom.xml

@@ -26,7 +26,7 @@ import (
 	"github.com/newtricks/newtricks/datanode-ext/session"
 	"github.com/newtricks/newtricks/datanode-ext/transformsvc"
 	"github.com/newtricks/newtricks/dataset"
-	"github.com/newtricks/newtricks/dataset/datasettest"
+	"github.com/newtricks/newtricks/harness/datasets"
 	"github.com/newtricks/newtricks/internal/authn"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	xformv1 "github.com/newtricks/newtricks/proto/gen/xformv1"
@@ -305,7 +305,7 @@ func videoGraph() *xformv1.Graph {
 
 func newFixture(t *testing.T, corrupt map[string]bool) *fixture {
 	t.Helper()
-	m, err := datasettest.LoadMedia(os.Getenv("NEWTRICKS_XFORM_MEDIA"))
+	m, err := datasets.LoadMedia(os.Getenv("NEWTRICKS_XFORM_MEDIA"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,16 +317,16 @@ func newFixture(t *testing.T, corrupt map[string]bool) *fixture {
 	spec := &schedule.Spec{Name: "t", Seed: 5, GlobalBatch: 8, WorldSize: 2, MaxSteps: 40}
 	for i, ds := range []struct {
 		name   string
-		media  datasettest.Media
-		layout datasettest.Layout
+		media  datasets.Media
+		layout datasets.Layout
 		g      *xformv1.Graph
 		w      float64
 	}{
-		{"img", datasettest.Media{Images: m.Images}, datasettest.Layout{Shards: 2, PerShard: 6, Singles: 4, Corrupt: corrupt}, imageGraph(), 3},
-		{"vid", datasettest.Media{Images: m.Videos}, datasettest.Layout{Shards: 1, PerShard: 3, Singles: 2}, videoGraph(), 1},
+		{"img", datasets.Media{Images: m.Images}, datasets.Layout{Shards: 2, PerShard: 6, Singles: 4, Corrupt: corrupt}, imageGraph(), 3},
+		{"vid", datasets.Media{Images: m.Videos}, datasets.Layout{Shards: 1, PerShard: 3, Singles: 2}, videoGraph(), 1},
 	} {
 		dir := filepath.Join(base, ds.name)
-		keys, err := datasettest.Write(dir, ds.media, ds.layout)
+		keys, err := datasets.Write(dir, ds.media, ds.layout)
 		if err != nil {
 			t.Fatal(err)
 		}

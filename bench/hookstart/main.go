@@ -24,8 +24,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -34,7 +34,7 @@ func main() {
 	hogs := flag.Int("hogs", 0, "busy-looping processes that compete for the CPU while each cluster starts")
 	baseline := flag.String("baseline", "", "hooks jar to compare with (an earlier build)")
 	flag.Parse()
-	a, err := exttest.ArtifactsFromEnv()
+	a, err := extcluster.ArtifactsFromEnv()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -94,13 +94,13 @@ func numCPU() int {
 
 // once starts one cluster and returns seconds from each daemon's exec to its co-process
 // serving, and to the cluster being ready (NameNode serving, DataNode registered).
-func once(a exttest.Artifacts, hogs int) (map[string]float64, error) {
+func once(a extcluster.Artifacts, hogs int) (map[string]float64, error) {
 	base, err := os.MkdirTemp("", "hookstart-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(base)
-	cfg, lay, err := exttest.Setup(a, base, exttest.Options{Name: "hookstart", DataNodes: 1})
+	cfg, lay, err := extcluster.Setup(a, base, extcluster.Options{Name: "hookstart", DataNodes: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -137,12 +137,12 @@ func once(a exttest.Artifacts, hogs int) (map[string]float64, error) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	nnc, err := exttest.Dial(lay.NameNodeAPI)
+	nnc, err := extcluster.Dial(lay.NameNodeAPI)
 	if err != nil {
 		return nil, err
 	}
 	defer nnc.Close()
-	dnc, err := exttest.Dial(lay.DataNodeAPI[0])
+	dnc, err := extcluster.Dial(lay.DataNodeAPI[0])
 	if err != nil {
 		return nil, err
 	}

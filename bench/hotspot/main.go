@@ -52,8 +52,8 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -111,7 +111,7 @@ func run(o options) (err error) {
 	if o.reps < 1 {
 		return fmt.Errorf("-reps %d < 1", o.reps)
 	}
-	a, err := exttest.ArtifactsFromEnv()
+	a, err := extcluster.ArtifactsFromEnv()
 	if err != nil {
 		return err
 	}
@@ -134,9 +134,9 @@ func run(o options) (err error) {
 	}
 	if o.balanced {
 		nnSite["dfs.net.topology.impl"] = "io.newtricks.hadoop.BalancedReads$Topology"
-		nnSite["dfs.namenode.audit.loggers"] = "default," + exttest.AuditLoggerClass + ",io.newtricks.hadoop.BalancedReads$AuditHook"
+		nnSite["dfs.namenode.audit.loggers"] = "default," + extcluster.AuditLoggerClass + ",io.newtricks.hadoop.BalancedReads$AuditHook"
 	}
-	cfg, lay, err := exttest.Setup(a, base, exttest.Options{Name: "bench-hotspot", DataNodes: o.dataNodes,
+	cfg, lay, err := extcluster.Setup(a, base, extcluster.Options{Name: "bench-hotspot", DataNodes: o.dataNodes,
 		HDFSSite: map[string]string{
 			"dfs.datanode.data.read.bandwidthPerSec":     bw,
 			"dfs.datanode.data.transfer.bandwidthPerSec": bw,
@@ -408,11 +408,11 @@ type readiness struct {
 	err   error
 }
 
-func watchReady(ctx context.Context, lay exttest.Layout, files []string, want int) *readiness {
+func watchReady(ctx context.Context, lay extcluster.Layout, files []string, want int) *readiness {
 	r := &readiness{start: time.Now(), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		ns, conn, err := exttest.NamespaceClient(lay)
+		ns, conn, err := extcluster.NamespaceClient(lay)
 		if err != nil {
 			r.err = err
 			return
@@ -598,7 +598,7 @@ func readerClient(c *cluster.Cluster, addr string) (*hdfs.Client, error) {
 }
 
 // setrep runs Hadoop's own `hdfs dfs -setrep -w` as the superuser.
-func setrep(ctx context.Context, c *cluster.Cluster, a exttest.Artifacts, su string, factor int, path string) error {
+func setrep(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, su string, factor int, path string) error {
 	lib := a.HadoopLibDir
 	if lib == "" {
 		lib = cluster.DefaultHadoopLib()
@@ -675,8 +675,8 @@ func writeRetry(ctx context.Context, c *cluster.Cluster, name string, data []byt
 
 // blockNodes counts the distinct DataNodes holding blocks of the files (through
 // namenode-ext's Locate).
-func blockNodes(ctx context.Context, lay exttest.Layout, files map[string][]string) (int, error) {
-	ns, conn, err := exttest.NamespaceClient(lay)
+func blockNodes(ctx context.Context, lay extcluster.Layout, files map[string][]string) (int, error) {
+	ns, conn, err := extcluster.NamespaceClient(lay)
 	if err != nil {
 		return 0, err
 	}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 )
 
@@ -29,7 +29,7 @@ import (
 // FSNamesystem.LastWrittenTransactionId), per file. The files are 1 byte at replication 1, so
 // the hint raises each to 3.
 func runScale(n int, watch time.Duration) (err error) {
-	a, err := exttest.ArtifactsFromEnv()
+	a, err := extcluster.ArtifactsFromEnv()
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func runScale(n int, watch time.Duration) (err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
-	cfg, lay, err := exttest.Setup(a, base, exttest.Options{Name: "bench-hotspot-scale", DataNodes: 3,
+	cfg, lay, err := extcluster.Setup(a, base, extcluster.Options{Name: "bench-hotspot-scale", DataNodes: 3,
 		NameNodeSite: map[string]string{
 			"newtricks.hotspot.allowed-prefixes": "/scale",
 			"newtricks.hotspot.poll-interval":    "1s",
@@ -237,7 +237,7 @@ func (b metricsSnap) sub(a metricsSnap) string {
 }
 
 // snapshot reads both after the JMX cache has refreshed.
-func snapshot(ctx context.Context, c *cluster.Cluster, lay exttest.Layout) (metricsSnap, error) {
+func snapshot(ctx context.Context, c *cluster.Cluster, lay extcluster.Layout) (metricsSnap, error) {
 	time.Sleep(11 * time.Second) // metrics2 JMX views refresh at most every 10 s
 	s := metricsSnap{calls: map[string]float64{}, seconds: map[string]float64{}}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.NameNodeHTTPAddr()+"/jmx?qry=Hadoop:service=NameNode,name=FSNamesystem", nil)

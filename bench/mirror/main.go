@@ -1,7 +1,7 @@
 // Command bench-mirror measures what checkpoint mirroring saves an evaluation job in another
 // data centre (`make bench-mirror`). Two real clusters run on loopback, dc-a (training, with
 // namenode-ext mirroring) and dc-b (evaluation); every connection that crosses between them goes
-// through the WAN emulator (internal/wan: one-way delay, shared bandwidth cap). A simulated
+// through the WAN emulator (harness/wan: one-way delay, shared bandwidth cap). A simulated
 // trainer writes a checkpoint of many ~15 KB tensors plus a few multi-MB shards on dc-a. The
 // evaluation job's visible I/O time, from "checkpoint complete on dc-a" to "evaluator has read
 // every byte", is measured for:
@@ -41,9 +41,9 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
-	"github.com/newtricks/newtricks/internal/wan"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/harness/wan"
 	"github.com/newtricks/newtricks/namenode-ext/mirror/mirrorclient"
 )
 
@@ -125,7 +125,7 @@ type env struct {
 	traceMu    sync.Mutex
 	traceF     *os.File
 	a, b       *cluster.Cluster
-	lay        exttest.Layout
+	lay        extcluster.Layout
 	pull, push *wan.Relay // pull: dc-b clients reaching dc-a; push: the mirror reaching dc-b
 	su         string
 	hostsFile  string
@@ -133,7 +133,7 @@ type env struct {
 }
 
 func run(o options) error {
-	arts, err := exttest.ArtifactsFromEnv()
+	arts, err := extcluster.ArtifactsFromEnv()
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func run(o options) error {
 		"hadoop.proxyuser.mirror.users": "*",
 		"dfs.replication":               "1",
 	}
-	bcfg, _, err := exttest.Setup(arts, filepath.Join(base, "dc-b"), exttest.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: site})
+	bcfg, _, err := extcluster.Setup(arts, filepath.Join(base, "dc-b"), extcluster.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: site})
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func run(o options) error {
 	for k, v := range site {
 		asite[k] = v
 	}
-	acfg, lay, err := exttest.Setup(arts, filepath.Join(base, "dc-a"), exttest.Options{Name: "dc-a", DataNodes: 1, NameNodeSite: asite})
+	acfg, lay, err := extcluster.Setup(arts, filepath.Join(base, "dc-a"), extcluster.Options{Name: "dc-a", DataNodes: 1, NameNodeSite: asite})
 	if err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func run(o options) error {
 		return err
 	}
 	defer mc.Close()
-	if err := exttest.WaitServing(ctx, func(ctx context.Context) error { _, err := mc.Status(ctx, "", ""); return err }); err != nil {
+	if err := extcluster.WaitServing(ctx, func(ctx context.Context) error { _, err := mc.Status(ctx, "", ""); return err }); err != nil {
 		return err
 	}
 

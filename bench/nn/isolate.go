@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/newtricks/newtricks/internal/cluster"
+	"github.com/newtricks/newtricks/harness/cluster"
 )
 
 // What keeps the measurement about the NameNode: on a small machine the benchmark's client (a

@@ -60,8 +60,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -352,7 +352,7 @@ func log4jFor(dir string, audit bool) (string, error) {
 type side struct {
 	name  string
 	c     *cluster.Cluster
-	lay   exttest.Layout
+	lay   extcluster.Layout
 	gcLog string    // the NameNode's GC log
 	meter *cpuMeter // the NameNode group's CPU (nil: no cgroup; CPU to the tool's exit)
 }
@@ -369,7 +369,7 @@ func (s side) settle() error {
 	return nil
 }
 
-func startCluster(ctx context.Context, a exttest.Artifacts, base, name string, o exttest.Options, log4j string, bo options) (side, error) {
+func startCluster(ctx context.Context, a extcluster.Artifacts, base, name string, o extcluster.Options, log4j string, bo options) (side, error) {
 	o.Name = name
 	o.DataNodes = 1
 	// One long segment: no checkpoint-driven roll or auto-roll during the bench (all sides).
@@ -384,7 +384,7 @@ func startCluster(ctx context.Context, a exttest.Artifacts, base, name string, o
 		site[k] = v
 	}
 	o.NameNodeSite = site
-	cfg, lay, err := exttest.Setup(a, filepath.Join(base, name), o)
+	cfg, lay, err := extcluster.Setup(a, filepath.Join(base, name), o)
 	if err != nil {
 		return side{}, err
 	}
@@ -428,7 +428,7 @@ type sample struct {
 }
 
 func run(o options) error {
-	a, err := exttest.ArtifactsFromEnv()
+	a, err := extcluster.ArtifactsFromEnv()
 	if err != nil {
 		return err
 	}
@@ -474,7 +474,7 @@ func run(o options) error {
 		}
 	}()
 	for _, name := range o.configs {
-		eo := exttest.Options{NoHooks: isPlain(name), NameNodeSite: subscriptions[name]}
+		eo := extcluster.Options{NoHooks: isPlain(name), NameNodeSite: subscriptions[name]}
 		s, err := startCluster(ctx, a, base, name, eo, log4j, o)
 		if err != nil {
 			return err
@@ -684,7 +684,7 @@ func run(o options) error {
 	}
 	journalP99 := math.NaN()
 	for _, m := range mechs {
-		s, err := startCluster(ctx, a, base, "lat-"+m.name, exttest.Options{InotifyEvents: m.inotify,
+		s, err := startCluster(ctx, a, base, "lat-"+m.name, extcluster.Options{InotifyEvents: m.inotify,
 			NameNodeSite: map[string]string{
 				"newtricks.namenode.ext.events.subscribe":          "CLOSE",
 				"newtricks.namenode.ext.events.subscribe.prefixes": "/lat/",
@@ -824,7 +824,7 @@ const latencyWait = 5 * time.Minute
 // latency rolls the edit log if asked for a fresh segment, closes n files under /lat/ one by one
 // (20 ms apart) and returns the delay from each CLOSE's NameNode time to its arrival at
 // namenode-ext.
-func latency(ctx context.Context, a exttest.Artifacts, s side, log4j, tag string, n int) (lat, error) {
+func latency(ctx context.Context, a extcluster.Artifacts, s side, log4j, tag string, n int) (lat, error) {
 	if tag == "fresh" {
 		if out, err := hadoopTool(ctx, a, s.c, log4j, nil, "org.apache.hadoop.hdfs.tools.DFSAdmin", "-fs", s.c.URI(), "-rollEdits"); err != nil {
 			return lat{}, fmt.Errorf("rollEdits: %v\n%s", err, out)
@@ -843,7 +843,7 @@ func latency(ctx context.Context, a exttest.Artifacts, s side, log4j, tag string
 	if err := cl.MkdirAll(dir, 0o755); err != nil {
 		return lat{}, err
 	}
-	cc, err := exttest.Dial(s.lay.NameNodeAPI)
+	cc, err := extcluster.Dial(s.lay.NameNodeAPI)
 	if err != nil {
 		return lat{}, err
 	}
@@ -851,7 +851,7 @@ func latency(ctx context.Context, a exttest.Artifacts, s side, log4j, tag string
 	ns := pb.NewNamespaceClient(cc)
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if err := exttest.WaitServing(wctx, func(ctx context.Context) error {
+	if err := extcluster.WaitServing(wctx, func(ctx context.Context) error {
 		_, err := ns.RecentEvents(ctx, &pb.RecentEventsRequest{Limit: 1})
 		return err
 	}); err != nil {
@@ -910,7 +910,7 @@ var (
 // clean-up: one recursive delete of its base directory), the window, and the NameNode group's
 // CPU in ns over the timed phase alone (from the meter; without one, the same as the thread
 // groups' sum).
-func nnbench(ctx context.Context, a exttest.Artifacts, s side, log4j, op string, files, threads int, period time.Duration) (float64, map[string]int64, [2]time.Time, int64, error) {
+func nnbench(ctx context.Context, a extcluster.Artifacts, s side, log4j, op string, files, threads int, period time.Duration) (float64, map[string]int64, [2]time.Time, int64, error) {
 	var win [2]time.Time
 	pids := nnPIDs(s.c)
 	args := []string{"-fs", s.c.URI(), "-op", op, "-threads", strconv.Itoa(threads)}
@@ -1004,7 +1004,7 @@ func opStats(text, op string) (float64, int64, error) {
 
 // hadoopTool runs a Hadoop main class with a console log4j config (NNThroughputBenchmark prints
 // its stats through log4j).
-func hadoopTool(ctx context.Context, a exttest.Artifacts, c *cluster.Cluster, log4j string, onLine func(string), class string, args ...string) (string, error) {
+func hadoopTool(ctx context.Context, a extcluster.Artifacts, c *cluster.Cluster, log4j string, onLine func(string), class string, args ...string) (string, error) {
 	confDir := filepath.Join(filepath.Dir(log4j), "tool-conf")
 	if err := os.MkdirAll(confDir, 0o755); err != nil {
 		return "", err

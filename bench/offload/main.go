@@ -44,10 +44,10 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/newtricks/newtricks/dataset/datasettest"
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/clustertest"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/datasets"
+	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	xformv1 "github.com/newtricks/newtricks/proto/gen/xformv1"
 	"github.com/newtricks/newtricks/reader"
@@ -119,18 +119,18 @@ type bench struct {
 	o     options
 	model *modelThread
 	c     *cluster.Cluster
-	lay   exttest.Layout
+	lay   extcluster.Layout
 	su    string
 	fs    *hdfs.Client
 	ns    pb.NamespaceClient
-	nodes *exttest.OffloadNodes
+	nodes *extcluster.OffloadNodes
 }
 
 func run(o options) error {
 	if runtime.NumCPU() < 2 {
 		return fmt.Errorf("need 2 CPUs (trainer core and storage core), have %d", runtime.NumCPU())
 	}
-	a, err := exttest.ArtifactsFromEnv()
+	a, err := extcluster.ArtifactsFromEnv()
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	m, err := datasettest.LoadMedia(o.media)
+	m, err := datasets.LoadMedia(o.media)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func run(o options) error {
 	if _, err := cluster.PinThreads(os.Getpid(), storageCPU); err != nil {
 		return err
 	}
-	cfg, lay, err := exttest.Setup(a, filepath.Join(base, "cluster"), exttest.Options{Name: "bench-offload", DataNodes: 2,
+	cfg, lay, err := extcluster.Setup(a, filepath.Join(base, "cluster"), extcluster.Options{Name: "bench-offload", DataNodes: 2,
 		HDFSSite: map[string]string{"dfs.replication": "2"},
 		DataNodeSite: func(int) map[string]string {
 			return map[string]string{
@@ -198,14 +198,14 @@ func run(o options) error {
 		return err
 	}
 	defer b.fs.Close()
-	ns, nsConn, err := exttest.NamespaceClient(lay)
+	ns, nsConn, err := extcluster.NamespaceClient(lay)
 	if err != nil {
 		return err
 	}
 	defer nsConn.Close()
 	b.ns = ns
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	b.nodes, err = exttest.DialOffload(wctx, lay, b.su)
+	b.nodes, err = extcluster.DialOffload(wctx, lay, b.su)
 	cancel()
 	if err != nil {
 		return err
@@ -217,17 +217,17 @@ func run(o options) error {
 
 	// Datasets: JPEGs and clips (two sources, each with its own graph), and for the memory
 	// comparison the same 160 images as 1 source ("one") or split in 8 sources ("part-N").
-	if err := b.dataset(ctx, base, "jpeg", datasettest.Media{Images: m.Images}, datasettest.Layout{Shards: 3, PerShard: 40}); err != nil {
+	if err := b.dataset(ctx, base, "jpeg", datasets.Media{Images: m.Images}, datasets.Layout{Shards: 3, PerShard: 40}); err != nil {
 		return err
 	}
-	if err := b.dataset(ctx, base, "clip", datasettest.Media{Images: m.Videos}, datasettest.Layout{Shards: 1, PerShard: 40}); err != nil {
+	if err := b.dataset(ctx, base, "clip", datasets.Media{Images: m.Videos}, datasets.Layout{Shards: 1, PerShard: 40}); err != nil {
 		return err
 	}
-	if err := b.dataset(ctx, base, "one", datasettest.Media{Images: m.Images}, datasettest.Layout{Shards: 8, PerShard: 20}); err != nil {
+	if err := b.dataset(ctx, base, "one", datasets.Media{Images: m.Images}, datasets.Layout{Shards: 8, PerShard: 20}); err != nil {
 		return err
 	}
 	for i := 0; i < 8; i++ {
-		if err := b.dataset(ctx, base, fmt.Sprintf("part-%d", i), datasettest.Media{Images: m.Images}, datasettest.Layout{Shards: 1, PerShard: 20}); err != nil {
+		if err := b.dataset(ctx, base, fmt.Sprintf("part-%d", i), datasets.Media{Images: m.Images}, datasets.Layout{Shards: 1, PerShard: 20}); err != nil {
 			return err
 		}
 	}
@@ -340,13 +340,13 @@ func (b *bench) pin() (int, error) {
 }
 
 // makeClips encodes three 2 s 320x240 H.264 clips with the ffmpeg CLI.
-func makeClips() ([]datasettest.Item, error) {
+func makeClips() ([]datasets.Item, error) {
 	dir, err := os.MkdirTemp("", "bench-offload-clips-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	var out []datasettest.Item
+	var out []datasets.Item
 	for i, src := range []string{"testsrc2", "mandelbrot", "testsrc"} {
 		p := filepath.Join(dir, fmt.Sprintf("c%d.mp4", i))
 		cmd := exec.Command("ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi",
@@ -358,14 +358,14 @@ func makeClips() ([]datasettest.Item, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, datasettest.Item{Ext: "mp4", Data: data})
+		out = append(out, datasets.Item{Ext: "mp4", Data: data})
 	}
 	return out, nil
 }
 
 // dataset writes a dataset locally, uploads it to /bench/<name> and indexes it.
-func (b *bench) dataset(ctx context.Context, base, name string, m datasettest.Media, l datasettest.Layout) error {
-	_, _, err := datasettest.Upload(ctx, b.fs, filepath.Join(base, name), "/bench/"+name, m, l)
+func (b *bench) dataset(ctx context.Context, base, name string, m datasets.Media, l datasets.Layout) error {
+	_, _, err := datasets.Upload(ctx, b.fs, filepath.Join(base, name), "/bench/"+name, m, l)
 	return err
 }
 
@@ -592,7 +592,7 @@ func (b *bench) readThroughput(ctx context.Context, base string, spec *schedule.
 	for i := range data {
 		data[i] = byte(i * 31)
 	}
-	if err := clustertest.WriteFile(ctx, b.fs, "/bench/big", data); err != nil {
+	if err := hdfsio.WriteFile(ctx, b.fs, "/bench/big", data); err != nil {
 		return err
 	}
 	read := func() (float64, error) {

@@ -79,7 +79,7 @@ func modelStep(d time.Duration) { C.nt_model_step(C.double(d.Seconds())) }
 
 // modelThread runs the synthetic model step on a C thread the Go runtime does not know
 // (-model-runs thread, the default), as a training framework runs its model on its own threads
-// (a Python trainer with the reader in libxformgraph): the training loop hands a step to it
+// (a Python trainer with the reader in libnewtricks): the training loop hands a step to it
 // and waits without holding a thread in a system call.
 type modelThread struct {
 	done *os.File

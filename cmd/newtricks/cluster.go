@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/internal/progress"
 )
 
@@ -166,7 +166,7 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		JavaOpts:       javaOpts,
 		FullJIT:        *fullJIT,
 	}
-	var layout *exttest.Layout
+	var layout *extcluster.Layout
 	if *jar != "" {
 		abs, err := filepath.Abs(*jar)
 		if err != nil {
@@ -175,9 +175,9 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if _, err := os.Stat(abs); err != nil {
 			return fmt.Errorf("hooks jar: %w", err)
 		}
-		a := exttest.Artifacts{HooksJar: abs, NameNodeExt: siblingBinary("namenode-ext"), DataNodeExt: siblingBinary("datanode-ext")}
-		o := exttest.Options{Name: cf.name, DataNodes: *n, NameNodeExt: absOrEmpty(*nnExt), DataNodeExt: absOrEmpty(*dnExt), HDFSSite: hdfsSite}
-		ecfg, lay, err := exttest.Setup(a, cf.dir, o)
+		a := extcluster.Artifacts{HooksJar: abs, NameNodeExt: siblingBinary("namenode-ext"), DataNodeExt: siblingBinary("datanode-ext")}
+		o := extcluster.Options{Name: cf.name, DataNodes: *n, NameNodeExt: absOrEmpty(*nnExt), DataNodeExt: absOrEmpty(*dnExt), HDFSSite: hdfsSite}
+		ecfg, lay, err := extcluster.Setup(a, cf.dir, o)
 		if err != nil {
 			return err
 		}
@@ -222,8 +222,8 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	rep.Close()
 	if *asJSON {
 		return printJSON(stdout, struct {
-			State cluster.State   `json:"state"`
-			Ext   *exttest.Layout `json:"ext,omitempty"`
+			State cluster.State      `json:"state"`
+			Ext   *extcluster.Layout `json:"ext,omitempty"`
 		}{c.State(), layout})
 	}
 	fmt.Fprintf(stdout, "cluster %s up in %.1fs\n", c.Name(), c.StartupTime().Seconds())
@@ -433,7 +433,7 @@ func removeSocketDir(dir string) {
 	if err != nil {
 		return
 	}
-	var lay exttest.Layout
+	var lay extcluster.Layout
 	if json.Unmarshal(b, &lay) == nil && strings.Contains(filepath.Base(lay.SocketDir), "nt-sock-") {
 		_ = os.RemoveAll(lay.SocketDir)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/newtricks/newtricks/internal/cluster"
+	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/internal/progress"
 )
 

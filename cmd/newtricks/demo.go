@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -29,7 +29,7 @@ func init() {
 type demo struct {
 	out      io.Writer
 	c        *cluster.Cluster
-	lay      exttest.Layout
+	lay      extcluster.Layout
 	ns       pb.NamespaceClient
 	mirrorDC *mirrorDemo // dc-b and the WAN, for the mirror section
 }
@@ -41,7 +41,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := fs.Parse(args); err != nil {
 		return usagef("%v", err)
 	}
-	a, err := exttest.ArtifactsFromEnv()
+	a, err := extcluster.ArtifactsFromEnv()
 	if err != nil {
 		return fmt.Errorf("%w (run it as `make demo`, which builds and sets them)", err)
 	}
@@ -58,7 +58,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer mdc.stop()
 	// Six DataNodes, each read-throttled, so that a hot file at replication 3 is limited by
 	// its three DataNodes' bandwidth, as in a real initialization storm.
-	cfg, lay, err := exttest.Setup(a, filepath.Join(base, "dc-a"), exttest.Options{Name: "dc-a", DataNodes: demoDataNodes,
+	cfg, lay, err := extcluster.Setup(a, filepath.Join(base, "dc-a"), extcluster.Options{Name: "dc-a", DataNodes: demoDataNodes,
 		HDFSSite: map[string]string{"dfs.datanode.data.read.bandwidthPerSec": strconv.Itoa(demoReadBandwidth)},
 		// The demo shows the events namenode-ext receives: subscribe to them.
 		NameNodeSite: map[string]string{"newtricks.namenode.ext.events.subscribe": "CREATE,CLOSE,RENAME,UNLINK,audit:open"}})
@@ -82,7 +82,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		c.Stop()
 	}()
 	fmt.Fprintf(stdout, "   up in %v: NameNode %s, web UI http://%s\n", time.Since(start).Round(time.Millisecond), c.NameNodeAddr(), c.NameNodeHTTPAddr())
-	cc, err := exttest.Dial(lay.NameNodeAPI)
+	cc, err := extcluster.Dial(lay.NameNodeAPI)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func (d *demo) waitExtensions(ctx context.Context) error {
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	err := exttest.WaitServing(wctx, func(ctx context.Context) error {
+	err := extcluster.WaitServing(wctx, func(ctx context.Context) error {
 		_, err := d.ns.RecentEvents(ctx, &pb.RecentEventsRequest{Limit: 1})
 		return err
 	})
@@ -187,7 +187,7 @@ func (d *demo) showReplicas(ctx context.Context) error {
 			if dn.XferAddr != loc.GetXferAddr() {
 				continue
 			}
-			cc, err := exttest.Dial(d.lay.DataNodeAPI[dn.Index])
+			cc, err := extcluster.Dial(d.lay.DataNodeAPI[dn.Index])
 			if err != nil {
 				return err
 			}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/newtricks/newtricks/internal/clustertest"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 )
 
@@ -46,7 +46,7 @@ func (d *demo) hotspot(ctx context.Context) error {
 	if _, err := w.Write(data); err != nil {
 		return err
 	}
-	if err := clustertest.CloseFile(ctx, w); err != nil {
+	if err := hdfsio.CloseFile(ctx, w); err != nil {
 		return err
 	}
 	fmt.Fprintf(d.out, "== hotspot: %s (%d MiB, replication 3); %d readers, each its own HDFS client, load it at once\n",

@@ -13,10 +13,10 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/clustertest"
-	"github.com/newtricks/newtricks/internal/exttest"
-	"github.com/newtricks/newtricks/internal/wan"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/harness/wan"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	"github.com/newtricks/newtricks/namenode-ext/mirror/mirrorclient"
 )
 
@@ -37,13 +37,13 @@ type mirrorDemo struct {
 
 // startMirrorDemo starts dc-b and the WAN relay, and returns the keys dc-a's NameNode needs to
 // mirror /ckpt/{job}/step_{step} to dc-b through it.
-func startMirrorDemo(ctx context.Context, a exttest.Artifacts, base string, out io.Writer) (*mirrorDemo, map[string]string, error) {
+func startMirrorDemo(ctx context.Context, a extcluster.Artifacts, base string, out io.Writer) (*mirrorDemo, map[string]string, error) {
 	relay, err := wan.Listen("127.0.0.1:0", wan.Link{Delay: demoWANDelay, Rate: demoWANRate}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	proxy := map[string]string{"hadoop.proxyuser.mirror.hosts": "127.0.0.1", "hadoop.proxyuser.mirror.users": "*"}
-	cfg, _, err := exttest.Setup(a, filepath.Join(base, "dc-b"), exttest.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: proxy})
+	cfg, _, err := extcluster.Setup(a, filepath.Join(base, "dc-b"), extcluster.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: proxy})
 	if err != nil {
 		relay.Close()
 		return nil, nil, err
@@ -171,7 +171,7 @@ func (d *demo) mirror(ctx context.Context) error {
 				return err
 			}
 		}
-		return clustertest.CloseFile(ctx, w)
+		return hdfsio.CloseFile(ctx, w)
 	}
 	if err := alice.MkdirAll(dir+"/model", 0o755); err != nil {
 		return err

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/newtricks/newtricks/dataset/datasettest"
-	"github.com/newtricks/newtricks/internal/exttest"
+	"github.com/newtricks/newtricks/harness/datasets"
+	"github.com/newtricks/newtricks/harness/extcluster"
 	xformv1 "github.com/newtricks/newtricks/proto/gen/xformv1"
 	"github.com/newtricks/newtricks/reader"
 	"github.com/newtricks/newtricks/schedule"
@@ -30,7 +30,7 @@ func (d *demo) offload(ctx context.Context) error {
 		return err
 	}
 	defer fs.Close()
-	m, err := datasettest.LoadMedia(existingDir(os.Getenv("NEWTRICKS_XFORM_MEDIA")))
+	m, err := datasets.LoadMedia(existingDir(os.Getenv("NEWTRICKS_XFORM_MEDIA")))
 	if err != nil {
 		return err
 	}
@@ -42,14 +42,14 @@ func (d *demo) offload(ctx context.Context) error {
 	fmt.Fprintln(d.out, "== offload: samples transformed on the DataNodes, next to the data")
 	for _, ds := range []struct {
 		name  string
-		media datasettest.Media
-		l     datasettest.Layout
+		media datasets.Media
+		l     datasets.Layout
 	}{
-		{"img", datasettest.Media{Images: m.Images}, datasettest.Layout{Shards: 2, PerShard: 20, Singles: 4}},
-		{"vid", datasettest.Media{Images: m.Videos}, datasettest.Layout{Shards: 1, PerShard: 6}},
+		{"img", datasets.Media{Images: m.Images}, datasets.Layout{Shards: 2, PerShard: 20, Singles: 4}},
+		{"vid", datasets.Media{Images: m.Videos}, datasets.Layout{Shards: 1, PerShard: 6}},
 	} {
 		remote := "/demo/offload/" + ds.name
-		idx, sum, err := datasettest.Upload(ctx, fs, filepath.Join(base, ds.name), remote, ds.media, ds.l)
+		idx, sum, err := datasets.Upload(ctx, fs, filepath.Join(base, ds.name), remote, ds.media, ds.l)
 		if err != nil {
 			return err
 		}
@@ -67,13 +67,13 @@ func (d *demo) offload(ctx context.Context) error {
 	store := &reader.HDFSStore{Client: fs}
 	defer store.Close()
 	r, err := reader.Open(ctx, reader.Config{User: me.Username, Spec: spec, Locator: reader.NamespaceLocator{Client: d.ns, User: me.Username},
-		Store: store, Nodes: d.lay.DataNodeAPI, Dial: exttest.Dial, MaxWait: 10 * time.Second, Retry: time.Second})
+		Store: store, Nodes: d.lay.DataNodeAPI, Dial: extcluster.Dial, MaxWait: 10 * time.Second, Retry: time.Second})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	nodes, err := exttest.DialOffload(wctx, d.lay, me.Username)
+	nodes, err := extcluster.DialOffload(wctx, d.lay, me.Username)
 	cancel()
 	if err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/newtricks/newtricks/internal/doctor"
+	"github.com/newtricks/newtricks/cmd/newtricks/doctor"
 )
 
 func init() {

@@ -14,11 +14,7 @@ import (
 	krbconfig "github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"google.golang.org/protobuf/encoding/protowire"
-
-	"github.com/newtricks/newtricks/internal/wan"
 )
-
-type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // proxyUserDial wraps dial so that the NameNode connection's IpcConnectionContext names
 // realUser as the real user of the effective user colinmarc/hdfs sends: Hadoop then applies
@@ -231,11 +227,7 @@ type clientPool struct {
 }
 
 func newClientPool(addr, realUser, socks string, maxIdle int) *clientPool {
-	var d dialFunc = (&net.Dialer{}).DialContext
-	if socks != "" {
-		d = wan.Dialer(socks)
-	}
-	return &clientPool{addr: addr, realUser: realUser, dial: d, free: map[string][]*hdfs.Client{}, maxIdle: maxIdle}
+	return &clientPool{addr: addr, realUser: realUser, dial: newDialer(socks), free: map[string][]*hdfs.Client{}, maxIdle: maxIdle}
 }
 
 func (p *clientPool) get(user string) (*hdfs.Client, error) {

@@ -1,6 +1,6 @@
 """Fixtures for the newtricks Python tests. Real parts only: a real HDFS cluster with the
 newtricks hooks (started with the `newtricks cluster up` CLI that `make build` puts in
-$NEWTRICKS_BIN), libxformgraph built from this tree, and the generated test media. A missing
+$NEWTRICKS_BIN), libnewtricks built from this tree, and the generated test media. A missing
 part fails the test that needs it; nothing is skipped. `make python-test` sets the
 environment."""
 

@@ -1,5 +1,5 @@
 """The committed golden digests of xformgraph (package xformgraph/golden), checked from Python:
-every case run through libxformgraph gives the recorded digest. The digest is recomputed here
+every case run through libnewtricks gives the recorded digest. The digest is recomputed here
 from the frame format (each frame re-encoded without its domain string, SHA-256 of them all),
 independently of the Go code that wrote the goldens."""
 

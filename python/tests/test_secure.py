@@ -1,7 +1,7 @@
 """newtricks.auth on a Kerberized cluster (`newtricks cluster up --secure`: a MiniKdc, TLS on
 the APIs, SPNEGO on WebHDFS): hints as alice with a Kerberos ticket from her keytab and with
 her HDFS delegation token; no credentials, plaintext and impersonation fail. The SPNEGO tokens
-come from libxformgraph (the Go client code), also for the WebHDFS set-up calls."""
+come from libnewtricks (the Go client code), also for the WebHDFS set-up calls."""
 
 from __future__ import annotations
 

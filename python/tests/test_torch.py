@@ -69,7 +69,7 @@ if __name__ == "__main__":
 
 @pytest.mark.parametrize("ctx", ["fork", "spawn"])
 def test_workers_shard_a_rank_and_join(data, ctx, tmp_path):
-    # A fresh interpreter: this test process has loaded libxformgraph already, and a forked
+    # A fresh interpreter: this test process has loaded libnewtricks already, and a forked
     # worker of it would be refused (as it must be).
     want = [(step, keys, [hashlib.sha256(np.ascontiguousarray(a).view(np.uint8)).hexdigest() for a in arrays])
             for step, keys, arrays in reader_steps(data, rank=1)]

@@ -1,4 +1,4 @@
-"""newtricks.transforms: libxformgraph from Python gives the same bytes as Go, fails clearly on
+"""newtricks.transforms: libnewtricks from Python gives the same bytes as Go, fails clearly on
 bad graphs and samples, survives fork and spawn workers, and coexists with PyAV's FFmpeg."""
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def test_frames_reject_corruption(media):
 def test_missing_library_is_a_clear_error(tmp_path):
     out = run_py("""
         import json, os
-        os.environ["NEWTRICKS_XFORMGRAPH_LIB"] = "%s"
+        os.environ["NEWTRICKS_LIB"] = "%s"
         from newtricks import transforms
         from newtricks.errors import LibraryError
         try:
@@ -224,7 +224,7 @@ def test_fork_after_load_is_refused_not_hung(tmp_path):
 def test_pyav_imported_first(go, media, global_av):
     """PyAV's wheel bundles its own FFmpeg (another major version). Import it first and use it
     (optionally with RTLD_GLOBAL, so its symbols are visible to everything loaded later), then
-    run libxformgraph: both FFmpegs are mapped, and our output is still Go's."""
+    run libnewtricks: both FFmpegs are mapped, and our output is still Go's."""
     res = run_py("""
         import json, os, sys
         if %r:

@@ -4,7 +4,7 @@
   files many ranks are about to read; their replication factor is raised in time and restored
   after (a context manager: done on exit).
 - ``newtricks.transforms.Graph(spec)``: run an xformgraph transform graph on a sample in this
-  process, with the same Go code the DataNodes run (libxformgraph through ctypes), so the
+  process, with the same Go code the DataNodes run (libnewtricks through ctypes), so the
   bytes are identical to a DataNode's. Loaded lazily, once per process, never across fork.
 - ``newtricks.Reader(schedule, rank=..., namenode=..., namenode_ext=..., datanodes=...)``: one
   rank's steps of a training schedule, transformed on the DataNodes that hold the samples

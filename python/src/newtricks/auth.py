@@ -8,7 +8,7 @@ the ``newtricks.mirror`` functions:
 - ``Auth.kerberos(ca, spn, keytab=..., principal=...)`` or ``Auth.kerberos(ca, spn,
   ccache=...)`` (a ``kinit`` ticket cache; default ``$KRB5CCNAME``): each call carries a fresh
   SPNEGO token for the API's service principal ``spn`` (``newtricks/<host>``). The tokens are
-  made by the same Go code the ``newtricks`` CLI uses (internal/authn, inside libxformgraph),
+  made by the same Go code the ``newtricks`` CLI uses (internal/authn, inside libnewtricks),
   so there is one Kerberos implementation;
 - ``Auth.token(ca, token)``: an HDFS delegation token in Hadoop's URL-safe string form (``hdfs
   fetchdt``, WebHDFS ``GETDELEGATIONTOKEN``, a YARN or Kubernetes container's credentials).
@@ -59,7 +59,7 @@ def _string(p: ctypes.c_void_p) -> str:
 
 
 class _Kerberos(grpc.AuthMetadataPlugin):
-    """A Kerberos login in libxformgraph; one fresh SPNEGO token per call."""
+    """A Kerberos login in libnewtricks; one fresh SPNEGO token per call."""
 
     def __init__(self, cfg: dict):
         lib = _lib()

@@ -79,7 +79,7 @@ class DeadlineExceededError(NewtricksError, TimeoutError):
 
 
 class LibraryError(NewtricksError):
-    """libxformgraph cannot be used in this process: not installed, not loadable, or loaded
+    """libnewtricks cannot be used in this process: not installed, not loadable, or loaded
     before this process was forked (the Go runtime inside does not survive fork)."""
 
     code = "LIBRARY"

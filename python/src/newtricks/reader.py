@@ -8,13 +8,13 @@
     print(r.stats())               # offloaded fraction, wait per step, bytes moved
 
 The reader is the Go implementation of the offload session protocol (package reader),
-running inside libxformgraph: it computes this rank's samples of every step from the
+running inside libnewtricks: it computes this rank's samples of every step from the
 schedule, asks the datanode-ext nodes that own them for transformed tensors, transforms
 locally (the same Go code, so the same bytes) whatever comes back raw, reads plain HDFS bytes
 when a node is unreachable, and prefetches the next steps on its own threads while Python
 trains. A failed sample is reported in its step (``sample.error``); iteration goes on.
 
-Like every use of libxformgraph, a Reader belongs to the process that opened it: open it in
+Like every use of libnewtricks, a Reader belongs to the process that opened it: open it in
 each DataLoader worker (newtricks.torch.StepDataset does), never before a fork.
 """
 

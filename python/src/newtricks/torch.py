@@ -18,7 +18,7 @@ own threads, so workers buy little) every item is a whole step and its tensors s
 with the received buffer: no copy. In worker processes, DataLoader moves tensors to the main
 process through shared memory (PyTorch's own copy).
 
-Each worker opens its own Reader (libxformgraph is never used across a fork), lazily, in
+Each worker opens its own Reader (libnewtricks is never used across a fork), lazily, in
 ``__iter__``; the dataset object itself holds only its configuration and pickles for spawn.
 """
 

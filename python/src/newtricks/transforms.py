@@ -4,7 +4,7 @@
     (t,) = g.run(jpeg_bytes, key="train/000123.jpg", epoch=3)   # numpy arrays, no copy
     t.shape, t.dtype                                            # (3, 224, 224) float32
 
-The work is done by libxformgraph, xformgraph built as a C shared library, so an output is
+The work is done by libnewtricks (the Go transforms, built into a C shared library), so an output is
 bit-identical to the DataNode's for the same (graph, sample key, epoch) within one
 determinism domain (``domain()``; every output frame carries its writer's domain).
 
@@ -29,9 +29,9 @@ from . import frames
 from .errors import GraphError, LibraryError, SampleError
 
 #: Environment variable naming the library file, overriding the one bundled in the package.
-LIB_ENV = "NEWTRICKS_XFORMGRAPH_LIB"
+LIB_ENV = "NEWTRICKS_LIB"
 
-# Status codes of the C API (xformgraph/capi/handles.go).
+# Status codes of the C API (cmd/libnewtricks/handles.go).
 _CODES = {1: "INVALID_GRAPH", 2: "UNKNOWN_OP", 3: "TYPE_MISMATCH", 4: "BAD_PARAM", 5: "LIMIT", 6: "DECODE",
           7: "UNSUPPORTED", 8: "BAD_HANDLE", 9: "BAD_ARGUMENT", 10: "INTERNAL", 11: "END"}
 
@@ -45,11 +45,11 @@ _libc.free.restype = None
 
 
 def library_path() -> str:
-    """The libxformgraph file this process would load."""
+    """The libnewtricks file this process would load."""
     p = os.environ.get(LIB_ENV)
     if p:
         return p
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native", "libxformgraph.so")
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_native", "libnewtricks.so")
 
 
 def _load() -> ctypes.CDLL:
@@ -63,22 +63,22 @@ def _load() -> ctypes.CDLL:
             if _lib_pid == pid:
                 return _lib
             raise LibraryError(
-                "libxformgraph was loaded by process %d, and this process (%d) was forked from it: the Go "
+                "libnewtricks was loaded by process %d, and this process (%d) was forked from it: the Go "
                 "runtime inside does not survive fork. Run no transform in the parent before it forks its "
                 "workers (newtricks loads the library lazily in each worker), or start workers with the "
                 "'spawn' or 'forkserver' method" % (_lib_pid, pid))
         path = library_path()
         if not os.path.isfile(path):
             raise LibraryError(
-                "libxformgraph not found at %s: install the package from the newtricks repository with Go "
+                "libnewtricks not found at %s: install the package from the newtricks repository with Go "
                 "available (pip install ./python builds it), or set $%s to a library built with "
-                "`go build -buildmode=c-shared ./xformgraph/capi`" % (path, LIB_ENV))
+                "`go build -buildmode=c-shared ./cmd/libnewtricks`" % (path, LIB_ENV))
         try:
             # RTLD_LOCAL: the library's FFmpeg symbols never serve, nor come from, other FFmpeg
             # copies in the process (PyAV, torchvision, decord wheels bundle their own).
             lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
         except OSError as e:
-            raise LibraryError("cannot load libxformgraph from %s: %s" % (path, e)) from None
+            raise LibraryError("cannot load libnewtricks from %s: %s" % (path, e)) from None
         lib.ntx_compile.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p)]
         lib.ntx_compile.restype = ctypes.c_uint64
         lib.ntx_run.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_void_p,
@@ -168,7 +168,7 @@ class _Handle:
 
 
 class Graph:
-    """A transform graph spec, compiled by libxformgraph in each process that runs it.
+    """A transform graph spec, compiled by libnewtricks in each process that runs it.
 
     Construction does not load the library (so a parent can build graphs and hand them to
     forked workers); ``validate()`` compiles now and raises GraphError for a bad spec. Safe to

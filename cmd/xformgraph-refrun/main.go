@@ -1,6 +1,6 @@
 // Command refrun runs a transform graph over sample files in a plain Go process, exactly as a
 // DataNode would, and prints one JSON line per (sample, epoch): the SHA-256 and length of the
-// output frames, or the error. The Python package's tests compare libxformgraph's output
+// output frames, or the error. The Python package's tests compare libnewtricks's output
 // (the same code through the C API) with these lines.
 //
 //	refrun -graph g.json -epochs 0,1,2 FILE...     (the sample key is the file's base name)

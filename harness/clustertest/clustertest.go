@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/newtricks/newtricks/internal/cluster"
+	"github.com/newtricks/newtricks/harness/cluster"
 )
 
 // EnvGate is the environment variable that must be "1" for cluster tests to run.

@@ -1,6 +1,6 @@
-// Package datasettest writes small real-media datasets (WebDataset tar shards and one file per
+// Package datasets writes small real-media datasets (WebDataset tar shards and one file per
 // sample) for tests, benchmarks and the demo.
-package datasettest
+package datasets
 
 import (
 	"archive/tar"
@@ -86,7 +86,7 @@ func Synthesize() (Media, error) {
 			m.Images = append(m.Images, Item{Ext: "png", Data: b.Bytes()})
 		}
 	}
-	dir, err := os.MkdirTemp("", "datasettest-")
+	dir, err := os.MkdirTemp("", "datasets-")
 	if err != nil {
 		return m, err
 	}

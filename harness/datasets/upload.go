@@ -1,4 +1,4 @@
-package datasettest
+package datasets
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"github.com/colinmarc/hdfs/v2"
 
 	"github.com/newtricks/newtricks/dataset"
-	"github.com/newtricks/newtricks/internal/clustertest"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -17,7 +17,7 @@ func Upload(ctx context.Context, fs *hdfs.Client, local, remote string, m Media,
 	if _, err := Write(local, m, l); err != nil {
 		return nil, nil, err
 	}
-	if err := clustertest.UploadDir(ctx, fs, local, remote); err != nil {
+	if err := hdfsio.UploadDir(ctx, fs, local, remote); err != nil {
 		return nil, nil, err
 	}
 	idx, err := dataset.Build(ctx, dataset.HDFSFS{Client: fs}, remote, dataset.BuildOptions{})

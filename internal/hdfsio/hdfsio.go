@@ -1,4 +1,8 @@
-package clustertest
+// Package hdfsio holds the few HDFS write helpers that colinmarc/hdfs leaves to its callers:
+// a Close that retries while the NameNode still waits for the last block's replicas (as the
+// Java client does), a whole-file write on top of it, and a directory upload. The dataset
+// builder, the demo, the harness and the benchmarks share them.
+package hdfsio
 
 import (
 	"context"

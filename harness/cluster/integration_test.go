@@ -13,8 +13,9 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/newtricks/newtricks/internal/cluster"
-	"github.com/newtricks/newtricks/internal/clustertest"
+	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/clustertest"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 )
 
 // These tests start real JVMs; they run only with NEWTRICKS_CLUSTER_TESTS=1 (see clustertest).
@@ -23,7 +24,7 @@ func writeFile(t *testing.T, cl *hdfs.Client, name string, data []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := clustertest.WriteFile(ctx, cl, name, data); err != nil {
+	if err := hdfsio.WriteFile(ctx, cl, name, data); err != nil {
 		t.Fatalf("write %s: %v", name, err)
 	}
 }

@@ -1,9 +1,11 @@
-// Command capi is libxformgraph, xformgraph as a C shared library for trainers: the Python
-// package (python/, module newtricks.transforms) loads it with ctypes so that a sample
+// Command libnewtricks is the trainer's side of newtricks as a C shared library: the transform
+// graphs (package xformgraph), the offload reader (package reader) and the Kerberos client
+// (package internal/authn). The Python package (python/, modules newtricks.transforms,
+// newtricks.reader and newtricks.auth) loads it with ctypes so that a sample
 // transformed on the trainer (the fallback when no DataNode did it) is bit-identical to the
 // DataNode's output. Build it with
 //
-//	go build -buildmode=c-shared -o libxformgraph.so ./xformgraph/capi
+//	go build -buildmode=c-shared -o libnewtricks.so ./cmd/libnewtricks
 //
 // The C API uses opaque handles and never hands Go memory to C:
 //

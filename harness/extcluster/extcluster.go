@@ -1,7 +1,7 @@
-// Package exttest starts real clusters with the newtricks hooks enabled, for conformance
+// Package extcluster starts real clusters with the newtricks hooks enabled, for conformance
 // tests, benchmarks and the demo: it wires the hooks jar and the Go binaries into a
 // cluster.Config, gives every co-process its own API and metrics port, and dials them.
-package exttest
+package extcluster
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/newtricks/newtricks/internal/cluster"
+	"github.com/newtricks/newtricks/harness/cluster"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
