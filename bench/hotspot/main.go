@@ -52,6 +52,7 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
+	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
@@ -320,24 +321,24 @@ func run(o options) (err error) {
 	}
 	med := map[string]float64{}
 	for _, cs := range cases {
-		m, lo, hi := stats(barriers[cs])
+		m, lo, hi := stats.Range(barriers[cs])
 		med[cs] = m
 		label := cs
 		if cs != "rep3" {
 			label = fmt.Sprintf("%s (-> %d)", cs, factor)
 		}
-		sm, slo, shi := stats(shares[cs])
+		sm, slo, shi := stats.Range(shares[cs])
 		rdy := ""
 		if rs := readyOf[cs]; len(rs) > 0 {
-			rm, rlo, rhi := stats(rs)
+			rm, rlo, rhi := stats.Range(rs)
 			rdy = fmt.Sprintf("  ready %.1f s (%.1f, %.1f) after it was sent", rm, rlo, rhi)
 		}
 		fmt.Printf("%-22s barrier median %6.1f s (min %5.1f, max %5.1f)  vs rep3 %.3f  vs limit %.2f  busiest/mean DataNode %.2f (%.2f, %.2f)%s\n",
 			label, m, lo, hi, m/med["rep3"], m/limit, sm, slo, shi, rdy)
 	}
 	fmt.Printf("floor: at the physical limit %.1f s (a DataNode's throttle lets short bursts above it) vs_setrep_ahead would be %.3f against this run's setrep-ahead median (%.1f s, ready %.1f s after it was sent, storm at %v); the hint is at %.2fx the limit; load average %s\n",
-		limit, limit/med["setrep-ahead"], med["setrep-ahead"], first(stats(readyOf["setrep-ahead"])), o.lead, med["hint"]/limit, loadAverage())
-	rm, rlo, rhi := stats(readies)
+		limit, limit/med["setrep-ahead"], med["setrep-ahead"], first(stats.Range(readyOf["setrep-ahead"])), o.lead, med["hint"]/limit, loadAverage())
+	rm, rlo, rhi := stats.Range(readies)
 	fmt.Printf("hint ready: median %.1f s (min %.1f, max %.1f) after it was sent, lead %v\n", rm, rlo, rhi, o.lead)
 	fmt.Printf("BENCH hotspot barrier_reduction=%.3f vs_setrep_ahead=%.3f ready_s=%.1f barrier_vs_limit=%.2f\n",
 		1-med["hint"]/med["rep3"], med["hint"]/med["setrep-ahead"], rm, med["hint"]/limit)
@@ -503,21 +504,6 @@ func maxOverMean(before, after map[int]float64) float64 {
 		return 0
 	}
 	return top / (sum / float64(len(after)))
-}
-
-// stats returns the median, min and max.
-func stats(v []float64) (med, lo, hi float64) {
-	if len(v) == 0 {
-		return 0, 0, 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	med = s[n/2]
-	if n%2 == 0 {
-		med = (s[n/2-1] + s[n/2]) / 2
-	}
-	return med, s[0], s[n-1]
 }
 
 type result struct {

@@ -32,7 +32,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +40,8 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
+	"github.com/newtricks/newtricks/bench/internal/plot"
+	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/harness/wan"
@@ -283,7 +284,7 @@ func run(o options) error {
 
 	res := map[string][]float64{}
 	var util []float64
-	var plotB, plotC []series
+	var plotB, plotC []plot.Series
 	for round := 0; round < o.rounds; round++ {
 		order := []string{"wan", "distcp", "mirror"}
 		if round%2 == 1 {
@@ -302,13 +303,13 @@ func run(o options) error {
 			case "wan":
 				d, err = e.runWAN(ctx, baseDir, files, round, round == 0)
 			case "distcp":
-				var s []series
+				var s []plot.Series
 				d, s, err = e.runDistCp(ctx, baseDir, files, round)
 				if round == 0 {
 					plotB = s
 				}
 			case "mirror":
-				var s []series
+				var s []plot.Series
 				var u float64
 				d, s, u, err = e.runMirror(ctx, mc, files, total, round)
 				if round == 0 {
@@ -327,26 +328,30 @@ func run(o options) error {
 		}
 	}
 	png := filepath.Join(o.out, "bench-mirror-timeline.png")
-	if err := plotTimeline(png, fmt.Sprintf("bytes on dc-b: DistCp vs newtricks mirror (%v RTT, %.0f MiB/s)", o.rtt, float64(o.rate)/(1<<20)),
-		append(plotC, plotB...)); err != nil {
+	chart := plot.Chart{
+		Title:  fmt.Sprintf("bytes on dc-b: DistCp vs newtricks mirror (%v RTT, %.0f MiB/s)", o.rtt, float64(o.rate)/(1<<20)),
+		XLabel: "seconds from checkpoint complete on dc-a", XUnit: "s", YUnit: " MiB",
+		Height: 560, Thick: true, Marks: []plot.Mark{{X: 0, Label: "complete on dc-a"}},
+	}
+	if err := chart.WritePNG(png, append(plotC, plotB...)); err != nil {
 		return err
 	}
 	fmt.Println("timeline:", png)
 	fmt.Println()
 	fmt.Println("evaluation job's visible I/O time (complete on dc-a -> every byte read), median (min, max):")
 	for _, m := range []string{"wan", "distcp", "mirror"} {
-		md, lo, hi := stats(res[m])
+		md, lo, hi := stats.Range(res[m])
 		fmt.Printf("  %-7s %7.2fs (%.2f, %.2f)\n", m, md, lo, hi)
 	}
-	a, _, _ := stats(res["wan"])
-	b, _, _ := stats(res["distcp"])
-	c, _, _ := stats(res["mirror"])
+	a, _, _ := stats.Range(res["wan"])
+	b, _, _ := stats.Range(res["distcp"])
+	c, _, _ := stats.Range(res["mirror"])
 	if len(res["wan"]) == 0 || len(res["distcp"]) == 0 || len(res["mirror"]) == 0 {
 		return fmt.Errorf("-methods %q: the BENCH line needs wan, distcp and mirror", o.methods)
 	}
 	best := min(a, b)
 	fmt.Printf("ratios: wan/mirror %.1fx, distcp/mirror %.1fx, distcp/wan %.2f\n", a/c, b/c, b/a)
-	u, ulo, uhi := stats(util)
+	u, ulo, uhi := stats.Range(util)
 	fmt.Printf("mirror link utilisation while files were waiting: median %.2f (%.2f, %.2f)\n", u, ulo, uhi)
 	fmt.Printf("BENCH mirror eval_io_reduction=%.3f link_utilization=%.2f\n", 1-c/best, u)
 	return nil
@@ -360,20 +365,6 @@ func (e *env) mark(round int, method, phase string, t time.Time) {
 	e.traceMu.Lock()
 	fmt.Fprintf(e.traceF, "%.3f %d %s %s\n", float64(t.UnixNano())/1e9, round, method, phase)
 	e.traceMu.Unlock()
-}
-
-func stats(v []float64) (med, lo, hi float64) {
-	if len(v) == 0 {
-		return 0, 0, 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	med = s[n/2]
-	if n%2 == 0 {
-		med = (s[n/2-1] + s[n/2]) / 2
-	}
-	return med, s[0], s[n-1]
 }
 
 func currentUser() string {
@@ -600,18 +591,19 @@ func sample(fns ...func() int64) *sampler {
 
 func (s *sampler) end() { close(s.stop); <-s.done }
 
-func (s *sampler) series(i int, t0 time.Time, name string, c color.RGBA, base int64) series {
-	out := series{name: name, color: c}
+// series is the sampled counter i as MiB over seconds from t0.
+func (s *sampler) series(i int, t0 time.Time, name string, c color.RGBA, base int64) plot.Series {
+	out := plot.Series{Name: name, Color: c}
 	for k, t := range s.t {
-		out.x = append(out.x, t.Sub(t0).Seconds())
-		out.y = append(out.y, float64(s.v[k][i]-base))
+		out.X = append(out.X, t.Sub(t0).Seconds())
+		out.Y = append(out.Y, float64(s.v[k][i]-base)/(1<<20))
 	}
 	return out
 }
 
 // runDistCp is (b): DistCp from dc-a to dc-b started when the checkpoint completes, then a
 // local read on dc-b.
-func (e *env) runDistCp(ctx context.Context, dir string, files []file, round int) (time.Duration, []series, error) {
+func (e *env) runDistCp(ctx context.Context, dir string, files []file, round int) (time.Duration, []plot.Series, error) {
 	conf, err := os.MkdirTemp("", "distcp-conf-")
 	if err != nil {
 		return 0, nil, err
@@ -707,12 +699,12 @@ func (e *env) runDistCp(ctx context.Context, dir string, files []file, round int
 	if err := e.rm(ctx, e.b, dst); err != nil {
 		return 0, nil, err
 	}
-	return d, []series{s.series(0, began, "dc-b bytes, DistCp (started at complete)", color.RGBA{200, 30, 30, 255}, before.Backward)}, nil
+	return d, []plot.Series{s.series(0, began, "dc-b bytes, DistCp (started at complete)", color.RGBA{200, 30, 30, 255}, before.Backward)}, nil
 }
 
 // runMirror is (c): the trainer writes the checkpoint on dc-a while namenode-ext mirrors it; the
 // evaluator waits on Mirror.Wait from the moment it completes, then reads it locally on dc-b.
-func (e *env) runMirror(ctx context.Context, mc *mirrorclient.Client, files []file, total int64, round int) (time.Duration, []series, float64, error) {
+func (e *env) runMirror(ctx context.Context, mc *mirrorclient.Client, files []file, total int64, round int) (time.Duration, []plot.Series, float64, error) {
 	job := "bench"
 	step := int64(round)
 	dir := fmt.Sprintf("/ckpt/%s/step_%d", job, step)
@@ -760,7 +752,7 @@ func (e *env) runMirror(ctx context.Context, mc *mirrorclient.Client, files []fi
 	fmt.Printf("  mirror: trainer wrote for %.1fs; committed %.2fs after complete (lag), local read %.2fs; link busy %.1fs at %.2f of capacity; %.1f MiB over the link for %.1f MiB of data\n",
 		complete.Sub(writeBegan).Seconds(), committed.Seconds(), (d - committed).Seconds(), busySecs, util,
 		float64(e.push.Stats().Forward-before)/(1<<20), float64(total)/(1<<20))
-	ss := []series{
+	ss := []plot.Series{
 		s.series(0, complete, "dc-a bytes closed by the trainer", color.RGBA{120, 120, 120, 255}, 0),
 		s.series(1, complete, "dc-b bytes, newtricks mirror (during the write)", color.RGBA{30, 90, 200, 255}, 0),
 	}

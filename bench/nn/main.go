@@ -60,6 +60,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -552,8 +553,8 @@ func run(o options) error {
 		for _, s := range sides {
 			h := res[s.name][op]
 			fmt.Printf("%-11s %-8s %8.0f (%6.0f,%6.0f) %8.1f (%6.1f,%6.1f)", "", s.name,
-				median(opsOf(h)), minOf(opsOf(h)), maxOf(opsOf(h)),
-				median(cpuOf(h)), minOf(cpuOf(h)), maxOf(cpuOf(h)))
+				stats.Median(opsOf(h)), minOf(opsOf(h)), maxOf(opsOf(h)),
+				stats.Median(cpuOf(h)), minOf(cpuOf(h)), maxOf(cpuOf(h)))
 			if s.name == "plain" {
 				fmt.Println()
 				continue
@@ -565,7 +566,7 @@ func run(o options) error {
 				}
 				return "*"
 			}
-			mr, mc := median(rr), median(cr)
+			mr, mc := stats.Median(rr), stats.Median(cr)
 			fmt.Printf(" %7.3f%s (%5.3f,%5.3f) %7.3f%s (%5.3f,%5.3f)\n", mr, mark(mr, ctlR), minOf(rr), maxOf(rr),
 				mc, mark(mc, ctlC), minOf(cr), maxOf(cr))
 			sm, ok := sums[s.name]
@@ -611,7 +612,7 @@ func run(o options) error {
 			continue
 		}
 		k := nops / 1000
-		fmt.Printf("%-8s %12.2f %14.2f %16.1f %14.0f %14.0f\n", s.name, float64(g.count)/k, g.pauseMs/k, g.allocMB/k, median(g.liveMB), median(g.heapMB))
+		fmt.Printf("%-8s %12.2f %14.2f %16.1f %14.0f %14.0f\n", s.name, float64(g.count)/k, g.pauseMs/k, g.allocMB/k, stats.Median(g.liveMB), stats.Median(g.heapMB))
 	}
 
 	// Where the CPU went: per thread group, microseconds per op summed over the operations
@@ -883,17 +884,12 @@ func latency(ctx context.Context, a extcluster.Artifacts, s side, log4j, tag str
 			l := lat{n: len(d), want: n}
 			if len(d) > 0 {
 				sort.Float64s(d)
-				l.p50, l.p99, l.max = pct(d, 50), pct(d, 99), d[len(d)-1]
+				l.p50, l.p99, l.max = stats.Pct(d, 50), stats.Pct(d, 99), d[len(d)-1]
 			}
 			return l, nil
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-func pct(sorted []float64, p float64) float64 {
-	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 var (
@@ -1050,15 +1046,6 @@ func (w *lineWriter) Write(b []byte) (int, error) {
 		w.part = w.part[i+1:]
 	}
 	return len(b), nil
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	return s[len(s)/2]
 }
 
 func minOf(v []float64) float64 {

@@ -29,7 +29,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"image/color"
 	"io"
 	"log"
 	"os"
@@ -38,12 +37,15 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
 
+	"github.com/newtricks/newtricks/bench/internal/plot"
+	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/datasets"
 	"github.com/newtricks/newtricks/harness/extcluster"
@@ -297,10 +299,17 @@ func run(o options) error {
 
 	// Per-step stall plot of the last round.
 	last := o.rounds - 1
-	if err := plotWaits(o.png, "per-step stall (wait in Next + loading CPU while the model was ready), last round (trainer core 0, storage core 1)",
-		[]string{names["a"], names["b"], names["c"], names["m"]},
-		[][]time.Duration{res["a"][last].stalls, res["b"][last].stalls, res["c"][last].stalls, res["m"][last].stalls},
-		[]color.RGBA{{200, 30, 30, 255}, {30, 120, 30, 255}, {30, 30, 200, 255}, {120, 120, 120, 255}}); err != nil {
+	var ss []plot.Series
+	for i, m := range []string{"a", "b", "c", "m"} {
+		sr := plot.Series{Name: names[m], Color: plot.Palette[i]}
+		for step, d := range res[m][last].stalls {
+			sr.X, sr.Y = append(sr.X, float64(step)), append(sr.Y, stats.Ms(d))
+		}
+		ss = append(ss, sr)
+	}
+	chart := plot.Chart{Title: "per-step stall (wait in Next + loading CPU while the model was ready), last round (trainer core 0, storage core 1)",
+		XLabel: "step", YUnit: " ms", Height: 420}
+	if err := chart.WritePNG(o.png, ss); err != nil {
 		return err
 	}
 	fmt.Printf("plot: %s\n", o.png)
@@ -382,10 +391,10 @@ type runResult struct {
 }
 
 func (r runResult) String() string {
-	s, l := sorted(r.stalls), sorted(r.losts)
+	s, l := r.stalls, r.losts
 	return fmt.Sprintf("stall P50 %v P99 %v mean %v, lost P99 %v mean %v, Next wait mean %v, loading CPU %.2f ms/step, %.2f steps/s, %.0f context switches/step, %d GCs, samples %v",
-		pct(s, 50).Round(time.Microsecond*100), pct(s, 99).Round(time.Microsecond*100), mean(r.stalls).Round(time.Microsecond*100),
-		pct(l, 99).Round(time.Microsecond*100), mean(r.losts).Round(time.Microsecond*100), mean(r.waits).Round(time.Microsecond*100),
+		stats.Pct(s, 50).Round(time.Microsecond*100), stats.Pct(s, 99).Round(time.Microsecond*100), stats.Mean(r.stalls).Round(time.Microsecond*100),
+		stats.Pct(l, 99).Round(time.Microsecond*100), stats.Mean(r.losts).Round(time.Microsecond*100), stats.Mean(r.waits).Round(time.Microsecond*100),
 		1000*r.cpu/float64(r.steps), float64(r.steps)/r.elapsed.Seconds(), float64(r.ctxsw)/float64(r.steps), r.gcs, r.paths)
 }
 
@@ -582,7 +591,7 @@ func (b *bench) memory(ctx context.Context) (int64, int64, error) {
 		}
 		a1, a8 = append(a1, x), append(a8, y)
 	}
-	return medianInt(a1), medianInt(a8), nil
+	return stats.Median(a1), stats.Median(a8), nil
 }
 
 // readThroughput measures plain HDFS reads of a 64 MiB file from the DataNodes, idle and while
@@ -649,7 +658,7 @@ func (b *bench) readThroughput(ctx context.Context, base string, spec *schedule.
 		loaded = append(loaded, y)
 	}
 	fmt.Printf("HDFS read of a 64 MiB file (client on the trainer core): idle DataNodes %.0f MiB/s (min %.0f, max %.0f), with a full transform load %.0f MiB/s (min %.0f, max %.0f), ratio %.2f\n",
-		medianF(idle), minF(idle), maxF(idle), medianF(loaded), minF(loaded), maxF(loaded), medianF(loaded)/medianF(idle))
+		stats.Median(idle), slices.Min(idle), slices.Max(idle), stats.Median(loaded), slices.Min(loaded), slices.Max(loaded), stats.Median(loaded)/stats.Median(idle))
 	return nil
 }
 
@@ -666,20 +675,20 @@ func aggregateOf(rs []runResult) aggregate {
 	var p50, p99, st, lp99, lmean, wmean, cpu, rate []float64
 	paths := map[string]int{}
 	for _, r := range rs {
-		s, l := sorted(r.stalls), sorted(r.losts)
-		p50 = append(p50, ms(pct(s, 50)))
-		p99 = append(p99, ms(pct(s, 99)))
-		st = append(st, ms(mean(r.stalls)))
-		lp99 = append(lp99, ms(pct(l, 99)))
-		lmean = append(lmean, ms(mean(r.losts)))
-		wmean = append(wmean, ms(mean(r.waits)))
+		s, l := r.stalls, r.losts
+		p50 = append(p50, stats.Ms(stats.Pct(s, 50)))
+		p99 = append(p99, stats.Ms(stats.Pct(s, 99)))
+		st = append(st, stats.Ms(stats.Mean(r.stalls)))
+		lp99 = append(lp99, stats.Ms(stats.Pct(l, 99)))
+		lmean = append(lmean, stats.Ms(stats.Mean(r.losts)))
+		wmean = append(wmean, stats.Ms(stats.Mean(r.waits)))
 		cpu = append(cpu, 1000*r.cpu/float64(r.steps))
 		rate = append(rate, float64(r.steps)/r.elapsed.Seconds())
 		for k, v := range r.paths {
 			paths[k] += v
 		}
 	}
-	mk := func(x []float64) stat { return stat{medianF(x), minF(x), maxF(x)} }
+	mk := func(x []float64) stat { m, lo, hi := stats.Range(x); return stat{m, lo, hi} }
 	var ps []string
 	for k, v := range paths {
 		ps = append(ps, fmt.Sprintf("%s=%d", k, v))
@@ -688,7 +697,15 @@ func aggregateOf(rs []runResult) aggregate {
 	return aggregate{p50: mk(p50), p99: mk(p99), stall: mk(st), lp99: mk(lp99), lmean: mk(lmean), wmean: mk(wmean), cpu: mk(cpu), rate: mk(rate), paths: strings.Join(ps, " ")}
 }
 
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+func human(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
 
 // loadAvg is /proc/loadavg's 1, 5 and 15 minute load averages.
 func loadAvg() string {
@@ -701,76 +718,4 @@ func loadAvg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
-}
-
-func sorted(w []time.Duration) []time.Duration {
-	s := append([]time.Duration(nil), w...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s
-}
-
-// pct is the nearest-rank percentile of sorted values.
-func pct(s []time.Duration, p float64) time.Duration {
-	if len(s) == 0 {
-		return 0
-	}
-	i := int(p/100*float64(len(s))+0.5) - 1
-	return s[min(max(i, 0), len(s)-1)]
-}
-
-func mean(w []time.Duration) time.Duration {
-	if len(w) == 0 {
-		return 0
-	}
-	var t time.Duration
-	for _, x := range w {
-		t += x
-	}
-	return t / time.Duration(len(w))
-}
-
-func medianF(x []float64) float64 {
-	s := append([]float64(nil), x...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func medianInt(x []int64) int64 {
-	f := make([]float64, len(x))
-	for i, v := range x {
-		f[i] = float64(v)
-	}
-	return int64(medianF(f))
-}
-
-func minF(x []float64) float64 {
-	m := x[0]
-	for _, v := range x {
-		m = min(m, v)
-	}
-	return m
-}
-
-func maxF(x []float64) float64 {
-	m := x[0]
-	for _, v := range x {
-		m = max(m, v)
-	}
-	return m
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -9,10 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"sort"
 	"syscall"
 	"time"
 
+	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/xformgraph"
 	"github.com/newtricks/newtricks/xformgraph/video"
 )
@@ -38,11 +38,6 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func median(v []float64) float64 {
-	sort.Float64s(v)
-	return v[len(v)/2]
 }
 
 func run(path, mode string, runs, clips, size, num, warmup int) error {
@@ -92,7 +87,7 @@ func run(path, mode string, runs, clips, size, num, warmup int) error {
 			cpuRates = append(cpuRates, float64(clips)/(cpuTime()-cpu0).Seconds())
 		}
 		out["shape"] = shape
-		out["clips_per_s"] = median(rates)
+		out["clips_per_s"] = stats.Median(rates)
 	case "decode":
 		for w := 0; w < warmup; w++ {
 			rd, err := video.OpenBytes(ctx, path, data, video.Options{Threads: 1})
@@ -120,11 +115,11 @@ func run(path, mode string, runs, clips, size, num, warmup int) error {
 			cpuRates = append(cpuRates, float64(n)/(cpuTime()-cpu0).Seconds())
 			out["frames"] = n
 		}
-		out["fps"] = median(rates)
+		out["fps"] = stats.Median(rates)
 	default:
 		return fmt.Errorf("unknown mode %q", mode)
 	}
 	out["samples"] = rates
-	out["cpu_rate"] = median(cpuRates)
+	out["cpu_rate"] = stats.Median(cpuRates)
 	return json.NewEncoder(os.Stdout).Encode(out)
 }
