@@ -37,10 +37,16 @@ var (
 	ErrBug             = fferrtag('B', 'U', 'G', '!')  // AVERROR_BUG
 	ErrExternal        = fferrtag('E', 'X', 'T', ' ')  // AVERROR_EXTERNAL
 	ErrUnknown         = fferrtag('U', 'N', 'K', 'N')  // AVERROR_UNKNOWN
+	// ErrFormatRefused is newtricks' own code: the input's container is not on the open's
+	// allow-list (InputOptions.Formats).
+	ErrFormatRefused = fferrtag('N', 'T', 'F', 'R')
 )
 
 // Error returns FFmpeg's description (av_strerror) and the numeric code.
 func (e Error) Error() string {
+	if e == ErrFormatRefused {
+		return "ffmpeg: container format not allowed"
+	}
 	const n = 128
 	buf := (*C.char)(C.malloc(n))
 	defer C.free(unsafe.Pointer(buf))

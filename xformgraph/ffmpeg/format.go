@@ -7,6 +7,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -17,6 +18,10 @@ import (
 type InputOptions struct {
 	// Format forces a demuxer by short name ("mov", "matroska"...); empty probes.
 	Format string
+	// Formats is the allow-list of demuxers by short name: an input whose container probes
+	// (or is forced) as anything else fails with ErrFormatRefused before its header is read.
+	// Empty means DefaultFormats; AnyFormat allows every demuxer FFmpeg has (tests only).
+	Formats []string
 	// ProbeSize caps the bytes avformat_find_stream_info reads (AVFormatContext.probesize).
 	ProbeSize int64
 	// AnalyzeDuration caps the stream time analysed (AVFormatContext.max_analyze_duration).
@@ -26,6 +31,15 @@ type InputOptions struct {
 	// IOBufferSize is the custom AVIOContext buffer for in-memory inputs; default 64 KiB.
 	IOBufferSize int
 }
+
+// DefaultFormats are the containers a sample may be in: the video extensions the dataset
+// index recognises (mp4, mov, mkv, webm, avi). Anything else, in particular the demuxers that
+// open further inputs by name (hls, concat/ffconcat, image2 sequences, dash, tee...), could
+// make FFmpeg read files beside the process, so it is refused.
+var DefaultFormats = []string{"mov", "matroska", "avi"}
+
+// AnyFormat, as InputOptions.Formats, allows every demuxer.
+var AnyFormat = []string{"*"}
 
 // FormatContext is an opened input (AVFormatContext plus, for in-memory inputs, its
 // custom AVIOContext and the C copy of the bytes).
@@ -66,16 +80,30 @@ func open(ctx context.Context, in *C.nt_input, path *C.char, opts InputOptions) 
 		cformat = C.CString(opts.Format)
 		defer C.free(unsafe.Pointer(cformat))
 	}
+	allowed := opts.Formats
+	if len(allowed) == 0 {
+		allowed = DefaultFormats
+	}
+	var callowed *C.char
+	if len(allowed) != 1 || allowed[0] != "*" {
+		callowed = C.CString(strings.Join(allowed, ","))
+		defer C.free(unsafe.Pointer(callowed))
+	}
 	buf := opts.IOBufferSize
 	if buf <= 0 {
 		buf = 64 << 10
 	}
 	f := &FormatContext{c: in}
 	stop := context.AfterFunc(ctx, f.Interrupt)
-	ret := C.nt_input_open(in, path, cformat, C.int64_t(opts.ProbeSize),
+	ret := C.nt_input_open(in, path, cformat, callowed, C.int64_t(opts.ProbeSize),
 		C.int64_t(opts.AnalyzeDuration/time.Microsecond), C.int(opts.FormatProbeSize), C.int(buf))
 	stop()
 	if ret < 0 {
+		if Error(ret) == ErrFormatRefused {
+			name := C.GoString(&in.refused[0])
+			f.Close()
+			return nil, fmt.Errorf("%w: %q is not one of %s", ErrFormatRefused, name, strings.Join(allowed, ", "))
+		}
 		f.Close()
 		if Error(ret) == ErrExit && ctx.Err() != nil {
 			return nil, fmt.Errorf("ffmpeg: open: %w: %w", ctx.Err(), Error(ret))

@@ -43,15 +43,45 @@ nt_input *nt_input_alloc(int64_t size) {
 	return in;
 }
 
-int nt_input_open(nt_input *in, const char *path, const char *format, int64_t probesize,
-		  int64_t analyzeduration, int format_probesize, int io_buffer) {
+// nt_refuse_io_open is the io_open of an in-memory input: the input is exactly the bytes
+// handed over, so any further open a demuxer asks for (a playlist's segment, a concat list's
+// file, an image sequence's next picture, a mov data reference) is refused.
+static int nt_refuse_io_open(AVFormatContext *s, AVIOContext **pb, const char *url,
+			     int flags, AVDictionary **options) {
+	(void)s; (void)pb; (void)url; (void)flags; (void)options;
+	return AVERROR(EPERM);
+}
+
+// nt_allowed reports whether demuxer ifmt (its name is a comma-separated list of aliases,
+// "mov,mp4,m4a,3gp,3g2,mj2") is on the comma-separated allow-list; NULL allows any.
+static int nt_allowed(const AVInputFormat *ifmt, const char *allowed) {
+	return !allowed || av_match_list(ifmt->name, allowed, ',') > 0;
+}
+
+static int nt_refuse(nt_input *in, const AVInputFormat *ifmt) {
+	av_strlcpy(in->refused, ifmt->name, sizeof(in->refused));
+	return NT_ERR_FORMAT_REFUSED;
+}
+
+int nt_input_open(nt_input *in, const char *path, const char *format, const char *allowed,
+		  int64_t probesize, int64_t analyzeduration, int format_probesize, int io_buffer) {
 	const AVInputFormat *ifmt = NULL;
 	if (format && format[0]) {
 		ifmt = av_find_input_format(format);
 		if (!ifmt) return AVERROR_DEMUXER_NOT_FOUND;
+		if (!nt_allowed(ifmt, allowed)) return nt_refuse(in, ifmt);
 	}
 	AVFormatContext *fmt = avformat_alloc_context();
 	if (!fmt) return AVERROR(ENOMEM);
+	// FFmpeg's own checks behind ours: demuxers and protocols a nested open may use.
+	if (allowed && !(fmt->format_whitelist = av_strdup(allowed))) {
+		avformat_free_context(fmt);
+		return AVERROR(ENOMEM);
+	}
+	if (!(fmt->protocol_whitelist = av_strdup(path ? "file" : ""))) {
+		avformat_free_context(fmt);
+		return AVERROR(ENOMEM);
+	}
 	fmt->interrupt_callback.callback = nt_interrupt_cb;
 	fmt->interrupt_callback.opaque = in;
 	if (probesize > 0) fmt->probesize = probesize;
@@ -64,6 +94,13 @@ int nt_input_open(nt_input *in, const char *path, const char *format, int64_t pr
 		if (!in->pb) { av_free(buf); avformat_free_context(fmt); return AVERROR(ENOMEM); }
 		fmt->pb = in->pb;
 		fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+		fmt->io_open = nt_refuse_io_open;
+		if (!ifmt) {
+			// Probe here, as avformat_open_input would, to name a refused container.
+			int ret = av_probe_input_buffer2(in->pb, &ifmt, "", fmt, 0, fmt->format_probesize);
+			if (ret < 0) { avformat_free_context(fmt); return ret; }
+			if (!nt_allowed(ifmt, allowed)) { avformat_free_context(fmt); return nt_refuse(in, ifmt); }
+		}
 	}
 	// On failure avformat_open_input frees fmt and sets it to NULL.
 	int ret = avformat_open_input(&fmt, path ? path : "", ifmt, NULL);

@@ -13,6 +13,7 @@
 #include <libavutil/error.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/common.h>
+#include <libavutil/avstring.h>
 
 // nt_input is the C-side state of one opened input: the format context plus, for
 // in-memory inputs, a C copy of the bytes and the custom AVIOContext reading them, and
@@ -24,11 +25,15 @@ typedef struct nt_input {
 	int64_t size;
 	int64_t pos;
 	int interrupted;       // set atomically by nt_input_interrupt
+	char refused[64];      // the probed demuxer a refused open found (NT_ERR_FORMAT_REFUSED)
 } nt_input;
 
+// NT_ERR_FORMAT_REFUSED: the input's container is not on the open's allow-list.
+#define NT_ERR_FORMAT_REFUSED FFERRTAG('N', 'T', 'F', 'R')
+
 nt_input *nt_input_alloc(int64_t size);
-int nt_input_open(nt_input *in, const char *path, const char *format, int64_t probesize,
-		  int64_t analyzeduration, int format_probesize, int io_buffer);
+int nt_input_open(nt_input *in, const char *path, const char *format, const char *allowed,
+		  int64_t probesize, int64_t analyzeduration, int format_probesize, int io_buffer);
 void nt_input_interrupt(nt_input *in);
 void nt_input_free(nt_input *in);
 

@@ -55,4 +55,5 @@ ff -f lavfi -i "$(src 32x32 25 0.2)" -c:v mpeg4 -bf 1 -g 3 "$out/tiny_mpeg4.mp4"
 # A codec newtricks does not accept (FFV1) and a file with no video at all.
 ff -f lavfi -i "$(src 64x48 25 0.4)" -c:v ffv1 "$out/unsupported_ffv1.mkv"
 ff -f lavfi -i "sine=frequency=440:duration=0.5" -c:a pcm_s16le "$out/audio_only.wav"
+ff -f lavfi -i "sine=frequency=440:duration=0.5" -c:a aac "$out/audio_only.m4a"
 echo "$hash" >"$stamp"

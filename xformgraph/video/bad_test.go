@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/newtricks/newtricks/xformgraph/ffmpeg"
 	"github.com/newtricks/newtricks/xformgraph/internal/testreq"
 )
 
@@ -45,6 +46,7 @@ func TestBadInput(t *testing.T) {
 		corrupt[i] ^= 0x5A
 	}
 	header := append([]byte(nil), good[:64]...)
+	victim := filepath.Join(mediaDir(t), "h264_bframes.mp4") // absolute: no working-directory luck
 	cases := []struct {
 		name string
 		data []byte
@@ -56,7 +58,14 @@ func TestBadInput(t *testing.T) {
 		{"truncated-half", good[:len(good)/2], ErrFormat}, // moov is at the end: unusable
 		{"corrupt", corrupt, nil},
 		{"unsupported-codec", readClip(t, "unsupported_ffv1.mkv"), ErrCodec},
-		{"audio-only", readClip(t, "audio_only.wav"), ErrNoVideo},
+		{"audio-only", readClip(t, "audio_only.m4a"), ErrNoVideo},
+		// Containers no sample may be in (ffmpeg.DefaultFormats): a WAV, a raw elementary
+		// stream, and the demuxers that open further files by name (a concat list, an HLS
+		// playlist) pointing at a clip beside the process.
+		{"wav", readClip(t, "audio_only.wav"), ffmpeg.ErrFormatRefused},
+		{"raw-h264", readClip(t, "raw.h264"), ffmpeg.ErrFormatRefused},
+		{"ffconcat", []byte("ffconcat version 1.0\nfile " + victim + "\n"), ffmpeg.ErrFormatRefused},
+		{"hls", []byte("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:10\n#EXTINF:10.0,\n" + victim + "\n#EXT-X-ENDLIST\n"), ffmpeg.ErrFormatRefused},
 		{"absurd-dimensions", patchAVC1Size(good, 65000, 65000), ErrTooLarge},
 	}
 	for _, c := range cases {
@@ -79,6 +88,32 @@ func TestBadInput(t *testing.T) {
 			if !errors.As(err, &ve) || ve.Name != c.name || !errors.Is(err, c.want) {
 				t.Fatalf("got %v, want a *video.Error naming %q wrapping %v", err, c.name, c.want)
 			}
+		})
+	}
+}
+
+// TestNestedOpensRefused: even with every demuxer allowed, a sample is exactly its own bytes:
+// a concat list or an HLS playlist naming a clip beside the process yields an error, never
+// that clip's frames (the in-memory input's io_open refuses, and no protocol is whitelisted).
+func TestNestedOpensRefused(t *testing.T) {
+	// Relative names, as an attacker would write them: ffconcat's "safe" mode refuses
+	// absolute paths but not these, resolved against the process's working directory.
+	t.Chdir(mediaDir(t))
+	const victim = "h264_bframes.mp4"
+	for name, data := range map[string]string{
+		"ffconcat": "ffconcat version 1.0\nfile " + victim + "\n",
+		"hls":      "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:10\n#EXTINF:10.0,\n" + victim + "\n#EXT-X-ENDLIST\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			r, err := OpenBytes(ctx, name, []byte(data), Options{Formats: ffmpeg.AnyFormat})
+			if err == nil {
+				n := r.Index().NumFrames()
+				r.Close()
+				t.Fatalf("opened, %d frames: the demuxer read %s", n, victim)
+			}
+			t.Logf("%v", err)
 		})
 	}
 }

@@ -32,7 +32,7 @@ func TestIndexGolden(t *testing.T) {
 	golden := filepath.Join("..", "testdata", "video", "index_golden.json")
 	got := map[string]indexSummary{}
 	for _, c := range clips {
-		r, err := OpenBytes(context.Background(), c.name, readClip(t, c.name), Options{})
+		r, err := OpenBytes(context.Background(), c.name, readClip(t, c.name), clipOptions(c.name))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,10 @@ type Options struct {
 	MaxPackets int
 	// Codecs lists the accepted codecs; default H.264, HEVC, VP9, VP8, AV1, MPEG-4.
 	Codecs []ffmpeg.CodecID
+	// Formats lists the accepted containers (FFmpeg demuxer names); default
+	// ffmpeg.DefaultFormats (mp4/mov, matroska/webm, avi). Other containers fail with ErrFormat
+	// wrapping ffmpeg.ErrFormatRefused before their header is read.
+	Formats []string
 	// ProbeSize and AnalyzeDuration bound container probing (see ffmpeg.InputOptions);
 	// defaults 5 MB and 5 s.
 	ProbeSize       int64

@@ -77,7 +77,7 @@ func OpenBytes(ctx context.Context, name string, data []byte, opts Options) (*Re
 			}
 		}
 	}
-	fc, err := ffmpeg.OpenBytes(ctx, data, ffmpeg.InputOptions{ProbeSize: o.ProbeSize, AnalyzeDuration: o.AnalyzeDuration})
+	fc, err := ffmpeg.OpenBytes(ctx, data, ffmpeg.InputOptions{ProbeSize: o.ProbeSize, AnalyzeDuration: o.AnalyzeDuration, Formats: o.Formats})
 	return open(ctx, name, int64(len(data)), fc, err, o)
 }
 
@@ -91,7 +91,7 @@ func OpenFile(ctx context.Context, path string, opts Options) (*Reader, error) {
 		return nil, &Error{Name: path, Op: "open", Err: ErrEmpty}
 	}
 	o := opts.withDefaults()
-	fc, err := ffmpeg.OpenFile(ctx, path, ffmpeg.InputOptions{ProbeSize: o.ProbeSize, AnalyzeDuration: o.AnalyzeDuration})
+	fc, err := ffmpeg.OpenFile(ctx, path, ffmpeg.InputOptions{ProbeSize: o.ProbeSize, AnalyzeDuration: o.AnalyzeDuration, Formats: o.Formats})
 	return open(ctx, path, st.Size(), fc, err, o)
 }
 

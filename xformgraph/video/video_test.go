@@ -110,6 +110,16 @@ var clips = []struct {
 	{"mpeg4_bframes.avi", ffmpeg.CodecMPEG4, 176, 144}, // B-frames without pts: Sequential
 }
 
+// clipOptions are the options a test opens clip name with. The raw H.264 elementary stream
+// has no container, which a sample may not use (ffmpeg.DefaultFormats), but it is the one
+// clip without any timestamps, so the tests allow its demuxer.
+func clipOptions(name string) Options {
+	if name == "raw.h264" {
+		return Options{Formats: []string{"h264"}}
+	}
+	return Options{}
+}
+
 // TestFramesMatchFFmpeg checks sparse, out-of-order samples against the ffmpeg CLI's
 // decode of the same frames: exact (same swscale path) at native size, PSNR >= 40 dB
 // when resized.
@@ -121,7 +131,7 @@ func TestFramesMatchFFmpeg(t *testing.T) {
 			path := filepath.Join(dir, c.name)
 			ref := ffmpegFrames(t, path, c.w, c.h, "")
 			data := readClip(t, c.name)
-			r, err := OpenBytes(ctx, c.name, data, Options{})
+			r, err := OpenBytes(ctx, c.name, data, clipOptions(c.name))
 			if err != nil {
 				t.Fatal(err)
 			}
