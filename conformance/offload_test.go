@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/newtricks/newtricks/cmd/newtricks/doctor"
-	"github.com/newtricks/newtricks/datanode-ext/dnext"
+	"github.com/newtricks/newtricks/datanode-ext/offload"
 	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/datasets"
@@ -500,7 +500,7 @@ func TestOffload(t *testing.T) {
 		if err := c.StopDataNode(0); err != nil {
 			t.Fatal(err)
 		}
-		setSiteKey(t, filepath.Join(c.DataNodes()[0].ConfDir, "hdfs-site.xml"), dnext.OffloadTestDomainKey, foreign)
+		setSiteKey(t, filepath.Join(c.DataNodes()[0].ConfDir, "hdfs-site.xml"), offload.TestDomainKey, foreign)
 		if err := c.StartDataNode(ctx, 0); err != nil {
 			t.Fatal(err)
 		}

@@ -23,8 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/newtricks/newtricks/datanode-ext/governor"
-	"github.com/newtricks/newtricks/datanode-ext/session"
-	"github.com/newtricks/newtricks/datanode-ext/transformsvc"
+	"github.com/newtricks/newtricks/datanode-ext/offload"
 	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/harness/datasets"
 	"github.com/newtricks/newtricks/internal/authn"
@@ -112,7 +111,7 @@ type host struct {
 
 func (h host) ResolveReplica(_ context.Context, user string, b *pb.LocatedBlock) (string, int64, error) {
 	if string(b.GetToken().GetIdentifier()) != "user="+user {
-		return "", 0, fmt.Errorf("%w: block token not valid for %s", session.ErrPermission, user)
+		return "", 0, fmt.Errorf("%w: block token not valid for %s", offload.ErrPermission, user)
 	}
 	held := false
 	for _, l := range b.GetLocations() {
@@ -122,7 +121,7 @@ func (h host) ResolveReplica(_ context.Context, user string, b *pb.LocatedBlock)
 	p, ok := h.f.paths[b.GetBlockId()]
 	h.f.mu.Unlock()
 	if !ok || !held {
-		return "", 0, fmt.Errorf("%w: no replica of block %d here", session.ErrUnavailable, b.GetBlockId())
+		return "", 0, fmt.Errorf("%w: no replica of block %d here", offload.ErrUnavailable, b.GetBlockId())
 	}
 	return p, b.GetNumBytes(), nil
 }
@@ -175,7 +174,7 @@ type fakeNode struct {
 	srv  *grpc.Server
 	lis  net.Listener
 	stop context.CancelFunc
-	sv   *transformsvc.Server
+	sv   *offload.Server
 }
 
 func startNode(t *testing.T, f *fakeHDFS, uuid, addr string) *fakeNode {
@@ -196,7 +195,7 @@ type nodeOpts struct {
 }
 
 // olderServer is a datanode-ext from before GetStepBatch.
-type olderServer struct{ *transformsvc.Server }
+type olderServer struct{ *offload.Server }
 
 func (olderServer) GetStepBatch(*pb.GetStepRequest, grpc.ServerStreamingServer[pb.OffloadSampleBatch]) error {
 	return status.Error(codes.Unimplemented, "unknown method GetStepBatch for service newtricks.v1.Offload")
@@ -216,8 +215,8 @@ func startNodeWith(t *testing.T, f *fakeHDFS, uuid, addr string, o nodeOpts) *fa
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := session.NewManager(session.Config{Workers: 1, Lookahead: 3, QueueMaxBytes: f.queueMax}, session.Options{
-		Host: host{f, uuid}, Peers: transformsvc.NewPeers(), Gov: gov, Self: func() string { return uuid }, Domain: o.domain})
+	mgr, err := offload.NewManager(offload.Config{Workers: 1, Lookahead: 3, QueueMaxBytes: f.queueMax}, offload.Options{
+		Host: host{f, uuid}, Peers: offload.NewGRPCPeers(), Gov: gov, Self: func() string { return uuid }, Domain: o.domain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +248,7 @@ func startNodeWith(t *testing.T, f *fakeHDFS, uuid, addr string, o nodeOpts) *fa
 		}))
 	}
 	srv := grpc.NewServer(opts...)
-	sv := &transformsvc.Server{Sessions: mgr, Gov: gov, Version: "test", Self: func() (string, string) { return uuid, "x:1" }}
+	sv := &offload.Server{Sessions: mgr, Gov: gov, Version: "test", Self: func() (string, string) { return uuid, "x:1" }}
 	if o.older {
 		pb.RegisterOffloadServer(srv, olderServer{sv})
 	} else {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/newtricks/newtricks/datanode-ext/dnext"
+	"github.com/newtricks/newtricks/datanode-ext/offload"
 	"github.com/newtricks/newtricks/internal/coproc"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/mirror"
@@ -81,7 +82,7 @@ func (d *doctor) checkCoprocessConf(s side) {
 	} else {
 		parts = []part{
 			{"replicas", func() error { _, err := dnext.ConfigFromConf(c); return err }},
-			{"offload", func() error { _, _, err := dnext.OffloadConfig(c); return err }},
+			{"offload", func() error { _, _, err := offload.ConfigFromConf(c); return err }},
 		}
 	}
 	check := s.name + ".ext-config"

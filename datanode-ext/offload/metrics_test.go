@@ -1,4 +1,4 @@
-package dnext
+package offload
 
 import (
 	"sort"
@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/newtricks/newtricks/datanode-ext/governor"
-	"github.com/newtricks/newtricks/datanode-ext/session"
 )
 
 // TestOffloadMetricsExported: every offload metric is on /metrics from start (labelled ones
@@ -20,14 +19,14 @@ func TestOffloadMetricsExported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := session.NewManager(session.Config{}, session.Options{Gov: gov, Self: func() string { return "dn" }})
+	mgr, err := NewManager(Config{}, Options{Gov: gov, Self: func() string { return "dn" }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newOffloadMetrics(mgr, gov)
+	m := NewMetrics(mgr, gov)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m.collectors()...)
-	m.observe(20 * time.Millisecond)
+	reg.MustRegister(m.Collectors()...)
+	m.Observe(20 * time.Millisecond)
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +38,7 @@ func TestOffloadMetricsExported(t *testing.T) {
 	want := map[string]int{
 		"newtricks_offload_sessions": 1, "newtricks_offload_sessions_opened_total": 2,
 		"newtricks_offload_sessions_domain_mismatch_total": 1, "newtricks_offload_samples_total": 3,
-		"newtricks_offload_sample_errors_total": len(session.SampleCodes), "newtricks_offload_sent_bytes_total": 1,
+		"newtricks_offload_sample_errors_total": len(SampleCodes), "newtricks_offload_sent_bytes_total": 1,
 		"newtricks_offload_transform_seconds": 1, "newtricks_offload_queue_bytes": 1,
 		"newtricks_offload_queue_max_bytes": 1, "newtricks_offload_queue_jobs": 1, "newtricks_offload_workers": 1,
 		"newtricks_offload_shedding": 1, "newtricks_offload_cpu_other": 1, "newtricks_offload_cpu_own": 1,

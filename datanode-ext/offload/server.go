@@ -1,4 +1,4 @@
-package transformsvc
+package offload
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/newtricks/newtricks/datanode-ext/governor"
-	"github.com/newtricks/newtricks/datanode-ext/session"
 	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -19,7 +18,7 @@ import (
 // Server implements pb.OffloadServer.
 type Server struct {
 	pb.UnimplementedOffloadServer
-	Sessions *session.Manager
+	Sessions *Manager
 	Gov      *governor.Governor
 	// Self returns the DataNode's UUID and transfer address ("" until known).
 	Self    func() (uuid, xfer string)
@@ -130,24 +129,24 @@ func (sv *Server) SetGovernor(ctx context.Context, req *pb.SetGovernorRequest) (
 	return sv.NodeStatus(ctx, &pb.OffloadNodeStatusRequest{User: user})
 }
 
-// Peers reads ranges from other datanode-ext nodes through their Offload.ReadRange, keeping
-// one connection per address.
-type Peers struct {
+// GRPCPeers reads ranges from other datanode-ext nodes through their Offload.ReadRange,
+// keeping one connection per address.
+type GRPCPeers struct {
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
 }
 
-// NewPeers returns an empty connection cache.
-func NewPeers() *Peers { return &Peers{conns: map[string]*grpc.ClientConn{}} }
+// NewGRPCPeers returns an empty connection cache.
+func NewGRPCPeers() *GRPCPeers { return &GRPCPeers{conns: map[string]*grpc.ClientConn{}} }
 
-// ReadRange implements session.Peers.
-func (p *Peers) ReadRange(ctx context.Context, addr, user string, b *pb.LocatedBlock, off, n int64) ([]byte, error) {
+// ReadRange implements Peers.
+func (p *GRPCPeers) ReadRange(ctx context.Context, addr, user string, b *pb.LocatedBlock, off, n int64) ([]byte, error) {
 	p.mu.Lock()
 	cc, ok := p.conns[addr]
 	if !ok {
 		var err error
 		cc, err = grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(session.MaxRangeBytes+1<<20)))
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxRangeBytes+1<<20)))
 		if err != nil {
 			p.mu.Unlock()
 			return nil, fmt.Errorf("%w: dial peer %s: %v", coproc.ErrUnavailable, addr, err)

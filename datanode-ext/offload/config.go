@@ -1,15 +1,26 @@
-package session
+package offload
 
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/newtricks/newtricks/datanode-ext/governor"
+	"github.com/newtricks/newtricks/internal/coproc"
 	"github.com/newtricks/newtricks/xformgraph"
 )
 
 // ErrConfig is wrapped by configuration errors.
-var ErrConfig = errors.New("session: bad configuration")
+var ErrConfig = errors.New("offload: bad configuration")
+
+// Prefix prefixes the offload keys in hdfs-site.xml (docs/offload.md lists them).
+const Prefix = "newtricks.datanode.ext.offload"
+
+// TestDomainKey (test only) replaces the determinism domain the node reports and writes into
+// its frames (Options.Domain), so that a test can run a node that looks built with other
+// libraries.
+const TestDomainKey = Prefix + ".test.domain"
 
 // Config of the offload sessions of one node. Keys are under newtricks.datanode.ext.offload.
 type Config struct {
@@ -80,4 +91,67 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: session.idle.ms >= 1000 and max.wait.ms >= 1", ErrConfig)
 	}
 	return nil
+}
+
+// ConfigFromConf reads the offload keys: the governor's
+// (cpu.high 0.8, cpu.low 0.7, cpu.interval.ms 500) and the sessions' (workers 1, nice 10,
+// lookahead 4, lookahead.max 64, queue.max.bytes 512 MiB, sessions.max 64,
+// session.idle.ms 600000, max.wait.ms 5000, members.max 256). Both come back with their
+// defaults filled and validated; every error wraps coproc.ErrBadConfig.
+func ConfigFromConf(c coproc.Conf) (governor.Config, Config, error) {
+	var g governor.Config
+	var s Config
+	var err error
+	float := func(key string, dst *float64) {
+		if err != nil {
+			return
+		}
+		v := c.String(Prefix+key, "")
+		if v == "" {
+			return
+		}
+		if *dst, err = strconv.ParseFloat(v, 64); err != nil {
+			err = fmt.Errorf("%w: %s%s=%q is not a number", coproc.ErrBadConfig, Prefix, key, v)
+		}
+	}
+	integer := func(key string, dst *int) {
+		if err != nil {
+			return
+		}
+		var n int64
+		n, err = c.Int(Prefix+key, int64(*dst))
+		*dst = int(n)
+	}
+	float(".cpu.high", &g.High)
+	float(".cpu.low", &g.Low)
+	if err == nil {
+		g.Interval, err = c.Duration(Prefix+".cpu.interval.ms", 0)
+	}
+	s.Nice = 10
+	integer(".workers", &s.Workers)
+	integer(".nice", &s.Nice)
+	integer(".lookahead", &s.Lookahead)
+	integer(".lookahead.max", &s.MaxLookahead)
+	integer(".sessions.max", &s.MaxSessions)
+	integer(".members.max", &s.MaxMembers)
+	if err == nil {
+		s.QueueMaxBytes, err = c.Int(Prefix+".queue.max.bytes", 0)
+	}
+	if err == nil {
+		s.Idle, err = c.Duration(Prefix+".session.idle.ms", 0)
+	}
+	if err == nil {
+		s.MaxWait, err = c.Duration(Prefix+".max.wait.ms", 0)
+	}
+	if err != nil {
+		return g, s, err
+	}
+	g, s = g.Defaults(), s.Defaults()
+	if err := g.Validate(); err != nil {
+		return g, s, fmt.Errorf("%w: %v", coproc.ErrBadConfig, err)
+	}
+	if err := s.Validate(); err != nil {
+		return g, s, fmt.Errorf("%w: %v", coproc.ErrBadConfig, err)
+	}
+	return g, s, nil
 }

@@ -1,4 +1,4 @@
-package dnext
+package offload
 
 import (
 	"time"
@@ -6,16 +6,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/newtricks/newtricks/datanode-ext/governor"
-	"github.com/newtricks/newtricks/datanode-ext/session"
 )
 
-// offloadMetrics exports the offload service on datanode-ext's /metrics
+// Metrics exports the offload service on datanode-ext's /metrics
 // (newtricks_offload_*): sessions, samples answered by result, per-sample errors by code,
 // bytes sent, the transform time per sample, the queue, the governor (shedding, CPU, thresholds)
 // and peer reads. Everything but the histogram is read from one snapshot of the session
 // manager and the governor at scrape time.
-type offloadMetrics struct {
-	mgr *session.Manager
+type Metrics struct {
+	mgr *Manager
 	gov *governor.Governor
 
 	transform prometheus.Histogram
@@ -27,11 +26,13 @@ type offloadMetrics struct {
 	peerReads, peerReadBytes, rangesServed, rangeBytesServed        *prometheus.Desc
 }
 
-func newOffloadMetrics(mgr *session.Manager, gov *governor.Governor) *offloadMetrics {
+// NewMetrics returns the offload collectors of mgr and gov; Observe is the manager's
+// Options.Transformed hook.
+func NewMetrics(mgr *Manager, gov *governor.Governor) *Metrics {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName("newtricks", "offload", name), help, labels, nil)
 	}
-	return &offloadMetrics{
+	return &Metrics{
 		mgr: mgr, gov: gov,
 		transform: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "newtricks", Subsystem: "offload",
 			Name: "transform_seconds", Help: "Time a transform worker took to read and transform one sample.",
@@ -59,16 +60,16 @@ func newOffloadMetrics(mgr *session.Manager, gov *governor.Governor) *offloadMet
 	}
 }
 
-// observe is the session manager's Transformed hook.
-func (m *offloadMetrics) observe(d time.Duration) { m.transform.Observe(d.Seconds()) }
+// Observe records one sample's read and transform time (the manager's Transformed hook).
+func (m *Metrics) Observe(d time.Duration) { m.transform.Observe(d.Seconds()) }
 
-// collectors are what datanode-ext registers.
-func (m *offloadMetrics) collectors() []prometheus.Collector {
+// Collectors are what datanode-ext registers.
+func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m, m.transform}
 }
 
 // Describe implements prometheus.Collector.
-func (m *offloadMetrics) Describe(ch chan<- *prometheus.Desc) {
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.sessions, m.sessionsOpened, m.domainMismatch, m.samples, m.sampleErrors,
 		m.sentBytes, m.queueBytes, m.queueMaxBytes, m.queueJobs, m.workers, m.shedding, m.cpuOther, m.cpuOwn,
 		m.thresholdHigh, m.thresholdLow, m.shedTx, m.peerReads, m.peerReadBytes, m.rangesServed, m.rangeBytesServed} {
@@ -77,7 +78,7 @@ func (m *offloadMetrics) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector.
-func (m *offloadMetrics) Collect(ch chan<- prometheus.Metric) {
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	c := m.mgr.Counters()
 	cfg := m.mgr.Config()
 	g := m.gov.Status()
@@ -94,7 +95,7 @@ func (m *offloadMetrics) Collect(ch chan<- prometheus.Metric) {
 	counter(m.samples, c.Transformed, "transformed")
 	counter(m.samples, c.Raw, "raw")
 	counter(m.samples, c.Errors, "error")
-	for _, code := range session.SampleCodes {
+	for _, code := range SampleCodes {
 		counter(m.sampleErrors, c.ErrorsByCode[code], code.String())
 	}
 	counter(m.sentBytes, c.SentBytes)
