@@ -11,7 +11,21 @@
 // done in time, samples go out as raw bytes that the reader transforms itself with the same
 // graph.
 //
-// server.go is the gRPC edge (Server): every call resolves its user through internal/authn,
-// hands the work to the Manager and maps its sentinel errors to gRPC codes. It also holds the
-// client side of peer range reads (GRPCPeers).
+// The package's files:
+//
+//   - server.go: the gRPC edge (Server). Every call resolves its user through internal/authn,
+//     converts the request (convert.go), calls the Manager and maps its errors to gRPC codes
+//     (errors.go). Nothing else sees an Offload request or response message.
+//   - session.go: opening a session (every check of the request before any work), closing,
+//     expiry.
+//   - queue.go: the jobs of the prepared steps and the workers that take them.
+//   - step.go: answering a step: transformed frames when ready, raw bytes otherwise.
+//   - read.go: reading byte ranges of a session's files and serving ReadRange.
+//   - clients.go: the gRPC clients of the DataNode's host service and of the peers.
+//   - manager.go, config.go, metrics.go: the node-wide state, its keys and its metrics.
+//
+// The block maps (LocatedBlocks, as Namespace.Locate returned them with the caller's tokens)
+// keep their wire type inside: the dataset package computes ownership and pieces on them
+// (dataset.StepOwners, dataset.Pieces, the code the reader runs too, so that both agree), and
+// a block goes back verbatim to the DataNode's token check and to the peers.
 package offload

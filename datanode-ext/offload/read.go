@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/newtricks/newtricks/dataset"
-	"github.com/newtricks/newtricks/internal/coproc"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -27,24 +26,6 @@ type Peers interface {
 // MaxRangeBytes bounds one ReadRange.
 const MaxRangeBytes = 16 << 20
 
-// GRPCHost adapts a DataNodeHost client.
-type GRPCHost struct{ Client pb.DataNodeHostClient }
-
-// ResolveReplica implements Host.
-func (h GRPCHost) ResolveReplica(ctx context.Context, user string, b *pb.LocatedBlock) (string, int64, error) {
-	if b.GetToken() == nil || len(b.GetToken().GetIdentifier()) == 0 {
-		return "", 0, fmt.Errorf("%w: block %d: a block access token is required", ErrPermission, b.GetBlockId())
-	}
-	rep, err := h.Client.ResolveReplica(ctx, &pb.ResolveReplicaRequest{
-		BlockPoolId: b.GetBlockPoolId(), BlockId: b.GetBlockId(), GenStamp: b.GetGenStamp(),
-		User: user, Token: b.GetToken(),
-	})
-	if err != nil {
-		return "", 0, fmt.Errorf("block %d: %w", b.GetBlockId(), coproc.FromStatus(err))
-	}
-	return rep.GetBlockPath(), rep.GetNumBytes(), nil
-}
-
 // ReadLocal reads [off, off+n) of a block from this DataNode's replica after the DataNode
 // verified the token for user.
 func ReadLocal(ctx context.Context, h Host, user string, b *pb.LocatedBlock, off, n int64) ([]byte, error) {
@@ -55,6 +36,9 @@ func ReadLocal(ctx context.Context, h Host, user string, b *pb.LocatedBlock, off
 	return readFile(p, size, b.GetBlockId(), off, n)
 }
 
+// readFile reads [off, off+n) of the replica file p of a block of size bytes, as the DataNode
+// resolved it: the range is checked against the block's size, not the file's (a replica being
+// appended to may hold more).
 func readFile(p string, size, blockID, off, n int64) ([]byte, error) {
 	if off < 0 || n < 0 || off+n > size {
 		return nil, fmt.Errorf("%w: range [%d, +%d) outside block %d of %d bytes", ErrInvalid, off, n, blockID, size)
@@ -86,11 +70,13 @@ type reader struct {
 	paths map[int64]resolved
 }
 
+// resolved is a replica file the DataNode revealed for the session's user, and the block's size.
 type resolved struct {
 	path string
 	size int64
 }
 
+// read returns [off, off+n) of a file of the session, piece by piece (dataset.Pieces).
 func (r *reader) read(ctx context.Context, lb *pb.LocatedBlocks, off, n int64) ([]byte, error) {
 	ps, err := dataset.Pieces(lb, off, n)
 	if err != nil {
@@ -107,6 +93,9 @@ func (r *reader) read(ctx context.Context, lb *pb.LocatedBlocks, off, n int64) (
 	return out, nil
 }
 
+// piece reads one block's part of a range: from the local replica when this node holds the
+// block, else from the first member that holds it and answers (a refusal of the user's token
+// is final: another replica's DataNode would refuse it too).
 func (r *reader) piece(ctx context.Context, p dataset.Piece) ([]byte, error) {
 	b := p.Block
 	local := false
@@ -149,4 +138,35 @@ func (r *reader) piece(ctx context.Context, p dataset.Piece) ([]byte, error) {
 		}
 	}
 	return nil, last
+}
+
+// ReadRange serves a peer (or a reader) one range of a local replica, after the DataNode
+// verified the token for the user.
+func (m *Manager) ReadRange(ctx context.Context, user string, b *pb.LocatedBlock, off, n int64) ([]byte, error) {
+	if b == nil || b.GetBlockId() == 0 || b.GetBlockPoolId() == "" {
+		return nil, fmt.Errorf("%w: block pool id and block id are required", ErrInvalid)
+	}
+	if n < 0 || n > MaxRangeBytes || off < 0 {
+		return nil, fmt.Errorf("%w: range [%d, +%d): length must be in [0, %d]", ErrInvalid, off, n, MaxRangeBytes)
+	}
+	data, err := ReadLocal(ctx, m.host, user, b, off, n)
+	if err == nil {
+		m.mu.Lock()
+		m.ctr.RangesServed++
+		m.ctr.RangeBytesServed += int64(len(data))
+		m.mu.Unlock()
+	}
+	return data, err
+}
+
+// peerRead counts one read of a piece from a peer.
+func (m *Manager) peerRead(n int, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ctr.PeerReads++
+	if err != nil {
+		m.ctr.PeerReadErrors++
+		return
+	}
+	m.ctr.PeerReadBytes += int64(n)
 }

@@ -15,6 +15,65 @@ import (
 	"github.com/newtricks/newtricks/xformgraph/frame"
 )
 
+// OpenRequest asks for a session (the wire's OpenSessionRequest, converted by the edge; the
+// user is the caller the edge resolved).
+type OpenRequest struct {
+	// Schedule is the spec shared by trainer and storage.
+	Schedule *schedule.Spec
+	// scheduleErr is why the wire's schedule did not convert. openSession reports it where it
+	// reads the schedule, so that a request is refused for the node's own limits first, as
+	// it always was.
+	scheduleErr error
+	// Rank is the reader's rank, < Schedule.WorldSize.
+	Rank int
+	// StartStep is the first step the reader will ask for.
+	StartStep uint64
+	// Lookahead is how many steps to keep ready ahead of the last one asked for; 0 takes
+	// Config.Lookahead.
+	Lookahead int
+	// Sources are one per schedule source, in the same order.
+	Sources []Source
+	// Members are every datanode-ext of the session, this one included; ownership is
+	// computed over exactly this list, in this order.
+	Members []Member
+	// DeterminismDomain is the reader's (xformgraph.Domain); the node compares it with its own.
+	DeterminismDomain string
+	// RawOnly: the reader transforms everything itself; the node only reads raw bytes.
+	RawOnly bool
+}
+
+// Source is where a session finds one source's index and files, with the caller's tokens.
+type Source struct {
+	// IndexSHA256 is the SHA-256 of the index the reader loaded; another one is refused.
+	IndexSHA256 []byte
+	// Index are the blocks of <dataset>/_newtricks_index.pb.
+	Index *pb.LocatedBlocks
+	// Files are the blocks of every file of the index, in the index's order.
+	Files []*pb.LocatedBlocks
+}
+
+// Member is one datanode-ext of a session.
+type Member struct {
+	// UUID is the DataNode's (OpenResult.DatanodeUUID of that node).
+	UUID string
+	// APIAddress is its datanode-ext public API address (host:port).
+	APIAddress string
+}
+
+// OpenResult is an opened session.
+type OpenResult struct {
+	SessionID string
+	// DatanodeUUID is this node's.
+	DatanodeUUID string
+	// DeterminismDomain is this node's; DomainMatch says whether it equals the reader's.
+	DeterminismDomain string
+	DomainMatch       bool
+	// Lookahead is the effective lookahead.
+	Lookahead int
+	// Shedding: the governor sheds now (samples will come back raw).
+	Shedding bool
+}
+
 // Session is one reader's session with this node.
 type Session struct {
 	id, user string
@@ -36,53 +95,72 @@ type Session struct {
 	closed   bool
 }
 
-// job is one owned sample of a step.
-type job struct {
-	s          *Session
-	step       uint64
-	slot       int
-	sl         schedule.Slot
-	state      int // queued, running, done
-	canceled   bool
-	frames     []byte
-	err        error
-	nodeMicros uint32
-	done       chan struct{}
-}
-
-const (
-	queued = iota
-	running
-	finished
-)
-
 func newID() string {
 	var b [16]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
 
-// open validates the request completely and loads the sources' indexes. Nothing is prepared
-// before every check passed.
-func (m *Manager) open(ctx context.Context, user string, req *pb.OpenSessionRequest) (*Session, error) {
-	spec, err := schedule.FromProto(req.GetSchedule())
+// Open validates and opens a session for user.
+func (m *Manager) Open(ctx context.Context, user string, req OpenRequest) (OpenResult, error) {
+	m.mu.Lock()
+	n := len(m.sessions)
+	m.mu.Unlock()
+	if n >= m.cfg.MaxSessions {
+		return OpenResult{}, fmt.Errorf("%w: %d sessions open, limit %d", ErrExhausted, n, m.cfg.MaxSessions)
+	}
+	s, err := m.openSession(ctx, user, req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return OpenResult{}, err
 	}
-	if int(req.GetRank()) >= spec.WorldSize {
-		return nil, fmt.Errorf("%w: rank %d, world_size %d", ErrInvalid, req.GetRank(), spec.WorldSize)
+	match := m.domain == req.DeterminismDomain
+	m.mu.Lock()
+	m.sessions[s.id] = s
+	m.ctr.Sessions = len(m.sessions)
+	m.ctr.SessionsOpened++
+	if s.rawOnly {
+		m.ctr.SessionsRawOnly++
 	}
-	if len(req.GetSources()) != len(spec.Sources) {
-		return nil, fmt.Errorf("%w: %d sources for a schedule of %d", ErrInvalid, len(req.GetSources()), len(spec.Sources))
+	if !match {
+		m.ctr.DomainMismatches++
 	}
-	ahead := int(req.GetLookahead())
+	m.prepareLocked(s)
+	m.mu.Unlock()
+	m.log.Info("offload session opened", "session", s.id, "user", user, "rank", req.Rank,
+		"start_step", req.StartStep, "members", len(s.members), "raw_only", s.rawOnly, "domain_match", match)
+	if !match && !s.rawOnly {
+		// The reader learns it from the answer and reopens raw-only (docs/offload.md).
+		m.log.Warn("offload session from a reader of another determinism domain", "session", s.id,
+			"reader_domain", req.DeterminismDomain, "node_domain", m.domain)
+	}
+	return OpenResult{SessionID: s.id, DatanodeUUID: m.self(), DeterminismDomain: m.domain,
+		DomainMatch: match, Lookahead: s.ahead, Shedding: m.gov.Shedding()}, nil
+}
+
+// openSession validates the request completely and loads the sources' indexes. Nothing is
+// prepared before every check passed.
+func (m *Manager) openSession(ctx context.Context, user string, req OpenRequest) (*Session, error) {
+	if req.scheduleErr != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, req.scheduleErr)
+	}
+	spec := req.Schedule
+	if spec == nil {
+		return nil, fmt.Errorf("%w: no schedule", ErrInvalid)
+	}
+	if req.Rank < 0 || req.Rank >= spec.WorldSize {
+		return nil, fmt.Errorf("%w: rank %d, world_size %d", ErrInvalid, req.Rank, spec.WorldSize)
+	}
+	if len(req.Sources) != len(spec.Sources) {
+		return nil, fmt.Errorf("%w: %d sources for a schedule of %d", ErrInvalid, len(req.Sources), len(spec.Sources))
+	}
+	ahead := req.Lookahead
 	if ahead == 0 {
 		ahead = m.cfg.Lookahead
 	}
-	if ahead > m.cfg.MaxLookahead {
+	if ahead < 0 || ahead > m.cfg.MaxLookahead {
 		return nil, fmt.Errorf("%w: lookahead %d, limit %d", ErrInvalid, ahead, m.cfg.MaxLookahead)
 	}
-	ms := req.GetMembers()
+	ms := req.Members
 	if len(ms) == 0 || len(ms) > m.cfg.MaxMembers {
 		return nil, fmt.Errorf("%w: %d members, want 1..%d", ErrInvalid, len(ms), m.cfg.MaxMembers)
 	}
@@ -90,20 +168,20 @@ func (m *Manager) open(ctx context.Context, user string, req *pb.OpenSessionRequ
 	if selfUUID == "" {
 		return nil, fmt.Errorf("%w: the DataNode has not told its identity yet", ErrUnavailable)
 	}
-	s := &Session{id: newID(), user: user, self: -1, lo: 0, ahead: ahead, rawOnly: req.GetRawOnly(),
-		steps: map[uint64]map[int]*job{}, cur: req.GetStartStep(), lastUsed: time.Now()}
+	s := &Session{id: newID(), user: user, self: -1, lo: 0, ahead: ahead, rawOnly: req.RawOnly,
+		steps: map[uint64]map[int]*job{}, cur: req.StartStep, lastUsed: time.Now()}
 	s.rd = &reader{host: m.host, peers: m.peers, user: user, self: selfUUID, members: map[string]string{}, paths: map[int64]resolved{},
 		counted: m.peerRead}
 	for i, mb := range ms {
-		if mb.GetDatanodeUuid() == "" || mb.GetApiAddress() == "" {
+		if mb.UUID == "" || mb.APIAddress == "" {
 			return nil, fmt.Errorf("%w: member %d needs a UUID and an API address", ErrInvalid, i)
 		}
-		if _, dup := s.rd.members[mb.GetDatanodeUuid()]; dup {
-			return nil, fmt.Errorf("%w: member %s listed twice", ErrInvalid, mb.GetDatanodeUuid())
+		if _, dup := s.rd.members[mb.UUID]; dup {
+			return nil, fmt.Errorf("%w: member %s listed twice", ErrInvalid, mb.UUID)
 		}
-		s.rd.members[mb.GetDatanodeUuid()] = mb.GetApiAddress()
-		s.members = append(s.members, mb.GetDatanodeUuid())
-		if mb.GetDatanodeUuid() == selfUUID {
+		s.rd.members[mb.UUID] = mb.APIAddress
+		s.members = append(s.members, mb.UUID)
+		if mb.UUID == selfUUID {
 			s.self = i
 		}
 	}
@@ -111,55 +189,111 @@ func (m *Manager) open(ctx context.Context, user string, req *pb.OpenSessionRequ
 		return nil, fmt.Errorf("%w: this DataNode (%s) is not among the session's members", ErrInvalid, selfUUID)
 	}
 	// Graphs compile before any byte is read.
-	for i, src := range spec.Sources {
+	for _, src := range spec.Sources {
 		g, err := xformgraph.Compile(src.Graph, nil, m.cfg.Limits)
 		if err != nil {
 			return nil, fmt.Errorf("%w: source %q: %w", ErrInvalid, src.Name, err)
 		}
 		s.graphs = append(s.graphs, g)
-		_ = i
 	}
 	sizes := make([]int, len(spec.Sources))
-	for i, src := range req.GetSources() {
-		ib := src.GetIndexBlocks()
-		if ib.GetFileLength() <= 0 || ib.GetFileLength() > dataset.MaxIndexBytes {
-			return nil, fmt.Errorf("%w: source %d: index of %d bytes", ErrInvalid, i, ib.GetFileLength())
-		}
-		b, err := s.rd.read(ctx, ib, 0, ib.GetFileLength())
+	for i, src := range req.Sources {
+		ix, err := s.loadSource(ctx, i, spec.Sources[i], src)
 		if err != nil {
-			return nil, fmt.Errorf("source %q: read index: %w", spec.Sources[i].Name, err)
-		}
-		ix, err := dataset.Parse(b)
-		if err != nil {
-			return nil, fmt.Errorf("%w: source %q: %w", ErrInvalid, spec.Sources[i].Name, err)
-		}
-		if !bytes.Equal(ix.SHA256(), src.GetIndexSha256()) {
-			return nil, fmt.Errorf("%w: source %q: the index changed (SHA-256 %x, reader has %x)", ErrPrecondition, spec.Sources[i].Name, ix.SHA256(), src.GetIndexSha256())
-		}
-		if ix.Root() != spec.Sources[i].Dataset {
-			return nil, fmt.Errorf("%w: source %q: index is of %s, not %s", ErrInvalid, spec.Sources[i].Name, ix.Root(), spec.Sources[i].Dataset)
-		}
-		if len(src.GetFiles()) != len(ix.Files()) {
-			return nil, fmt.Errorf("%w: source %q: %d file block lists for %d files", ErrInvalid, spec.Sources[i].Name, len(src.GetFiles()), len(ix.Files()))
-		}
-		for j, f := range ix.Files() {
-			if got := src.GetFiles()[j].GetFileLength(); got != f.GetLength() {
-				return nil, fmt.Errorf("%w: source %q: %s has %d bytes, the index says %d (stale index)", ErrPrecondition, spec.Sources[i].Name, f.GetPath(), got, f.GetLength())
-			}
+			return nil, err
 		}
 		s.idx = append(s.idx, ix)
-		s.files = append(s.files, src.GetFiles())
+		s.files = append(s.files, src.Files)
 		sizes[i] = ix.Len()
 	}
 	lookup := func(src int, key string) (int, bool) { return s.idx[src].Lookup(key) }
+	var err error
 	if s.plan, err = schedule.NewPlan(spec, sizes, lookup); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if s.plan.End(s.cur) {
 		return nil, fmt.Errorf("%w: start step %d is past the schedule", ErrInvalid, s.cur)
 	}
-	s.lo, s.hi = s.plan.RankRange(int(req.GetRank()))
+	s.lo, s.hi = s.plan.RankRange(req.Rank)
 	return s, nil
+}
+
+// loadSource reads source i's index through the session's reader (as its user, with the
+// caller's tokens) and checks it against what the reader saw: its SHA-256, its dataset and
+// the length of every file.
+func (s *Session) loadSource(ctx context.Context, i int, spec schedule.Source, src Source) (*dataset.Index, error) {
+	ib := src.Index
+	if ib.GetFileLength() <= 0 || ib.GetFileLength() > dataset.MaxIndexBytes {
+		return nil, fmt.Errorf("%w: source %d: index of %d bytes", ErrInvalid, i, ib.GetFileLength())
+	}
+	b, err := s.rd.read(ctx, ib, 0, ib.GetFileLength())
+	if err != nil {
+		return nil, fmt.Errorf("source %q: read index: %w", spec.Name, err)
+	}
+	ix, err := dataset.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: source %q: %w", ErrInvalid, spec.Name, err)
+	}
+	if !bytes.Equal(ix.SHA256(), src.IndexSHA256) {
+		return nil, fmt.Errorf("%w: source %q: the index changed (SHA-256 %x, reader has %x)", ErrPrecondition, spec.Name, ix.SHA256(), src.IndexSHA256)
+	}
+	if ix.Root() != spec.Dataset {
+		return nil, fmt.Errorf("%w: source %q: index is of %s, not %s", ErrInvalid, spec.Name, ix.Root(), spec.Dataset)
+	}
+	if len(src.Files) != len(ix.Files()) {
+		return nil, fmt.Errorf("%w: source %q: %d file block lists for %d files", ErrInvalid, spec.Name, len(src.Files), len(ix.Files()))
+	}
+	for j, f := range ix.Files() {
+		if got := src.Files[j].GetFileLength(); got != f.GetLength() {
+			return nil, fmt.Errorf("%w: source %q: %s has %d bytes, the index says %d (stale index)", ErrPrecondition, spec.Name, f.GetPath(), got, f.GetLength())
+		}
+	}
+	return ix, nil
+}
+
+// session returns user's session id and marks it used; Manager.mu is held.
+func (m *Manager) session(user, id string) (*Session, error) {
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: session %q (expired, closed, or the node restarted: open a new one)", ErrNotFound, id)
+	}
+	if s.user != user {
+		return nil, fmt.Errorf("%w: session %q belongs to another user", ErrPermission, id)
+	}
+	s.lastUsed = time.Now()
+	return s, nil
+}
+
+// Close ends user's session id and drops its queued work.
+func (m *Manager) Close(user, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := m.session(user, id)
+	if err != nil {
+		return err
+	}
+	m.dropLocked(s)
+	return nil
+}
+
+// dropLocked forgets a session and every step it prepared.
+func (m *Manager) dropLocked(s *Session) {
+	s.closed = true
+	for step := range s.steps {
+		m.dropStepLocked(s, step)
+	}
+	delete(m.sessions, s.id)
+	m.ctr.Sessions = len(m.sessions)
+}
+
+// reapLocked closes the sessions not used for Config.Idle.
+func (m *Manager) reapLocked() {
+	for _, s := range m.sessions {
+		if time.Since(s.lastUsed) > m.cfg.Idle {
+			m.log.Info("offload session expired", "session", s.id, "user", s.user)
+			m.dropLocked(s)
+		}
+	}
 }
 
 // readSample reads the encoded bytes of a slot.
@@ -185,6 +319,15 @@ func (s *Session) transform(ctx context.Context, sl schedule.Slot) ([]byte, erro
 	return out.AppendFrames(nil)
 }
 
+// raw reads one slot and frames its bytes untransformed.
+func (s *Session) raw(ctx context.Context, sl schedule.Slot) ([]byte, error) {
+	data, _, err := s.readSample(ctx, sl)
+	if err != nil {
+		return nil, err
+	}
+	return xformgraph.RawFrame(data).AppendTo(nil)
+}
+
 // restamp rewrites the determinism domain in every frame of a sample (a test node playing
 // another build: see Options.Domain); the checksums are computed anew.
 func restamp(b []byte, domain string) ([]byte, error) {
@@ -201,13 +344,4 @@ func restamp(b []byte, domain string) ([]byte, error) {
 		b = rest
 	}
 	return out, nil
-}
-
-// raw reads one slot and frames its bytes untransformed.
-func (s *Session) raw(ctx context.Context, sl schedule.Slot) ([]byte, error) {
-	data, _, err := s.readSample(ctx, sl)
-	if err != nil {
-		return nil, err
-	}
-	return xformgraph.RawFrame(data).AppendTo(nil)
 }

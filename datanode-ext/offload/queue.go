@@ -1,0 +1,152 @@
+package offload
+
+import (
+	"context"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/newtricks/newtricks/dataset"
+	"github.com/newtricks/newtricks/schedule"
+)
+
+// job is one owned sample of a step.
+type job struct {
+	s          *Session
+	step       uint64
+	slot       int
+	sl         schedule.Slot
+	state      int // queued, running, finished
+	canceled   bool
+	frames     []byte
+	err        error
+	nodeMicros uint32
+	done       chan struct{}
+}
+
+// A job's states.
+const (
+	queued = iota
+	running
+	finished
+)
+
+// prepareLocked creates the jobs of steps cur..cur+ahead that are not there yet.
+func (m *Manager) prepareLocked(s *Session) {
+	if s.rawOnly {
+		return
+	}
+	for step := s.cur; step <= s.cur+uint64(s.ahead); step++ {
+		if _, ok := s.steps[step]; ok {
+			continue
+		}
+		if s.plan.End(step) {
+			break
+		}
+		slots, owners, err := dataset.StepOwners(s.plan, s.idx, s.files, s.members, step)
+		if err != nil {
+			break
+		}
+		js := map[int]*job{}
+		for k := s.lo; k < s.hi; k++ {
+			if owners[k] != s.self {
+				continue
+			}
+			j := &job{s: s, step: step, slot: k, sl: slots[k], done: make(chan struct{})}
+			js[k] = j
+			m.jobs = append(m.jobs, j)
+		}
+		s.steps[step] = js
+	}
+	m.wake.Broadcast()
+}
+
+// dropStepLocked forgets a step: queued jobs are canceled, finished frames released.
+func (m *Manager) dropStepLocked(s *Session, step uint64) {
+	for _, j := range s.steps[step] {
+		j.canceled = true
+		if j.state == finished {
+			m.queued -= int64(len(j.frames))
+			j.frames = nil
+		}
+	}
+	delete(s.steps, step)
+}
+
+// nextLocked picks the queued job closest to its session's current step; jobs beyond the step
+// a reader waits for are taken only while the queue is under its byte cap.
+func (m *Manager) nextLocked() *job {
+	best, bi := (*job)(nil), -1
+	keep := m.jobs[:0]
+	for _, j := range m.jobs {
+		if j.canceled || j.state != queued {
+			continue
+		}
+		keep = append(keep, j)
+	}
+	m.jobs = keep
+	for i, j := range m.jobs {
+		if j.step > j.s.cur && m.queued >= m.cfg.QueueMaxBytes {
+			continue
+		}
+		if best == nil || j.step-j.s.cur < best.step-best.s.cur {
+			best, bi = j, i
+		}
+	}
+	if best != nil {
+		m.jobs = append(m.jobs[:bi], m.jobs[bi+1:]...)
+	}
+	return best
+}
+
+// worker takes jobs (nextLocked) while the governor does not shed, until ctx ends.
+func (m *Manager) worker(ctx context.Context) {
+	// The worker keeps its own OS thread at a lower priority for its whole life (cgo FFmpeg
+	// calls run on it too), so the DataNode's threads win the CPU when both want it.
+	runtime.LockOSThread()
+	if m.cfg.Nice > 0 {
+		if err := unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), m.cfg.Nice); err != nil {
+			m.log.Warn("cannot lower the transform worker's priority", "error", err)
+		}
+	}
+	for {
+		m.mu.Lock()
+		var j *job
+		for ctx.Err() == nil {
+			if !m.gov.Shedding() {
+				if j = m.nextLocked(); j != nil {
+					break
+				}
+			}
+			m.wake.Wait()
+		}
+		if j == nil {
+			m.mu.Unlock()
+			return
+		}
+		j.state = running
+		m.mu.Unlock()
+
+		start := time.Now()
+		frames, err := j.s.transform(ctx, j.sl)
+		took := time.Since(start)
+		if err == nil && m.restamp {
+			frames, err = restamp(frames, m.domain)
+		}
+		if m.transformed != nil {
+			m.transformed(took)
+		}
+		m.mu.Lock()
+		j.state, j.frames, j.err = finished, frames, err
+		j.nodeMicros = uint32(min(took.Microseconds(), 1<<32-1))
+		if j.canceled {
+			j.frames = nil
+		} else {
+			m.queued += int64(len(frames))
+		}
+		close(j.done)
+		m.wake.Broadcast()
+		m.mu.Unlock()
+	}
+}
