@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc"
 )
 
-// Handshake must match the Java host (io.newtricks.hadoop.CoprocessSupervisor): it sets the
-// magic cookie env var and PLUGIN_PROTOCOL_VERSIONS before it starts the binary.
+// Handshake must match the Java host (io.newtricks.hadoop.supervise.CoprocessSupervisor): it
+// sets the magic cookie env var and PLUGIN_PROTOCOL_VERSIONS before it starts the binary.
 var Handshake = plugin.HandshakeConfig{
 	ProtocolVersion:  1,
 	MagicCookieKey:   "NEWTRICKS_PLUGIN",

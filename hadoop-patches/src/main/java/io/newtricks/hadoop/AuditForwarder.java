@@ -1,5 +1,9 @@
 package io.newtricks.hadoop;
 
+import io.newtricks.hadoop.events.AuditRecord;
+import io.newtricks.hadoop.events.EventHub;
+import io.newtricks.hadoop.supervise.HookConf;
+import io.newtricks.hadoop.supervise.Prewarm;
 import java.net.InetAddress;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
@@ -16,7 +20,7 @@ import org.apache.hadoop.security.UserGroupInformation;
  * <p>FSNamesystem calls it synchronously on the RPC handler thread before the reply, and an
  * exception would reach the client: so its first line drops every command nobody subscribed to
  * (one volatile read, no allocation), and the rest only offers to a bounded queue (or, under
- * the subscription's repeat hold, to the bounded {@link AuditHold} table), never blocks, and
+ * the subscription's repeat hold, to the bounded AuditHold table), never blocks, and
  * catches everything.
  */
 public class AuditForwarder extends HdfsAuditLogger {
@@ -27,7 +31,7 @@ public class AuditForwarder extends HdfsAuditLogger {
     // FSNamesystem is being built: load the gRPC code meanwhile.
     Prewarm.start(conf, HookConf.NAMENODE_BINARY);
     try {
-      HookConf.configureHub(hub, conf);
+      hub.configure(conf);
     } catch (Throwable t) {
       // Never fail NameNode startup because of the hook.
     }

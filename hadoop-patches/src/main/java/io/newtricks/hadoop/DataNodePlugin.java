@@ -1,6 +1,11 @@
 package io.newtricks.hadoop;
 
 import io.grpc.BindableService;
+import io.newtricks.hadoop.host.DataNodeHostService;
+import io.newtricks.hadoop.host.DelegationTokens;
+import io.newtricks.hadoop.host.SecurityHostService;
+import io.newtricks.hadoop.supervise.HookConf;
+import io.newtricks.hadoop.supervise.HookMetrics;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.server.datanode.DataNode;
 

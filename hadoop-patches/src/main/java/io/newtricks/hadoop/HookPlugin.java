@@ -1,6 +1,12 @@
 package io.newtricks.hadoop;
 
 import io.grpc.BindableService;
+import io.newtricks.hadoop.host.HostServer;
+import io.newtricks.hadoop.supervise.CoprocessLink;
+import io.newtricks.hadoop.supervise.CoprocessSupervisor;
+import io.newtricks.hadoop.supervise.HookConf;
+import io.newtricks.hadoop.supervise.HookMetrics;
+import io.newtricks.hadoop.supervise.Prewarm;
 import java.net.InetSocketAddress;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.util.ServicePlugin;

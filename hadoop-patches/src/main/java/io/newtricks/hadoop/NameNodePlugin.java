@@ -1,21 +1,27 @@
 package io.newtricks.hadoop;
 
 import io.grpc.BindableService;
+import io.newtricks.hadoop.events.EventHub;
+import io.newtricks.hadoop.events.EventStream;
+import io.newtricks.hadoop.host.DelegationTokens;
+import io.newtricks.hadoop.host.NameNodeHostService;
+import io.newtricks.hadoop.host.SecurityHostService;
+import io.newtricks.hadoop.supervise.CoprocessLink;
+import io.newtricks.hadoop.supervise.HookConf;
+import io.newtricks.hadoop.supervise.HookMetrics;
+import io.newtricks.proto.v1.SetBalancedReadsResponse;
+import java.util.List;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hdfs.DFSConfigKeys;
 import org.apache.hadoop.hdfs.server.namenode.NameNode;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * NameNode ServicePlugin ({@code dfs.namenode.plugins=io.newtricks.hadoop.NameNodePlugin}).
  *
  * <p>{@link #start} returns at once: a background thread starts the host gRPC service
- * (NameNodeHost), the namenode-ext supervisor and the event forwarder ({@link HookPlugin}).
+ * (NameNodeHost), the namenode-ext supervisor and the event stream ({@link HookPlugin}).
  * Nothing here may throw into, block, or slow the NameNode.
  */
 public class NameNodePlugin extends HookPlugin<NameNode> {
-  private static final Logger LOG = LoggerFactory.getLogger(NameNodePlugin.class);
   static final String KIND = "namenode";
 
   public NameNodePlugin() {
@@ -29,18 +35,17 @@ public class NameNodePlugin extends HookPlugin<NameNode> {
 
   @Override
   HookMetrics newMetrics() {
-    return new HookMetrics(HookMetrics.NAMENODE_SOURCE);
+    return new HookMetrics(HookMetrics.NAMENODE_SOURCE, EventStream::addMetrics);
   }
 
   @Override
   void configure(Configuration conf) {
-    HookConf.configureHub(EventHub.get(), conf);
+    EventHub.get().configure(conf);
   }
 
   @Override
   void disabled() {
-    EventHub.get().close();
-    EditCapture.get().select(EditCapture.Selection.NONE);
+    EventStream.disable();
   }
 
   @Override
@@ -56,48 +61,35 @@ public class NameNodePlugin extends HookPlugin<NameNode> {
 
   @Override
   BindableService[] services(NameNode nn, Configuration conf, HookMetrics m, HookConf hc) {
-    return new BindableService[] {new NameNodeHostService(nn, m, hc),
+    return new BindableService[] {
+        new NameNodeHostService(nn, m, hc, NameNodePlugin::setBalancedReads),
         new SecurityHostService(conf, m, DelegationTokens.nameNode(nn))};
   }
 
   /** The event forwarder and the namespace-event tailer it drives. */
   @Override
   Part beside(NameNode nn, CoprocessLink link, HookMetrics m, HookConf hc) {
-    EventHub.get().open();
-    NamespaceTailer tailer;
-    if (EditCapture.get().installed()) {
-      // The NameNode writes its edits through our journal: events stream as they are synced.
-      tailer = new JournalTailer(EditCapture.get(), JournalTailer.of(nn), hc.inotifyPollMs,
-          hc.rollMinIntervalMs, hc.inotifyMaxPending, m);
-      LOG.info("newtricks: namespace events from the event journal");
-    } else {
-      // getEditsFromTxid reads this key from the NameNode's conf on every call.
-      String perRpc = DFSConfigKeys.DFS_NAMENODE_INOTIFY_MAX_EVENTS_PER_RPC_KEY;
-      if (nn.getConf().getInt(perRpc, DFSConfigKeys.DFS_NAMENODE_INOTIFY_MAX_EVENTS_PER_RPC_DEFAULT)
-          < hc.inotifyEventsPerRead) {
-        nn.getConf().setInt(perRpc, hc.inotifyEventsPerRead);
-      }
-      tailer = new InotifyTailer(InotifyTailer.of(nn.getRpcServer()),
-          hc.inotifyPollMs, hc.inotifyMaxPending, hc.inotifyCostFactor, m);
-      LOG.info("newtricks: namespace events polled from the edit log (inotify); add the event "
-          + "journal to dfs.namenode.edits.dir to stream them (BUILDING.md)");
-    }
-    EventForwarder f = new EventForwarder(EventHub.get(), tailer, link, m, hc);
-    try {
-      f.resume(EventState.load(hc.stateFile));
-    } catch (Throwable t) {
-      LOG.warn("newtricks: ignoring unreadable event state {}: {}", hc.stateFile, t.toString());
-    }
+    EventStream events = EventStream.open(nn, link, m, hc);
     return new Part() {
       @Override
       public void start() {
-        f.start();
+        events.start();
       }
 
       @Override
       public void stop() {
-        f.stop();
+        events.stop();
       }
     };
+  }
+
+  /** NameNodeHost.SetBalancedReads: the hinted files of {@link BalancedReads}. */
+  private static SetBalancedReadsResponse setBalancedReads(List<String> paths) {
+    BalancedReads.setHinted(paths);
+    return SetBalancedReadsResponse.newBuilder()
+        .setTopologyInstalled(BalancedReads.topologyInstalled())
+        .setAuditHookInstalled(BalancedReads.auditHookInstalled())
+        .setScope(BalancedReads.scope())
+        .build();
   }
 }

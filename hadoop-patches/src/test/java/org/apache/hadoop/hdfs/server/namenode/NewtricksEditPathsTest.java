@@ -3,7 +3,7 @@ package org.apache.hadoop.hdfs.server.namenode;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
-import io.newtricks.hadoop.EventJournalAccess;
+import io.newtricks.hadoop.events.EventJournalAccess;
 import org.junit.Test;
 
 public class NewtricksEditPathsTest {
