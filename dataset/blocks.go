@@ -15,7 +15,7 @@ type Piece struct {
 
 // Pieces splits the byte range [off, off+n) of a file into per-block pieces, in order.
 func Pieces(lb *pb.LocatedBlocks, off, n int64) ([]Piece, error) {
-	if off < 0 || n < 0 || off+n > lb.GetFileLength() {
+	if off < 0 || n < 0 || off > lb.GetFileLength() || n > lb.GetFileLength()-off { // no off+n: it can overflow
 		return nil, fmt.Errorf("%w: range [%d, +%d) outside a file of %d bytes", ErrInvalid, off, n, lb.GetFileLength())
 	}
 	var out []Piece

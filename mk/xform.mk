@@ -28,9 +28,12 @@ xform-pyenv: $(XFORM_PYTHON) ## venv with pillow + numpy for the xformgraph refe
 xform-test: xform-media xform-pyenv ## xformgraph tests with media and Python references
 	NEWTRICKS_XFORM_MEDIA=$(XFORM_MEDIA) NEWTRICKS_PYTHON=$(XFORM_PYTHON) go test ./xformgraph/...
 
+# Every public request decoder has a target: OpenSession and replica reads (datanode-ext),
+# dataset indexes, block lists, schedules, graphs, hints and mirror calls, credentials and
+# tokens, media (images, video, frames).
 .PHONY: fuzz
-fuzz: ## run every Fuzz* target under ./xformgraph/... for FUZZTIME each (default 20s)
-	@set -e; for pkg in $$(go list ./xformgraph/...); do \
+fuzz: xform-media ## run every Fuzz* target of the module for FUZZTIME each (default 20s)
+	@set -e; for pkg in $$(go list ./...); do \
 	  for f in $$(go test -list 'Fuzz.*' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$f ($(FUZZTIME))"; \
 	    go test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -parallel 2; \
