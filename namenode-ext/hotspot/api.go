@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
 // HintStatus is the answer to Status, Extend and Done.
@@ -201,7 +201,7 @@ func (m *Manager) writeRecord(ctx context.Context, rec *record) error {
 		return fmt.Errorf("encode hint record: %w", err)
 	}
 	callStart := time.Now()
-	_, err = m.host.SetXAttr(ctx, &nnv1.SetXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.hintName(rec.ID), Value: enc, Service: true})
+	err = m.host.SetXAttr(ctx, m.cfg.StateDir, m.cfg.hintName(rec.ID), enc, nnhost.AsService)
 	m.called("set_xattr", callStart)
 	if err != nil {
 		m.metrics.hostErrors.WithLabelValues("set_xattr").Inc()

@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
 // fileChange is one change of a file's factor and marker, conditional on the factor this
@@ -24,12 +24,12 @@ type fileChange struct {
 // P = the factor before, and rewritten without P after, so a crash in between is recognised
 // by recovery (factor == P: the change did not happen). A marker with no hint left is removed
 // after the factor is back.
-func (m *Manager) request(c fileChange) *nnv1.ReplicationChange {
+func (m *Manager) request(c fileChange) nnhost.ReplicationChange {
 	name := m.cfg.markerName()
-	rc := &nnv1.ReplicationChange{Path: inodePath(c.id), Expect: int32(c.expect)}
+	rc := nnhost.ReplicationChange{Path: nnhost.InodePath(c.id), Expect: c.expect}
 	moves := c.want != c.expect && c.want > 0
 	if moves {
-		rc.Replication = int32(c.want)
+		rc.Replication = c.want
 	}
 	settled := marker{O: c.original, A: c.want, H: c.hints}
 	if settled.H == nil {
@@ -61,35 +61,24 @@ type changeResult struct {
 
 func (r changeResult) ok() bool { return r.code == codes.OK }
 
-// caller says whom a host call acts as (host.proto): a hint's user (raising its files) or the
-// manager itself (restoring what it changed, markers of files it lets go, its records and the
-// NameNode limits it tunes). There is no default: a zero caller is refused by the host.
-type caller struct {
-	user    string
-	service bool
-}
-
-// asService is the manager acting on its own behalf; asUser(u) acts as u with u's rights.
-var asService = caller{service: true}
-
-func asUser(u string) caller { return caller{user: u} }
-
-// writeChanges applies one batch (at most batchSize changes) as who. Callers hold writeMu. A
-// failed call fails every change of the batch with the call's code.
-func (m *Manager) writeChanges(ctx context.Context, who caller, changes []fileChange) []changeResult {
+// writeChanges applies one batch (at most batchSize changes) as who: a hint's user (raising
+// its files) or nnhost.AsService (restoring what the manager changed, markers of files it lets
+// go). Callers hold writeMu. A failed call fails every change of the batch with the call's
+// code.
+func (m *Manager) writeChanges(ctx context.Context, who nnhost.Caller, changes []fileChange) []changeResult {
 	out := make([]changeResult, len(changes))
 	if len(changes) == 0 {
 		return out
 	}
-	req := &nnv1.SetReplicationsRequest{User: who.user, Service: who.service}
+	req := make([]nnhost.ReplicationChange, 0, len(changes))
 	for _, c := range changes {
-		req.Changes = append(req.Changes, m.request(c))
+		req = append(req, m.request(c))
 	}
 	callStart := time.Now()
-	resp, err := m.host.SetReplications(ctx, req)
+	results, err := m.host.SetReplications(ctx, req, who)
 	m.called("set_replications", callStart)
-	if err == nil && len(resp.Results) != len(changes) {
-		err = fmt.Errorf("%d results for %d changes", len(resp.Results), len(changes))
+	if err == nil && len(results) != len(changes) {
+		err = fmt.Errorf("%d results for %d changes", len(results), len(changes))
 	}
 	if err != nil {
 		m.metrics.hostErrors.WithLabelValues("set_replications").Inc()
@@ -101,10 +90,10 @@ func (m *Manager) writeChanges(ctx context.Context, who caller, changes []fileCh
 		}
 		return out
 	}
-	for i, r := range resp.Results {
-		out[i] = changeResult{code: codes.Code(r.Code), msg: r.Message, before: int(r.Before)}
-		if r.Code != 0 {
-			m.metrics.fileErrors.WithLabelValues(codes.Code(r.Code).String()).Inc()
+	for i, r := range results {
+		out[i] = changeResult{code: r.Code, msg: r.Message, before: r.Before}
+		if r.Code != codes.OK {
+			m.metrics.fileErrors.WithLabelValues(r.Code.String()).Inc()
 		}
 	}
 	return out
@@ -133,7 +122,7 @@ func (m *Manager) releaseExternal(ctx context.Context, ids []int64) {
 		for _, id := range ids[start:end] {
 			changes = append(changes, fileChange{id: id})
 		}
-		for i, r := range m.writeChanges(ctx, asService, changes) {
+		for i, r := range m.writeChanges(ctx, nnhost.AsService, changes) {
 			if !r.ok() && r.code != codes.NotFound {
 				m.log.Warn("marker of an externally changed file not removed", "file_id", ids[start+i], "error", r.msg)
 			}

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-
-	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
 // pushBalanced tells the NameNode hook which paths are hot (the held files of preparing and
@@ -41,7 +39,7 @@ func (m *Manager) pushBalanced(ctx context.Context) {
 		return
 	}
 	callStart := time.Now()
-	resp, err := m.host.SetBalancedReads(ctx, &nnv1.SetBalancedReadsRequest{Paths: paths})
+	topology, err := m.host.SetBalancedReads(ctx, paths)
 	m.called("set_balanced_reads", callStart)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -53,7 +51,7 @@ func (m *Manager) pushBalanced(ctx context.Context) {
 		m.metrics.hostErrors.WithLabelValues("set_balanced_reads").Inc()
 	default:
 		m.balancedKey = key
-		if len(paths) > 0 && !resp.TopologyInstalled {
+		if len(paths) > 0 && !topology {
 			m.log.Debug("balanced reads topology not installed (dfs.net.topology.impl); readers keep Hadoop's shuffle")
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
 // Create plans the request and, unless it is a dry run, applies it.
@@ -56,7 +56,7 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 	if !req.DryRun && active >= m.cfg.MaxActiveHints {
 		return nil, fmt.Errorf("%w: %d active, at most %d (newtricks.hotspot.max-active-hints)", ErrTooManyHints, active, m.cfg.MaxActiveHints)
 	}
-	ns, err := m.host.GetNamesystemState(ctx, &nnv1.GetNamesystemStateRequest{})
+	ns, err := m.host.GetNamesystemState(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("namesystem state: %w: %v", ErrUnavailable, err)
 	}
@@ -77,13 +77,13 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 		return nil, err
 	}
 	skipped := ex.skipped
-	var cands []*nnv1.FileStatus
+	var cands []*nnhost.FileStatus
 	for _, st := range ex.files {
 		if st.Replication < 1 {
 			skipped = append(skipped, Skipped{st.Path, SkipErasureCoded, "erasure-coded or replication unknown; not replicated by factor"})
 			continue
 		}
-		if st.FileId <= 0 {
+		if st.FileID <= 0 {
 			skipped = append(skipped, Skipped{st.Path, SkipHostError, "the host gave no inode id"})
 			continue
 		}
@@ -96,7 +96,7 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 	}
 	skipped = append(skipped, denied...)
 
-	rep, err := m.host.GetDatanodeReport(ctx, &nnv1.GetDatanodeReportRequest{})
+	rep, err := m.host.GetDatanodeReport(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("datanode report: %w: %v", ErrUnavailable, err)
 	}
@@ -117,9 +117,9 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 	var files []FilePlan
 	blockSize := map[string]int64{}
 	for _, st := range cands {
-		cur := int(st.Replication)
-		fp := FilePlan{ID: st.FileId, Path: st.Path, Length: st.Length, Original: cur, Current: cur, Target: factor.Target}
-		if fs, ok := m.files[st.FileId]; ok {
+		cur := st.Replication
+		fp := FilePlan{ID: st.FileID, Path: st.Path, Length: st.Length, Original: cur, Current: cur, Target: factor.Target}
+		if fs, ok := m.files[st.FileID]; ok {
 			// Held by another hint: this hint's own target is measured against the true
 			// original, so it does not inherit the other hint's factor.
 			fp.Original = fs.original
@@ -306,7 +306,7 @@ func (m *Manager) raise(ctx context.Context, h *hint, plans []FilePlan) {
 			idx = append(idx, i)
 		}
 		m.mu.Unlock()
-		results := m.writeChanges(ctx, asUser(h.rec.User), changes)
+		results := m.writeChanges(ctx, nnhost.AsUser(h.rec.User), changes)
 		var external []int64
 		m.mu.Lock()
 		for k, r := range results {
@@ -343,19 +343,19 @@ func (m *Manager) raise(ctx context.Context, h *hint, plans []FilePlan) {
 
 // checkWrite keeps the files user may change (ClientProtocol.checkAccess WRITE as the user,
 // in batches); the others become skipped entries.
-func (m *Manager) checkWrite(ctx context.Context, files []*nnv1.FileStatus, user string) ([]*nnv1.FileStatus, []Skipped, error) {
-	var kept []*nnv1.FileStatus
+func (m *Manager) checkWrite(ctx context.Context, files []*nnhost.FileStatus, user string) ([]*nnhost.FileStatus, []Skipped, error) {
+	var kept []*nnhost.FileStatus
 	var skipped []Skipped
 	for start := 0; start < len(files); start += batchSize {
 		end := min(start+batchSize, len(files))
-		req := &nnv1.CheckAccessRequest{User: user, Action: "WRITE"}
+		var paths []string
 		for _, st := range files[start:end] {
-			req.Paths = append(req.Paths, st.Path)
+			paths = append(paths, st.Path)
 		}
 		callStart := time.Now()
-		resp, err := m.host.CheckAccess(ctx, req)
+		results, err := m.host.CheckAccess(ctx, paths, "WRITE", nnhost.AsUser(user))
 		m.called("check_access", callStart)
-		if err == nil && len(resp.Results) != end-start {
+		if err == nil && len(results) != end-start {
 			err = fmt.Errorf("access: %w (a NameNode hook without the batch form?)", errShortAnswer)
 		}
 		if err != nil {
@@ -364,13 +364,13 @@ func (m *Manager) checkWrite(ctx context.Context, files []*nnv1.FileStatus, user
 			}
 			return nil, nil, fmt.Errorf("access: %w: %v", ErrUnavailable, err)
 		}
-		for i, r := range resp.Results {
+		for i, r := range results {
 			st := files[start+i]
-			if r.Code == 0 {
+			if r.Code == codes.OK {
 				kept = append(kept, st)
 				continue
 			}
-			if s := m.skipFor(st.Path, status.Error(codes.Code(r.Code), r.Message)); s != nil {
+			if s := m.skipFor(st.Path, status.Error(r.Code, r.Message)); s != nil {
 				skipped = append(skipped, *s)
 			}
 		}
@@ -391,7 +391,7 @@ func (m *Manager) fitQuotas(ctx context.Context, files []FilePlan) ([]FilePlan, 
 	for start := 0; start < len(paths); start += batchSize {
 		end := min(start+batchSize, len(paths))
 		callStart := time.Now()
-		resp, err := m.host.GetQuotaUsage(ctx, &nnv1.GetQuotaUsageRequest{Paths: paths[start:end], Service: true})
+		dirs, err := m.host.GetQuotaUsage(ctx, paths[start:end])
 		m.called("get_quota_usage", callStart)
 		if err != nil {
 			if terr := m.transient("quota usage", err); terr != nil {
@@ -399,7 +399,7 @@ func (m *Manager) fitQuotas(ctx context.Context, files []FilePlan) ([]FilePlan, 
 			}
 			return nil, nil, fmt.Errorf("quota usage: %w: %v", ErrUnavailable, err)
 		}
-		for _, d := range resp.Dirs {
+		for _, d := range dirs {
 			if d.SpaceQuota >= 0 {
 				quotas[d.Path] = d.SpaceQuota - d.SpaceConsumed
 			}
@@ -460,7 +460,7 @@ func nothingPlanned(skipped []Skipped) error {
 
 // loadOf summarises the DataNode report: live in-service nodes, their mean load, and the
 // eligible ones (below busyXceivers, with minFree bytes left) and their free space.
-func loadOf(rep *nnv1.DatanodeReport, busyXceivers float64, minFree int64) ClusterLoad {
+func loadOf(rep nnhost.DatanodeReport, busyXceivers float64, minFree int64) ClusterLoad {
 	var l ClusterLoad
 	var x int64
 	for _, d := range rep.Live {
@@ -481,7 +481,7 @@ func loadOf(rep *nnv1.DatanodeReport, busyXceivers float64, minFree int64) Clust
 	return l
 }
 
-func inService(d *nnv1.DatanodeLoad) bool {
+func inService(d nnhost.DatanodeLoad) bool {
 	return d.AdminState == "" || d.AdminState == "NORMAL" || d.AdminState == "IN_SERVICE"
 }
 
@@ -489,11 +489,11 @@ func inService(d *nnv1.DatanodeLoad) bool {
 // files on their current holders (InspectFiles with holders, in batches): the share of the
 // hot bytes the busiest in-service holder has a replica of. A file counts fully for each of
 // its holders, an upper bound when its blocks sit on different nodes.
-func (m *Manager) placement(ctx context.Context, files []*nnv1.FileStatus, rep *nnv1.DatanodeReport, load *ClusterLoad) error {
+func (m *Manager) placement(ctx context.Context, files []*nnhost.FileStatus, rep nnhost.DatanodeReport, load *ClusterLoad) error {
 	live := map[string]bool{}
 	for _, d := range rep.Live {
 		if inService(d) {
-			live[d.Uuid] = true
+			live[d.UUID] = true
 		}
 	}
 	perNode := map[string]int64{}
@@ -502,20 +502,20 @@ func (m *Manager) placement(ctx context.Context, files []*nnv1.FileStatus, rep *
 		if st.BlockSize > 0 {
 			load.HotBlocks += int((st.Length + st.BlockSize - 1) / st.BlockSize)
 		}
-		if load.BaseFactor == 0 || int(st.Replication) < load.BaseFactor {
-			load.BaseFactor = int(st.Replication)
+		if load.BaseFactor == 0 || st.Replication < load.BaseFactor {
+			load.BaseFactor = st.Replication
 		}
 	}
 	for start := 0; start < len(files); start += batchSize {
 		end := min(start+batchSize, len(files))
-		req := &nnv1.InspectFilesRequest{Holders: true, Service: true}
+		req := nnhost.InspectRequest{Holders: true}
 		for _, st := range files[start:end] {
-			req.FileIds = append(req.FileIds, st.FileId)
+			req.FileIDs = append(req.FileIDs, st.FileID)
 		}
 		callStart := time.Now()
-		resp, err := m.host.InspectFiles(ctx, req)
+		insp, err := m.host.InspectFiles(ctx, req)
 		m.called("inspect_files", callStart)
-		if err == nil && len(resp.Files) != end-start {
+		if err == nil && len(insp) != end-start {
 			err = errShortAnswer
 		}
 		if err != nil {
@@ -524,7 +524,7 @@ func (m *Manager) placement(ctx context.Context, files []*nnv1.FileStatus, rep *
 			}
 			return fmt.Errorf("placement: %w: %v", ErrUnavailable, err)
 		}
-		for i, fi := range resp.Files {
+		for i, fi := range insp {
 			for _, u := range fi.Holders {
 				if live[u] {
 					perNode[u] += files[start+i].Length

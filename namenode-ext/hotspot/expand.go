@@ -8,12 +8,12 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
 // expansion is the result of resolving a hint's paths to files.
 type expansion struct {
-	files   []*nnv1.FileStatus
+	files   []*nnhost.FileStatus
 	skipped []Skipped
 }
 
@@ -24,7 +24,7 @@ func (m *Manager) expand(ctx context.Context, paths []string, user string, limit
 	ex := &expansion{}
 	seen := map[string]bool{}
 	truncated := 0
-	add := func(st *nnv1.FileStatus) {
+	add := func(st *nnhost.FileStatus) {
 		if seen[st.Path] {
 			return
 		}
@@ -59,7 +59,7 @@ func (m *Manager) expand(ctx context.Context, paths []string, user string, limit
 				add(st)
 				continue
 			}
-			if err := m.walk(ctx, st.Path, user, func(f *nnv1.FileStatus) bool {
+			if err := m.walk(ctx, st.Path, user, func(f *nnhost.FileStatus) bool {
 				add(f)
 				return truncated == 0 // one file past the limit proves there are more
 			}, &ex.skipped); err != nil {
@@ -91,21 +91,21 @@ func globRoot(p string) string {
 func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[\\") }
 
 // glob resolves p, whose components may hold glob patterns, to existing paths with status.
-func (m *Manager) glob(ctx context.Context, p, user string) ([]*nnv1.FileStatus, *Skipped, error) {
+func (m *Manager) glob(ctx context.Context, p, user string) ([]*nnhost.FileStatus, *Skipped, error) {
 	if !hasMeta(p) {
-		st, err := m.host.GetFileStatus(ctx, &nnv1.GetFileStatusRequest{Path: p, User: user})
+		st, err := m.host.GetFileStatus(ctx, p, nnhost.AsUser(user))
 		if err != nil {
 			return nil, m.skipFor(p, err), m.transient("stat "+p, err)
 		}
 		if st.Path == "" {
 			st.Path = p
 		}
-		return []*nnv1.FileStatus{st}, nil, nil
+		return []*nnhost.FileStatus{st}, nil, nil
 	}
-	cur := []*nnv1.FileStatus{{Path: "/", IsDir: true}}
+	cur := []*nnhost.FileStatus{{Path: "/", IsDir: true}}
 	comps := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	for i, comp := range comps {
-		var next []*nnv1.FileStatus
+		var next []*nnhost.FileStatus
 		last := i == len(comps)-1
 		for _, dir := range cur {
 			if !dir.IsDir {
@@ -113,7 +113,7 @@ func (m *Manager) glob(ctx context.Context, p, user string) ([]*nnv1.FileStatus,
 			}
 			if !hasMeta(comp) {
 				child := path.Join(dir.Path, comp)
-				st, err := m.host.GetFileStatus(ctx, &nnv1.GetFileStatusRequest{Path: child, User: user})
+				st, err := m.host.GetFileStatus(ctx, child, nnhost.AsUser(user))
 				if err != nil {
 					if terr := m.transient("stat "+child, err); terr != nil {
 						return nil, nil, terr
@@ -127,7 +127,7 @@ func (m *Manager) glob(ctx context.Context, p, user string) ([]*nnv1.FileStatus,
 				next = append(next, st)
 				continue
 			}
-			resp, err := m.host.ListStatus(ctx, &nnv1.ListStatusRequest{Path: dir.Path, User: user})
+			entries, err := m.host.ListStatus(ctx, dir.Path, nnhost.AsUser(user))
 			if err != nil {
 				if terr := m.transient("list "+dir.Path, err); terr != nil {
 					return nil, nil, terr
@@ -137,7 +137,7 @@ func (m *Manager) glob(ctx context.Context, p, user string) ([]*nnv1.FileStatus,
 				}
 				continue
 			}
-			for _, e := range resp.Entries {
+			for _, e := range entries {
 				e.Path = childPath(dir.Path, e.Path)
 				if ok, _ := path.Match(comp, path.Base(e.Path)); ok && (last || e.IsDir) {
 					next = append(next, e)
@@ -153,12 +153,12 @@ func (m *Manager) glob(ctx context.Context, p, user string) ([]*nnv1.FileStatus,
 }
 
 // walk lists dir recursively as user, calling fn for every file until fn returns false.
-func (m *Manager) walk(ctx context.Context, dir, user string, fn func(*nnv1.FileStatus) bool, skipped *[]Skipped) error {
+func (m *Manager) walk(ctx context.Context, dir, user string, fn func(*nnhost.FileStatus) bool, skipped *[]Skipped) error {
 	queue := []string{dir}
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		resp, err := m.host.ListStatus(ctx, &nnv1.ListStatusRequest{Path: d, User: user})
+		entries, err := m.host.ListStatus(ctx, d, nnhost.AsUser(user))
 		if err != nil {
 			if terr := m.transient("list "+d, err); terr != nil {
 				return terr
@@ -166,7 +166,7 @@ func (m *Manager) walk(ctx context.Context, dir, user string, fn func(*nnv1.File
 			*skipped = append(*skipped, *m.skipFor(d, err))
 			continue
 		}
-		for _, e := range resp.Entries {
+		for _, e := range entries {
 			e.Path = childPath(d, e.Path)
 			if e.IsDir {
 				queue = append(queue, e.Path)

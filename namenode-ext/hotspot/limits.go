@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
 // manageBoost keeps the NameNode's re-replication limits boosted exactly while there is
@@ -75,18 +75,17 @@ func (m *Manager) ensureBoost(ctx context.Context) error {
 	}
 	m.boosted = map[string]string{}
 	for _, b := range m.cfg.Boost {
-		resp, err := m.host.Reconfigure(ctx, &nnv1.ReconfigureRequest{Key: b.Key, Value: strconv.Itoa(b.Value), Service: true})
+		old, err := m.host.Reconfigure(ctx, b.Key, strconv.Itoa(b.Value))
 		if err != nil {
 			m.metrics.hostErrors.WithLabelValues("reconfigure").Inc()
 			// Keep what was raised so far recorded; release puts it back.
 			_ = m.writeLimits(ctx, &ls)
 			return fmt.Errorf("reconfigure %s=%d: %w", b.Key, b.Value, err)
 		}
-		old := resp.OldValue
 		m.boosted[b.Key] = old
 		ls.Old[b.Key] = old
 		if n, err := strconv.Atoi(old); err == nil && n > b.Value {
-			if _, err := m.host.Reconfigure(ctx, &nnv1.ReconfigureRequest{Key: b.Key, Value: old, Service: true}); err == nil {
+			if _, err := m.host.Reconfigure(ctx, b.Key, old); err == nil {
 				m.log.Info("replication limit already above boost; kept", "key", b.Key, "value", old)
 			}
 		}
@@ -121,13 +120,13 @@ func (m *Manager) releaseBoost(ctx context.Context, reason string) error {
 		if !ok {
 			continue
 		}
-		if _, err := m.host.Reconfigure(ctx, &nnv1.ReconfigureRequest{Key: k, Value: old, Service: true}); err != nil {
+		if _, err := m.host.Reconfigure(ctx, k, old); err != nil {
 			m.metrics.hostErrors.WithLabelValues("reconfigure").Inc()
 			return fmt.Errorf("restore %s=%q: %w", k, old, err)
 		}
 		delete(m.boosted, k)
 	}
-	if _, err := m.host.RemoveXAttr(ctx, &nnv1.RemoveXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.limitsName(), Service: true}); err != nil && hostRetryable(err) {
+	if err := m.host.RemoveXAttr(ctx, m.cfg.StateDir, m.cfg.limitsName(), nnhost.AsService); err != nil && hostRetryable(err) {
 		return fmt.Errorf("clear limits state: %w", err)
 	}
 	m.boosted = nil
@@ -138,7 +137,7 @@ func (m *Manager) releaseBoost(ctx context.Context, reason string) error {
 
 func (m *Manager) writeLimits(ctx context.Context, ls *limitsState) error {
 	b, _ := json.Marshal(ls)
-	if _, err := m.host.SetXAttr(ctx, &nnv1.SetXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.limitsName(), Value: b, Service: true}); err != nil {
+	if err := m.host.SetXAttr(ctx, m.cfg.StateDir, m.cfg.limitsName(), b, nnhost.AsService); err != nil {
 		m.metrics.hostErrors.WithLabelValues("setxattr").Inc()
 		return fmt.Errorf("record replication limits: %w", err)
 	}

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-
-	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
 // Hint states.
@@ -55,7 +53,7 @@ const keepFinished = 256
 // polling only reads and takes neither lock across its calls.
 type Manager struct {
 	cfg     Config
-	host    nnv1.NameNodeHostClient
+	host    Host
 	log     hclog.Logger
 	metrics *metrics
 	now     func() time.Time
@@ -127,7 +125,7 @@ func (fs *fileState) want(without string) int {
 }
 
 // New builds a Manager. It makes no call to the host; Run does.
-func New(cfg Config, host nnv1.NameNodeHostClient, log hclog.Logger) (*Manager, error) {
+func New(cfg Config, host Host, log hclog.Logger) (*Manager, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -204,9 +202,9 @@ func (m *Manager) Run(ctx context.Context) error {
 // while the NameNode runs.
 func (m *Manager) tick(ctx context.Context) {
 	if m.preparing() {
-		if ns, err := m.host.GetNamesystemState(ctx, &nnv1.GetNamesystemStateRequest{}); err == nil {
+		if ns, err := m.host.GetNamesystemState(ctx); err == nil {
 			m.mu.Lock()
-			m.live = int(ns.LiveDatanodes)
+			m.live = ns.LiveDatanodes
 			m.superuser = ns.Superuser
 			m.mu.Unlock()
 		}

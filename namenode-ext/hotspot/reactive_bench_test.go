@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/newtricks/newtricks/namenode-ext/nnhosttest"
 )
 
 // BenchmarkObserveAudit is the co-process's cost of one audited open in reactive mode, for a
@@ -14,7 +16,7 @@ func BenchmarkObserveAudit(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Reactive = true
 	cfg.ReactiveUser = "svc"
-	m, err := New(cfg, NewFakeHost(3), hclog.NewNullLogger())
+	m, err := New(cfg, nnhosttest.NewFakeHost(3), hclog.NewNullLogger())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
 // probe is one file whose readiness a tick looks at.
@@ -49,16 +49,16 @@ func (m *Manager) trackReadiness(ctx context.Context) {
 
 	for start := 0; start < len(probes); start += batchSize {
 		end := min(start+batchSize, len(probes))
-		req := &nnv1.InspectFilesRequest{Service: true}
+		var req nnhost.InspectRequest
 		for _, p := range probes[start:end] {
-			req.FileIds = append(req.FileIds, p.f.id)
-			req.Want = append(req.Want, int32(p.want))
-			req.FromBlock = append(req.FromBlock, int32(p.f.firstShort))
+			req.FileIDs = append(req.FileIDs, p.f.id)
+			req.Want = append(req.Want, p.want)
+			req.FromBlock = append(req.FromBlock, p.f.firstShort)
 		}
 		callStart := time.Now()
-		resp, err := m.host.InspectFiles(ctx, req)
+		insp, err := m.host.InspectFiles(ctx, req)
 		m.called("inspect_files", callStart)
-		if err == nil && len(resp.Files) != len(req.FileIds) {
+		if err == nil && len(insp) != len(req.FileIDs) {
 			err = errShortAnswer
 		}
 		if err != nil {
@@ -67,7 +67,7 @@ func (m *Manager) trackReadiness(ctx context.Context) {
 			return
 		}
 		m.mu.Lock()
-		for i, fi := range resp.Files {
+		for i, fi := range insp {
 			p := probes[start+i]
 			if !fi.Exists {
 				// Deleted: nothing to wait for; the restore lets it go.
@@ -77,13 +77,13 @@ func (m *Manager) trackReadiness(ctx context.Context) {
 			if fi.Path != "" {
 				p.f.path = fi.Path
 			}
-			p.f.firstShort = int(fi.FirstShortBlock)
+			p.f.firstShort = fi.FirstShortBlock
 			switch {
 			case fi.Blocks == 0 || fi.FirstShortBlock >= fi.Blocks:
 				p.f.ready = true
 				p.f.placed = max(p.f.placed, p.want)
 			default:
-				p.f.placed = int(fi.MinLiveReplicas)
+				p.f.placed = fi.MinLiveReplicas
 			}
 		}
 		m.mu.Unlock()

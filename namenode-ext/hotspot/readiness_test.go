@@ -4,13 +4,14 @@ import (
 	"context"
 	"testing"
 
-	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
+	"github.com/newtricks/newtricks/namenode-ext/nnhosttest"
 )
 
 // A tick between Create's raise batches must not find the hint ready: its files are not held
 // yet, so nothing looks short.
 func TestNotReadyWhileRaising(t *testing.T) {
-	host := NewFakeHost(12)
+	host := nnhosttest.NewFakeHost(12)
 	host.File("/ckpt/a", "alice", 1000, 3)
 	m, err := New(DefaultConfig(), host, nil)
 	if err != nil {
@@ -20,12 +21,12 @@ func TestNotReadyWhileRaising(t *testing.T) {
 	if err := m.recover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	st, err := host.GetFileStatus(ctx, &nnv1.GetFileStatusRequest{Path: "/ckpt/a", Service: true})
+	st, err := host.GetFileStatus(ctx, "/ckpt/a", nnhost.AsService)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &hint{rec: record{ID: "h1", Until: 1 << 60}, state: StatePreparing, raising: true,
-		files: []*hintFile{{id: st.FileId, path: "/ckpt/a", target: 12}}}
+		files: []*hintFile{{id: st.FileID, path: "/ckpt/a", target: 12}}}
 	m.hints["h1"] = h
 	m.trackReadiness(ctx)
 	if h.state != StatePreparing {

@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
 // errShortAnswer is a batched host answer with fewer entries than asked for.
@@ -29,19 +29,19 @@ const inspectBatch = 4096
 func (m *Manager) recover(ctx context.Context) error {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
-	ns, err := m.host.GetNamesystemState(ctx, &nnv1.GetNamesystemStateRequest{})
+	ns, err := m.host.GetNamesystemState(ctx)
 	if err != nil {
 		return fmt.Errorf("namesystem state: %w", err)
 	}
 	if !ns.Active || ns.SafeMode {
 		return fmt.Errorf("%w: NameNode active=%v safe_mode=%v", ErrUnavailable, ns.Active, ns.SafeMode)
 	}
-	xa, err := m.host.GetXAttrs(ctx, &nnv1.GetXAttrsRequest{Path: m.cfg.StateDir, Service: true})
+	xattrs, err := m.host.GetXAttrs(ctx, m.cfg.StateDir, nnhost.AsService)
 	if err != nil {
 		return fmt.Errorf("read registry on %s: %w", m.cfg.StateDir, err)
 	}
 	var problems []string
-	if raw, ok := xa.Xattrs[m.cfg.limitsName()]; ok {
+	if raw, ok := xattrs[m.cfg.limitsName()]; ok {
 		var ls limitsState
 		if err := json.Unmarshal(raw, &ls); err != nil {
 			m.log.Warn("unreadable limits state; restoring NameNode defaults", "error", err)
@@ -58,7 +58,7 @@ func (m *Manager) recover(ctx context.Context) error {
 	known := map[string]bool{}
 	var recs []*record
 	var names []string
-	for name := range xa.Xattrs {
+	for name := range xattrs {
 		names = append(names, name)
 	}
 	sort.Strings(names)
@@ -68,7 +68,7 @@ func (m *Manager) recover(ctx context.Context) error {
 			continue
 		}
 		known[id] = true
-		rec, err := decodeRecord(xa.Xattrs[name])
+		rec, err := decodeRecord(xattrs[name])
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("hint record %s on %s: %v; left in place, its files are not restored", name, m.cfg.StateDir, err))
 			continue
@@ -88,21 +88,21 @@ func (m *Manager) recover(ctx context.Context) error {
 			}
 		}
 	}
-	insp := map[int64]*nnv1.FileInspection{}
+	insp := map[int64]*nnhost.FileInspection{}
 	for start := 0; start < len(ids); start += inspectBatch {
 		end := min(start+inspectBatch, len(ids))
 		callStart := time.Now()
-		resp, err := m.host.InspectFiles(ctx, &nnv1.InspectFilesRequest{FileIds: ids[start:end], Xattr: m.cfg.markerName(), Service: true})
+		batch, err := m.host.InspectFiles(ctx, nnhost.InspectRequest{FileIDs: ids[start:end], Xattr: m.cfg.markerName()})
 		m.called("inspect_files", callStart)
-		if err == nil && len(resp.Files) != end-start {
+		if err == nil && len(batch) != end-start {
 			err = errShortAnswer
 		}
 		if err != nil {
 			m.metrics.hostErrors.WithLabelValues("inspect_files").Inc()
 			return fmt.Errorf("inspect hinted files: %w", err)
 		}
-		for _, fi := range resp.Files {
-			insp[fi.FileId] = fi
+		for i := range batch {
+			insp[batch[i].FileID] = &batch[i]
 		}
 	}
 
@@ -126,7 +126,7 @@ func (m *Manager) recover(ctx context.Context) error {
 			result[id] = ResultUnreadable
 			continue
 		}
-		cur := int(fi.Replication)
+		cur := fi.Replication
 		var applied int
 		switch {
 		case cur == mk.A:
@@ -163,7 +163,7 @@ func (m *Manager) recover(ctx context.Context) error {
 	m.releaseExternal(ctx, external)
 	for start := 0; start < len(fixes); start += batchSize {
 		end := min(start+batchSize, len(fixes))
-		for i, r := range m.writeChanges(ctx, asService, fixes[start:end]) {
+		for i, r := range m.writeChanges(ctx, nnhost.AsService, fixes[start:end]) {
 			c := fixes[start+i]
 			switch {
 			case r.ok():
@@ -186,13 +186,13 @@ func (m *Manager) recover(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.superuser = ns.Superuser
-	m.live = int(ns.LiveDatanodes)
+	m.live = ns.LiveDatanodes
 	for _, rec := range recs {
 		h := &hint{rec: *rec, state: StatePreparing}
 		for _, rf := range rec.Files {
 			hf := &hintFile{id: rf.ID, target: rf.Target}
 			if fi := insp[rf.ID]; fi != nil && fi.Exists {
-				hf.path, hf.length, hf.original = fi.Path, fi.Length, int(fi.Replication)
+				hf.path, hf.length, hf.original = fi.Path, fi.Length, fi.Replication
 			}
 			if fs := files[rf.ID]; fs != nil {
 				if t, ok := fs.hints[rec.ID]; ok {

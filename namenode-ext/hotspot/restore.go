@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
 // restore ends h: each file it holds goes back to the highest target of the other hints
@@ -61,7 +61,7 @@ func (m *Manager) restore(ctx context.Context, h *hint) error {
 			batch = append(batch, f)
 		}
 		m.mu.Unlock()
-		results := m.writeChanges(ctx, asService, changes)
+		results := m.writeChanges(ctx, nnhost.AsService, changes)
 		var external []int64
 		m.mu.Lock()
 		for k, r := range results {
@@ -97,7 +97,7 @@ func (m *Manager) restore(ctx context.Context, h *hint) error {
 
 	m.writeMu.Lock()
 	callStart := time.Now()
-	_, err := m.host.RemoveXAttr(ctx, &nnv1.RemoveXAttrRequest{Path: m.cfg.StateDir, Name: m.cfg.hintName(h.rec.ID), Service: true})
+	err := m.host.RemoveXAttr(ctx, m.cfg.StateDir, m.cfg.hintName(h.rec.ID), nnhost.AsService)
 	m.called("remove_xattr", callStart)
 	m.writeMu.Unlock()
 	if err != nil && hostRetryable(err) {

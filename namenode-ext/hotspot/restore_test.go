@@ -11,6 +11,7 @@ import (
 
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
+	"github.com/newtricks/newtricks/namenode-ext/nnhosttest"
 )
 
 const markerName = "user.newtricks.hotspot"
@@ -310,7 +311,7 @@ func TestReadinessCostAndBalancedSet(t *testing.T) {
 
 // A 10,000-file hint costs a bounded number of host calls: batched, not one per file.
 func TestTenThousandFiles(t *testing.T) {
-	host := hotspot.NewFakeHost(12)
+	host := nnhosttest.NewFakeHost(12)
 	host.Mkdir("/ckpt", "alice", -1)
 	for i := 0; i < 10000; i++ {
 		host.File(fmt.Sprintf("/ckpt/big/shard-%05d", i), "alice", 1000, 3)

@@ -19,6 +19,7 @@ import (
 	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
+	"github.com/newtricks/newtricks/namenode-ext/nnhosttest"
 )
 
 // clock is a settable time source shared by a test and its Manager.
@@ -36,7 +37,7 @@ func (c *clock) add(d time.Duration) {
 
 type env struct {
 	t     *testing.T
-	host  *hotspot.FakeHost
+	host  *nnhosttest.FakeHost
 	m     *hotspot.Manager
 	clk   *clock
 	conn  *grpc.ClientConn
@@ -46,7 +47,7 @@ type env struct {
 }
 
 // newEnv serves a Manager over real gRPC on an in-memory listener, backed by host.
-func newEnv(t *testing.T, cfg hotspot.Config, host *hotspot.FakeHost) *env {
+func newEnv(t *testing.T, cfg hotspot.Config, host *nnhosttest.FakeHost) *env {
 	t.Helper()
 	e := &env{t: t, host: host, cfg: cfg, clk: &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, ctx: context.Background()}
 	e.start()
@@ -87,8 +88,8 @@ func (e *env) crash() {
 func (e *env) client(user string) *hintclient.Client { return hintclient.New(e.conn, user) }
 func (e *env) tick()                                 { hotspot.Tick(e.m, e.ctx) }
 
-func cluster(live int) *hotspot.FakeHost {
-	h := hotspot.NewFakeHost(live)
+func cluster(live int) *nnhosttest.FakeHost {
+	h := nnhosttest.NewFakeHost(live)
 	h.Mkdir("/ckpt", "alice", -1)
 	for _, f := range []string{"/ckpt/s1/meta", "/ckpt/s1/emb-0", "/ckpt/s1/emb-1"} {
 		h.File(f, "alice", 1000, 3)
@@ -304,7 +305,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestQuotaPartialPlan(t *testing.T) {
-	host := hotspot.NewFakeHost(20)
+	host := nnhosttest.NewFakeHost(20)
 	// 3 files of 1000 bytes at factor 3 use 9000; quota 20000 leaves 11000: 11 more replicas.
 	host.Mkdir("/q", "alice", 20000)
 	for _, f := range []string{"/q/a", "/q/b", "/q/c"} {
@@ -331,7 +332,7 @@ func TestQuotaPartialPlan(t *testing.T) {
 }
 
 func TestLoadShrinksFactor(t *testing.T) {
-	host := hotspot.NewFakeHost(100)
+	host := nnhosttest.NewFakeHost(100)
 	host.File("/ckpt/a", "alice", 1000, 3)
 	e := newEnv(t, hotspot.DefaultConfig(), host)
 	c := e.client("alice")

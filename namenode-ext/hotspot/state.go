@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -237,6 +236,3 @@ func (c Config) hintIDFromName(name string) string {
 	}
 	return ""
 }
-
-// inodePath is the path of a file by inode id, valid across renames.
-func inodePath(id int64) string { return "/.reserved/.inodes/" + strconv.FormatInt(id, 10) }

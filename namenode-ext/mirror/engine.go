@@ -18,7 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/newtricks/newtricks/namenode-ext/events"
-	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
 // State of a checkpoint.
@@ -138,7 +138,7 @@ type checkpoint struct {
 // commits checkpoints and serves the Mirror API. Safe for concurrent use.
 type Engine struct {
 	cfg     Config
-	host    pb.NameNodeHostClient
+	host    Host
 	log     hclog.Logger
 	metrics *metrics
 	now     func() time.Time
@@ -195,7 +195,7 @@ type Engine struct {
 }
 
 // New builds the Engine; Run starts it.
-func New(cfg Config, host pb.NameNodeHostClient, log hclog.Logger) (*Engine, error) {
+func New(cfg Config, host Host, log hclog.Logger) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -503,7 +503,7 @@ func (e *Engine) resolve(c *checkpoint) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		st, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir, Service: true})
+		st, err := e.host.GetFileStatus(ctx, dir, nnhost.AsService)
 		cancel()
 		if err == nil {
 			e.mu.Lock()
@@ -740,7 +740,7 @@ func (e *Engine) listOnce(ctx context.Context, c *checkpoint) error {
 	}
 	e.mu.Unlock()
 	for _, rel := range unsure {
-		lb, err := e.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: dir + "/" + rel, Length: 1, Service: true})
+		lb, err := e.host.GetBlockLocations(ctx, dir+"/"+rel, 1, nnhost.AsService)
 		if err == nil && lb.UnderConstruction {
 			uc = append(uc, rel)
 		}

@@ -11,19 +11,22 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/newtricks/newtricks/namenode-ext/events"
+	"github.com/newtricks/newtricks/namenode-ext/nnhosttest"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
-// fakeHost answers GetFileStatus with alice as every directory's owner.
-type fakeHost struct {
-	pb.NameNodeHostClient
-}
+var _ Host = (*nnhosttest.FakeHost)(nil)
 
-func (fakeHost) GetFileStatus(_ context.Context, r *pb.GetFileStatusRequest, _ ...grpc.CallOption) (*pb.FileStatus, error) {
-	return &pb.FileStatus{Path: r.Path, Owner: "alice", Group: "ml", Permission: 0o755, IsDir: true}, nil
+// aliceHost is dc-a's NameNode with the checkpoint directories these tests name, all alice's
+// (the mirror reads a checkpoint's owner from its directory).
+func aliceHost() *nnhosttest.FakeHost {
+	h := nnhosttest.NewFakeHost(3)
+	for _, d := range []string{"/ckpt/llama/step_5", "/ckpt/llama/step_7", "/ckpt/llama/step_9", "/ckpt/j/step_1",
+		"/ckpt/j/step_2", "/ckpt/huge/step_1", "/ckpt/a/step_1", "/ckpt/b/step_1", "/ckpt/c/step_1", "/rn/gpt/step_000007.tmp"} {
+		h.Mkdir(d, "alice", -1)
+	}
+	return h
 }
 
 func testEngine(t *testing.T) *Engine {
@@ -37,7 +40,7 @@ func testEngine(t *testing.T) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(cfg, fakeHost{}, nil)
+	e, err := New(cfg, aliceHost(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +157,7 @@ func TestBoundsReportedClearly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(cfg, fakeHost{}, nil)
+	e, err := New(cfg, aliceHost(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

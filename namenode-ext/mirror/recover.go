@@ -9,13 +9,13 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
 // recover opens the journal as dc-a's superuser and rebuilds every checkpoint it holds:
 // verified files stay verified, the rest are found again by listing the source.
 func (e *Engine) recover(ctx context.Context) error {
-	ns, err := e.host.GetNamesystemState(ctx, &pb.GetNamesystemStateRequest{})
+	ns, err := e.host.GetNamesystemState(ctx)
 	if err != nil {
 		return fmt.Errorf("namesystem state: %w", err)
 	}
@@ -251,10 +251,10 @@ func (e *Engine) rescanOnce(ctx context.Context, c *checkpoint) error {
 	e.mu.Lock()
 	dir, owner, r, complete := c.srcDir, c.owner, c.rule, c.complete
 	e.mu.Unlock()
-	if _, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir, Service: true}); err != nil {
+	if _, err := e.host.GetFileStatus(ctx, dir, nnhost.AsService); err != nil {
 		final := expand(r.Source, c.key.Job, c.stepStr)
 		if r.Completion == CompleteRename && final != dir {
-			if _, ferr := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: final, Service: true}); ferr == nil {
+			if _, ferr := e.host.GetFileStatus(ctx, final, nnhost.AsService); ferr == nil {
 				e.mu.Lock()
 				delete(e.byDir, c.srcDir)
 				c.srcDir, c.finalSrc = final, final
@@ -288,7 +288,7 @@ func (e *Engine) rescanOnce(ctx context.Context, c *checkpoint) error {
 		return err
 	}
 	for rel, info := range infos {
-		lb, err := e.host.GetBlockLocations(ctx, &pb.GetBlockLocationsRequest{Path: dir + "/" + rel, Length: 1, Service: true})
+		lb, err := e.host.GetBlockLocations(ctx, dir+"/"+rel, 1, nnhost.AsService)
 		if err != nil || lb.UnderConstruction {
 			continue // its CLOSE event will come
 		}

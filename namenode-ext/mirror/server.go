@@ -11,6 +11,7 @@ import (
 
 	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -179,7 +180,7 @@ func (e *Engine) Complete(ctx context.Context, k Key, user string, admin bool) (
 	e.mu.Unlock()
 	if !resolved {
 		// Only the owner (or an administrator) may complete it: look the owner up now.
-		st, err := e.host.GetFileStatus(ctx, &pb.GetFileStatusRequest{Path: dir, Service: true})
+		st, err := e.host.GetFileStatus(ctx, dir, nnhost.AsService)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrNotFound, dir, err)
 		}

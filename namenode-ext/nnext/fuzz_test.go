@@ -14,6 +14,7 @@ import (
 
 	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/namenode-ext/events"
+	"github.com/newtricks/newtricks/namenode-ext/nnhosttest"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -23,7 +24,7 @@ import (
 func FuzzNamespaceRequests(f *testing.F) {
 	lis := bufconn.Listen(1 << 20)
 	hs := grpc.NewServer()
-	pb.RegisterNameNodeHostServer(hs, fakeHost{})
+	nnhosttest.Register(hs, aliceFile())
 	go func() { _ = hs.Serve(lis) }()
 	f.Cleanup(hs.Stop)
 	conn, err := grpc.NewClient("passthrough:///host", grpc.WithTransportCredentials(insecure.NewCredentials()),

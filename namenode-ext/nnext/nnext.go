@@ -8,6 +8,7 @@ import (
 
 	"github.com/newtricks/newtricks/internal/coproc"
 	"github.com/newtricks/newtricks/namenode-ext/events"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -50,8 +51,11 @@ func (e *Ext) Start(ctx context.Context, env coproc.Env) error {
 	e.sink.Want(cfg.Events)
 	host := pb.NewNameNodeHostClient(env.Host)
 	env.Registry.MustRegister(e.sink.Collectors()...)
+	// Locate hands the host's LocatedBlocks (with the user's block tokens) to the caller as
+	// they are: the Namespace API answers with the host's own message, so it keeps the
+	// generated client.
 	pb.RegisterNamespaceServer(env.API, &namespaceAPI{host: host, sink: e.sink})
-	if err := startSubsystems(ctx, env, host, e.sink); err != nil {
+	if err := startSubsystems(ctx, env, nnhost.New(host), e.sink); err != nil {
 		return err
 	}
 	e.started.Store(true)

@@ -13,20 +13,17 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/newtricks/newtricks/internal/coproc"
+	"github.com/newtricks/newtricks/namenode-ext/nnhosttest"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
-// fakeHost stands in for the NameNode hook in this unit test only; conformance tests use the
-// real one.
-type fakeHost struct {
-	pb.UnimplementedNameNodeHostServer
-}
-
-func (fakeHost) GetBlockLocations(_ context.Context, req *pb.GetBlockLocationsRequest) (*pb.LocatedBlocks, error) {
-	if req.GetUser() != "alice" {
-		return nil, status.Error(codes.PermissionDenied, "Permission denied: user="+req.GetUser())
-	}
-	return &pb.LocatedBlocks{FileLength: 10, Blocks: []*pb.LocatedBlock{{BlockId: 1, NumBytes: 10}}}, nil
+// aliceFile is the NameNode hook's host service holding one file, /data/f, that only alice
+// may read.
+func aliceFile() *nnhosttest.FakeHost {
+	h := nnhosttest.NewFakeHost(3)
+	h.File("/data/f", "alice", 10, 3)
+	h.Hide("/data/f")
+	return h
 }
 
 func TestConfigureServesNamespaceAPI(t *testing.T) {
@@ -36,7 +33,7 @@ func TestConfigureServesNamespaceAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs := grpc.NewServer()
-	pb.RegisterNameNodeHostServer(hs, fakeHost{})
+	nnhosttest.Register(hs, aliceFile())
 	go hs.Serve(lis)
 	defer hs.Stop()
 

@@ -8,11 +8,12 @@ import (
 	"github.com/newtricks/newtricks/namenode-ext/events"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/mirror"
-	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
-// startSubsystems starts the subsystems that act on events and serve their own APIs.
-func startSubsystems(ctx context.Context, env coproc.Env, host pb.NameNodeHostClient, sink *events.Sink) error {
+// startSubsystems starts the subsystems that act on events and serve their own APIs. They
+// reach the NameNode through host, the hook's host service in nnhost's types.
+func startSubsystems(ctx context.Context, env coproc.Env, host *nnhost.Client, sink *events.Sink) error {
 	hcfg, err := hotspot.ConfigFromMap(env.Conf)
 	if err != nil {
 		return fmt.Errorf("hotspot: %w", err)
@@ -49,7 +50,7 @@ func startSubsystems(ctx context.Context, env coproc.Env, host pb.NameNodeHostCl
 }
 
 // startMirror starts checkpoint mirroring when newtricks.mirror.rules names rules.
-func startMirror(ctx context.Context, env coproc.Env, host pb.NameNodeHostClient, sink *events.Sink) error {
+func startMirror(ctx context.Context, env coproc.Env, host *nnhost.Client, sink *events.Sink) error {
 	mcfg, err := mirror.ConfigFromMap(env.Conf)
 	if err != nil {
 		return err
