@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"sort"
@@ -16,133 +15,54 @@ import (
 	"github.com/colinmarc/hdfs/v2"
 )
 
-// Manifest is written into every committed checkpoint directory on dc-b (Config.Manifest).
-type Manifest struct {
-	V           int          `json:"v"`
-	ID          string       `json:"id"`
-	Rule        string       `json:"rule"`
-	Job         string       `json:"job"`
-	Step        int64        `json:"step"`
-	Source      string       `json:"source"`
-	Owner       string       `json:"owner"`
-	CompletedAt int64        `json:"completed_ms"`
-	Files       []fileRecord `json:"files"`
-}
-
-// preparedManifest is the manifest file created on dc-b (its block allocated, and its head,
-// everything before the file records, sent to the DataNode, which opens the write pipeline)
-// as soon as the complete checkpoint's files are all known, while its last files are still
-// copied: the commit then only streams the records and closes it, and since the top
-// directory's entry exists already, sets the top directory's times at the same time.
-type preparedManifest struct {
-	ready  chan struct{} // closed once w, dc (or err) are set
-	dc     *hdfs.Client  // the client w belongs to, held until the commit
-	w      *hdfs.FileWriter
-	prefix []byte // written already
-	err    error
-}
-
-// manifestHeadLocked is the checkpoint's manifest without its file records.
-func (e *Engine) manifestHeadLocked(c *checkpoint) Manifest {
-	return Manifest{V: 1, ID: c.id, Rule: c.key.Rule, Job: c.key.Job, Step: c.key.Step, Source: c.srcDir,
-		Owner: c.owner, CompletedAt: c.completedAt.UnixMilli()}
-}
-
-// manifestPrefix is the start of the manifest's JSON up to its file records (Files is the last
-// field): the same bytes however many records follow.
-func manifestPrefix(m Manifest) []byte {
-	m.Files = nil
-	b, _ := json.MarshalIndent(m, "", " ")
-	key := []byte(`"files": `)
-	return b[:bytes.Index(b, key)+len(key)]
-}
-
-func (e *Engine) prepareManifest(c *checkpoint, pm *preparedManifest) {
-	defer close(pm.ready)
-	e.mu.Lock()
-	owner, staging := c.owner, c.staging
-	prefix := manifestPrefix(e.manifestHeadLocked(c))
-	e.mu.Unlock()
-	dc, err := e.dst.get(owner)
-	if err != nil {
-		pm.err = err
-		return
-	}
-	if err := e.ensureDir(c, dc, "."); err != nil {
-		pm.err = err
-		e.dst.put(owner, dc, !isConnErr(err))
-		return
-	}
-	w, err := e.createManifest(dc, staging+"/"+e.cfg.Manifest)
-	if err == nil {
-		// Allocates the block (addBlock), connects to the DataNode and sends the head now;
-		// colinmarc/hdfs keeps the pipeline alive with heartbeats until the commit.
-		if _, err = w.Write(prefix); err == nil {
-			err = w.Flush()
-		}
-		if err != nil {
-			w.Close()
-		}
-	}
-	if err != nil {
-		pm.err = err
-		e.dst.put(owner, dc, !isConnErr(err))
-		return
-	}
-	pm.dc, pm.w, pm.prefix = dc, w, prefix
-}
-
-// takeManifest returns the prepared manifest of this attempt, if it is usable.
-func (e *Engine) takeManifest(c *checkpoint) *preparedManifest {
-	e.mu.Lock()
-	pm := c.manifest
-	c.manifest = nil
-	e.mu.Unlock()
-	if pm == nil {
-		return nil
-	}
-	<-pm.ready
-	if pm.err != nil {
-		e.log.Debug("manifest not prepared", "checkpoint", c.key, "error", pm.err)
-		return nil
-	}
-	return pm
-}
-
 // commit writes the manifest into the staging directory, sets the directories' attributes
-// and renames the checkpoint into place on dc-b, as its owner.
+// and renames the checkpoint into place on dc-b, as its owner; then publishes the outcome.
 func (e *Engine) commit(ctx context.Context, c *checkpoint) {
-	err := e.commitOnce(ctx, c)
+	if err := e.commitOnce(ctx, c); err != nil {
+		e.commitFailed(c, err)
+		return
+	}
+	e.published(ctx, c)
+}
+
+// commitFailed records a failed commit attempt: a conflict on dc-b or a source change fails
+// the checkpoint; anything else is retried after a backoff (at once for files being copied
+// again, which the next attempt waits for).
+func (e *Engine) commitFailed(c *checkpoint, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c.commitOn = false
+	if errors.Is(err, ErrDestConflict) || errors.Is(err, ErrSourceChanged) {
+		e.failLocked(c, err)
+		return
+	}
+	back := e.cfg.RetryInterval
+	if !errors.Is(err, errRequeued) {
+		c.lastErr = retryNote(err)
+		c.retries++
+		c.commitFails++
+		e.retriesAll.Add(1)
+		e.metrics.retries.Inc()
+		if destFull(err) {
+			e.metrics.destFull.Inc()
+		}
+		back = min(e.cfg.RetryInterval<<min(c.commitFails-1, 5), 30*time.Second)
+		e.log.Warn("commit retried", "checkpoint", c.key, "error", err, "in", back)
+	}
+	c.commitOn = true // hold off the next attempt
+	go func() {
+		time.Sleep(back)
+		e.mu.Lock()
+		c.commitOn = false
+		e.mu.Unlock()
+	}()
+}
+
+// published records a committed checkpoint (state, metrics, the journal's meta record) and
+// schedules its housekeeping.
+func (e *Engine) published(ctx context.Context, c *checkpoint) {
 	e.mu.Lock()
 	c.commitOn = false
-	if err != nil {
-		if errors.Is(err, ErrDestConflict) || errors.Is(err, ErrSourceChanged) {
-			e.failLocked(c, err)
-		} else {
-			back := e.cfg.RetryInterval
-			if !errors.Is(err, errRequeued) {
-				c.lastErr = retryNote(err)
-				c.retries++
-				c.commitFails++
-				e.retriesAll.Add(1)
-				e.metrics.retries.Inc()
-				if destFull(err) {
-					e.metrics.destFull.Inc()
-				}
-				back = min(e.cfg.RetryInterval<<min(c.commitFails-1, 5), 30*time.Second)
-				e.log.Warn("commit retried", "checkpoint", c.key, "error", err, "in", back)
-			}
-			c.commitOn = true // hold off the next attempt
-			go func() {
-				time.Sleep(back)
-				e.mu.Lock()
-				c.commitOn = false
-				e.mu.Unlock()
-			}()
-		}
-		e.mu.Unlock()
-		return
-	}
 	c.state = StateCommitted
 	c.committedAt = e.now()
 	c.lastErr = ""
@@ -168,300 +88,378 @@ func (e *Engine) commit(ctx context.Context, c *checkpoint) {
 	e.cleanupLater(ctx, c)
 }
 
-// cleanupLater runs a committed checkpoint's housekeeping, removing its journal segments on
-// dc-a (the manifest and the meta record hold what they held) and retention of the job's
-// older mirrors on dc-b, CleanupDelay after the commit: evaluators start reading the
-// checkpoint the moment it commits, and the deletes (NameNode edits, block invalidation on
-// the DataNodes) would compete with them. Housekeeping runs one checkpoint at a time; if the
-// engine stops first it is skipped: segments left are dropped at the next recovery and
-// retention catches up at the job's next commit.
-func (e *Engine) cleanupLater(ctx context.Context, c *checkpoint) {
-	run := func() {
-		e.cleanupMu.Lock()
-		defer e.cleanupMu.Unlock()
-		if ctx.Err() != nil {
-			return
-		}
-		if e.cleanupHook != nil {
-			e.cleanupHook(c)
-			return
-		}
-		e.journal.dropSegments(c)
-		e.retain(ctx, c)
-	}
-	if e.cfg.CleanupDelay <= 0 {
-		run()
-		return
-	}
-	go func() {
-		t := time.NewTimer(e.cfg.CleanupDelay)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-			run()
-		}
-	}()
-}
-
+// commitOnce is one commit attempt, in named steps. Every step across the WAN is a round trip,
+// so the first ones overlap (stageAndVerify): a fresh look at the source on dc-a, the conflict
+// check on dc-b, and staging there (the manifest as the records are now, the directories'
+// attributes). Then, in order: every file copied and journaled (the commit started while dc-b
+// completed the last ones), the manifest sealed (written again if the fresh look or a copy
+// changed a record, and the top directory's attributes set after its last entry), and the
+// rename into place, which is the commit. A destination that already holds this checkpoint
+// (committed by a run that crashed before journaling it) ends the attempt as a success.
 func (e *Engine) commitOnce(ctx context.Context, c *checkpoint) error {
-	e.mu.Lock()
-	owner, dir, staging, dest, attempt := c.owner, c.srcDir, c.staging, c.dest, c.commitAttempts
-	c.commitAttempts++
-	m := e.manifestHeadLocked(c)
-	dirs := append([]string(nil), c.dirsList...)
-	listed := c.dirInfos
-	var empty []string // directories that hold no file were never created on dc-b
-	for _, rel := range dirs {
-		if !c.dirsMade[rel] {
-			empty = append(empty, rel)
-		}
-	}
-	e.mu.Unlock()
-	began := time.Now()
-	var stepsMu sync.Mutex
-	var steps []any // when each step ended (since began), for the "commit steps" log
-	step := func(name string) {
-		stepsMu.Lock()
-		steps = append(steps, name, time.Since(began).Round(time.Millisecond).String())
-		stepsMu.Unlock()
-	}
-
-	sc, err := e.src.get(owner)
+	r := e.beginCommit(c)
+	sc, err := e.src.get(r.owner)
 	if err != nil {
 		return err
 	}
-	defer e.src.put(owner, sc, true)
-	manifest := func() []byte {
-		e.mu.Lock()
-		m.Files = m.Files[:0]
-		for _, f := range c.order {
-			m.Files = append(m.Files, f.rec)
-		}
-		e.mu.Unlock()
-		sort.Slice(m.Files, func(a, b int) bool { return m.Files[a].Path < m.Files[b].Path })
-		b, _ := json.MarshalIndent(m, "", " ")
-		return b
-	}
-
-	// Everything that can overlap does, since every step across the WAN is a round trip:
-	//  - on dc-a (local): a fresh look at every file and directory; content changed since its
-	//    copy sends the file back to the queue, a permission or group change is applied;
-	//  - on dc-b: the conflict check; the manifest as the records are now (written again in
-	//    the rare case the fresh look changes a record); empty directories, then, once the
-	//    fresh look is in, fix-ups and the attributes of every subdirectory (none of which
-	//    adds a directory entry: only the manifest does, in the top directory, whose times
-	//    are set last).
-	var (
-		fixups   []fixup
-		dirInfos map[string]os.FileInfo
-		top      os.FileInfo
-		errCheck error
-		looked   = make(chan struct{})
-	)
-	go func() {
-		defer close(looked)
-		defer step("look")
-		if fixups, dirInfos, errCheck = e.recheck(c, owner, dir); errCheck != nil {
-			return
-		}
-		var err error
-		if top, err = sc.Stat(dir); err != nil {
-			errCheck = fmt.Errorf("%w: %s: %v", ErrSourceChanged, dir, err)
-			return
-		}
-		e.mu.Lock()
-		for _, fx := range fixups {
-			if f := c.files[fx.rel]; f != nil {
-				f.rec.Perm, f.rec.Group = uint32(fx.perm.Perm()), fx.group
-			}
-		}
-		e.mu.Unlock()
-	}()
-	var wg sync.WaitGroup
-	var errDest, errManifest, errAttrs error
-	committedBefore := false
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		defer step("dest_check")
-		errDest = e.withDst(owner, func(dc *hdfs.Client) error {
-			if _, serr := dc.Stat(dest); serr == nil {
-				old, err := readManifest(dc, dest+"/"+e.cfg.Manifest)
-				if err == nil && old.ID == c.id {
-					committedBefore = true // by a run that crashed before journaling it
-					return nil
-				}
-				if err == nil {
-					return fmt.Errorf("%w: %s holds checkpoint %s", ErrDestConflict, dest, old.ID)
-				}
-				return fmt.Errorf("%w: %s exists", ErrDestConflict, dest)
-			} else if !errors.Is(serr, os.ErrNotExist) {
-				return fmt.Errorf("stat %s on dc-b: %w", dest, serr)
-			}
-			return nil
-		})
-	}()
-	pm := e.takeManifest(c)
-	topDone, newEntry := false, false
-	var written []byte // the manifest as written
-	go func() {
-		defer wg.Done()
-		defer step("manifest")
-		b := manifest()
-		if pm != nil {
-			if bytes.HasPrefix(b, pm.prefix) {
-				_, errManifest = pm.w.Write(b[len(pm.prefix):])
-				if errManifest == nil {
-					errManifest = closeWriter(pm.w)
-				}
-				e.dst.put(owner, pm.dc, errManifest == nil)
-				if errManifest != nil {
-					errManifest = fmt.Errorf("write manifest on dc-b: %w", errManifest)
-				} else {
-					written = b
-				}
-				return
-			}
-			// The head changed since it was sent (the directory renamed): write it anew.
-			pm.w.Close()
-			e.dst.put(owner, pm.dc, true)
-			newEntry = true
-		}
-		errManifest = e.withDst(owner, func(dc *hdfs.Client) error {
-			if err := e.ensureDir(c, dc, "."); err != nil {
-				return err
-			}
-			return e.writeManifest(dc, staging+"/"+e.cfg.Manifest, b, attempt > 0 || newEntry)
-		})
-		if errManifest == nil {
-			written = b
-		}
-	}()
-	if pm != nil {
-		// The manifest's entry exists already: the top directory's attributes go now.
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-looked
-			if errCheck == nil {
-				topDone = e.topAttrs(ctx, owner, staging, top) == nil
-				step("top_attrs")
-			}
-		}()
-	}
-	go func() {
-		defer wg.Done()
-		defer step("dir_attrs")
-		var jobs []func(*hdfs.Client) error
-		for _, rel := range empty {
-			p := staging + "/" + rel
-			jobs = append(jobs, func(dc *hdfs.Client) error { return dc.MkdirAll(p, 0o755) })
-		}
-		if errAttrs = e.parallel(owner, jobs); errAttrs != nil {
-			return
-		}
-		// Subdirectories get the attributes the completion listing saw at once; the fresh look
-		// only redoes those that changed since (rare).
-		jobs = nil
-		for _, rel := range dirs {
-			if fi := listed[rel]; fi != nil {
-				p := staging + "/" + rel
-				jobs = append(jobs, func(dc *hdfs.Client) error { return e.setAttrs(ctx, dc, owner, p, fi) })
-			}
-		}
-		if errAttrs = e.parallel(owner, jobs); errAttrs != nil {
-			return
-		}
-		<-looked
-		if errCheck != nil {
-			return
-		}
-		jobs = nil
-		for _, fx := range fixups {
-			p := staging + "/" + fx.rel
-			jobs = append(jobs, func(dc *hdfs.Client) error {
-				if err := dc.Chmod(p, fx.perm); err != nil {
-					return fmt.Errorf("chmod %s on dc-b: %w", p, err)
-				}
-				if fx.group != "" {
-					if err := dc.Chown(p, owner, fx.group); err != nil {
-						e.log.Warn("group not preserved", "file", p, "group", fx.group, "error", err)
-					}
-				}
-				return nil
-			})
-		}
-		for _, rel := range dirs {
-			fi := dirInfos[rel]
-			if fi == nil {
-				errAttrs = fmt.Errorf("%w: directory %s/%s vanished", ErrSourceChanged, dir, rel)
-				return
-			}
-			if was := listed[rel]; was != nil && was.ModTime().Equal(fi.ModTime()) && was.Mode() == fi.Mode() {
-				continue
-			}
-			p := staging + "/" + rel
-			jobs = append(jobs, func(dc *hdfs.Client) error { return e.setAttrs(ctx, dc, owner, p, fi) })
-		}
-		errAttrs = e.parallel(owner, jobs)
-	}()
-	wg.Wait()
-	<-looked
-	if errDest != nil {
-		return errDest
-	}
-	if committedBefore {
-		return nil
-	}
-	for _, err := range []error{errCheck, errManifest, errAttrs} {
-		if err != nil {
-			return err
-		}
+	defer e.src.put(r.owner, sc, true)
+	r.sc = sc
+	st, err := r.stageAndVerify(ctx)
+	if err != nil || st.committedBefore {
+		return err
 	}
 	if err := e.waitJournaled(ctx, c); err != nil {
 		return err
 	}
-	step("journaled")
-	if final := manifest(); !bytes.Equal(final, written) {
-		// The manifest was written before the fresh look changed some records (or a file
-		// was copied again meanwhile): write it again.
-		if err := e.withDst(owner, func(dc *hdfs.Client) error {
-			return e.writeManifest(dc, staging+"/"+e.cfg.Manifest, final, true)
+	r.mark("journaled")
+	if err := r.seal(ctx, st); err != nil {
+		return err
+	}
+	if err := r.renameIntoPlace(ctx); err != nil {
+		return err
+	}
+	r.logSteps()
+	return nil
+}
+
+// commitRun is one commit attempt: what it took from the checkpoint when it began, and when
+// each step ended (for the "commit steps" log).
+type commitRun struct {
+	e  *Engine
+	c  *checkpoint
+	sc *hdfs.Client // dc-a, as the owner
+
+	owner, dir, staging, dest string
+	attempt                   int
+	head                      Manifest               // the manifest without its records
+	dirs                      []string               // subdirectories (the completion listing)
+	listed                    map[string]os.FileInfo // their attributes in that listing
+	empty                     []string               // subdirectories with no file: not on dc-b yet
+
+	began   time.Time
+	stepsMu sync.Mutex
+	steps   []any // step name, time since began
+}
+
+// beginCommit snapshots what the attempt works from and counts the attempt.
+func (e *Engine) beginCommit(c *checkpoint) *commitRun {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := &commitRun{e: e, c: c, owner: c.owner, dir: c.srcDir, staging: c.staging, dest: c.dest,
+		attempt: c.commitAttempts, head: e.manifestHeadLocked(c), dirs: append([]string(nil), c.dirsList...),
+		listed: c.dirInfos, began: time.Now()}
+	c.commitAttempts++
+	for _, rel := range r.dirs {
+		if !c.dirsMade[rel] {
+			r.empty = append(r.empty, rel)
+		}
+	}
+	return r
+}
+
+// mark records that a step ended.
+func (r *commitRun) mark(step string) {
+	r.stepsMu.Lock()
+	r.steps = append(r.steps, step, time.Since(r.began).Round(time.Millisecond).String())
+	r.stepsMu.Unlock()
+}
+
+func (r *commitRun) logSteps() {
+	r.stepsMu.Lock()
+	defer r.stepsMu.Unlock()
+	r.e.log.Info("commit steps", append([]any{"checkpoint", r.c.key, "took", time.Since(r.began)}, r.steps...)...)
+}
+
+// manifest is the checkpoint's manifest with its records as they are now, sorted by path.
+func (r *commitRun) manifest() []byte {
+	m := r.head
+	r.e.mu.Lock()
+	for _, f := range r.c.order {
+		m.Files = append(m.Files, f.rec)
+	}
+	r.e.mu.Unlock()
+	sort.Slice(m.Files, func(a, b int) bool { return m.Files[a].Path < m.Files[b].Path })
+	b, _ := json.MarshalIndent(m, "", " ")
+	return b
+}
+
+// async is a step running on its own goroutine; wait returns its result once it has ended
+// (any number of times, from any goroutine).
+type async[T any] struct {
+	done chan struct{}
+	v    T
+	err  error
+}
+
+func startAsync[T any](fn func() (T, error)) *async[T] {
+	a := &async[T]{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.v, a.err = fn()
+	}()
+	return a
+}
+
+func (a *async[T]) wait() (T, error) {
+	<-a.done
+	return a.v, a.err
+}
+
+// step starts fn as the step name, marked when it ends (whatever its outcome).
+func step[T any](r *commitRun, name string, fn func() (T, error)) *async[T] {
+	return startAsync(func() (T, error) {
+		defer r.mark(name)
+		return fn()
+	})
+}
+
+// sourceLook is the fresh look at the checkpoint on dc-a.
+type sourceLook struct {
+	fixups   []fixup                // files whose permission or group changed since their copy
+	dirInfos map[string]os.FileInfo // the subdirectories now
+	top      os.FileInfo            // the checkpoint directory
+}
+
+// staged is what stageAndVerify leaves for the steps after it.
+type staged struct {
+	committedBefore bool       // dc-b holds this checkpoint already: nothing left to do
+	look            sourceLook // the fresh look
+	written         []byte     // the manifest as written into staging
+	newEntry        bool       // the manifest's directory entry is newer than the top's times
+	topDone         bool       // the top directory's attributes are set after that entry
+}
+
+// stageAndVerify runs the overlapping steps and waits for all of them: none outlives the
+// attempt. Their errors count in this order: the destination check (a conflict fails the
+// checkpoint; this checkpoint committed already ends the attempt), the fresh look, the
+// manifest, the directories.
+func (r *commitRun) stageAndVerify(ctx context.Context) (staged, error) {
+	look := step(r, "look", r.verifySource)
+	dest := step(r, "dest_check", r.checkDest)
+	// The prepared manifest (its head sent while the last files were copied) is waited for
+	// with the two checks already running.
+	pm := r.e.takeManifest(r.c)
+	manifest := step(r, "manifest", func() (staged, error) { return r.stageManifest(pm) })
+	var top *async[bool]
+	if pm != nil {
+		// The manifest's entry exists already: the top directory's attributes go now.
+		top = startAsync(func() (bool, error) { return r.stageTop(ctx, look), nil })
+	}
+	dirs := step(r, "dir_attrs", func() (struct{}, error) { return struct{}{}, r.stageDirs(ctx, look) })
+
+	lk, errLook := look.wait()
+	committedBefore, errDest := dest.wait()
+	st, errManifest := manifest.wait()
+	_, errDirs := dirs.wait()
+	if top != nil {
+		st.topDone, _ = top.wait()
+	}
+	st.look, st.committedBefore = lk, committedBefore
+	if errDest != nil {
+		return st, errDest
+	}
+	if committedBefore {
+		return st, nil
+	}
+	for _, err := range []error{errLook, errManifest, errDirs} {
+		if err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// verifySource takes a fresh look at every file and directory on dc-a (local): content
+// changed since its copy sends the file back to the queue (the attempt ends), a permission or
+// group change is applied to the file's record.
+func (r *commitRun) verifySource() (sourceLook, error) {
+	fixups, dirInfos, err := r.e.recheck(r.c, r.owner, r.dir)
+	if err != nil {
+		return sourceLook{}, err
+	}
+	top, err := r.sc.Stat(r.dir)
+	if err != nil {
+		return sourceLook{}, fmt.Errorf("%w: %s: %v", ErrSourceChanged, r.dir, err)
+	}
+	r.e.mu.Lock()
+	for _, fx := range fixups {
+		if f := r.c.files[fx.rel]; f != nil {
+			f.rec.Perm, f.rec.Group = uint32(fx.perm.Perm()), fx.group
+		}
+	}
+	r.e.mu.Unlock()
+	return sourceLook{fixups: fixups, dirInfos: dirInfos, top: top}, nil
+}
+
+// checkDest looks at the destination on dc-b: free (nil), this checkpoint committed by a run
+// that crashed before journaling it (true), or anything else (ErrDestConflict).
+func (r *commitRun) checkDest() (committedBefore bool, err error) {
+	err = r.e.withDst(r.owner, func(dc *hdfs.Client) error {
+		if _, serr := dc.Stat(r.dest); serr == nil {
+			old, err := readManifest(dc, r.dest+"/"+r.e.cfg.Manifest)
+			if err == nil && old.ID == r.c.id {
+				committedBefore = true
+				return nil
+			}
+			if err == nil {
+				return fmt.Errorf("%w: %s holds checkpoint %s", ErrDestConflict, r.dest, old.ID)
+			}
+			return fmt.Errorf("%w: %s exists", ErrDestConflict, r.dest)
+		} else if !errors.Is(serr, os.ErrNotExist) {
+			return fmt.Errorf("stat %s on dc-b: %w", r.dest, serr)
+		}
+		return nil
+	})
+	return committedBefore, err
+}
+
+// stageManifest writes the manifest with the records as they are now into the staging
+// directory: through the prepared writer when its head still matches (one round trip), else
+// anew. It returns what was written and whether the manifest's directory entry is new.
+func (r *commitRun) stageManifest(pm *preparedManifest) (staged, error) {
+	var st staged
+	b := r.manifest()
+	if pm != nil {
+		if bytes.HasPrefix(b, pm.prefix) {
+			_, err := pm.w.Write(b[len(pm.prefix):])
+			if err == nil {
+				err = closeWriter(pm.w)
+			}
+			r.e.dst.put(r.owner, pm.dc, err == nil)
+			if err != nil {
+				return st, fmt.Errorf("write manifest on dc-b: %w", err)
+			}
+			st.written = b
+			return st, nil
+		}
+		// The head changed since it was sent (the directory renamed): write it anew.
+		pm.w.Close()
+		r.e.dst.put(r.owner, pm.dc, true)
+		st.newEntry = true
+	}
+	err := r.e.withDst(r.owner, func(dc *hdfs.Client) error {
+		if err := r.e.ensureDir(r.c, dc, "."); err != nil {
+			return err
+		}
+		return r.e.writeManifest(dc, r.staging+"/"+r.e.cfg.Manifest, b, r.attempt > 0 || st.newEntry)
+	})
+	if err == nil {
+		st.written = b
+	}
+	return st, err
+}
+
+// stageTop sets the top directory's attributes once the fresh look has its original, when the
+// manifest's entry exists already (a prepared manifest). It reports whether that worked; if
+// not, seal sets them.
+func (r *commitRun) stageTop(ctx context.Context, look *async[sourceLook]) bool {
+	lk, err := look.wait()
+	if err != nil {
+		return false
+	}
+	done := r.e.topAttrs(ctx, r.owner, r.staging, lk.top) == nil
+	r.mark("top_attrs")
+	return done
+}
+
+// stageDirs creates the empty subdirectories and gives every subdirectory the attributes the
+// completion listing saw; once the fresh look is in, it applies the files' permission and
+// group fix-ups and redoes the directories that changed since (rare). None of this adds a
+// directory entry: only the manifest does, in the top directory. A failed look ends it
+// without an error of its own (stageAndVerify reports the look's).
+func (r *commitRun) stageDirs(ctx context.Context, look *async[sourceLook]) error {
+	owner, staging := r.owner, r.staging
+	var jobs []func(*hdfs.Client) error
+	for _, rel := range r.empty {
+		p := staging + "/" + rel
+		jobs = append(jobs, func(dc *hdfs.Client) error { return dc.MkdirAll(p, 0o755) })
+	}
+	if err := r.e.parallel(owner, jobs); err != nil {
+		return err
+	}
+	jobs = nil
+	for _, rel := range r.dirs {
+		if fi := r.listed[rel]; fi != nil {
+			p := staging + "/" + rel
+			jobs = append(jobs, func(dc *hdfs.Client) error { return r.e.setAttrs(ctx, dc, owner, p, fi) })
+		}
+	}
+	if err := r.e.parallel(owner, jobs); err != nil {
+		return err
+	}
+	lk, err := look.wait()
+	if err != nil {
+		return nil
+	}
+	jobs = nil
+	for _, fx := range lk.fixups {
+		p := staging + "/" + fx.rel
+		jobs = append(jobs, func(dc *hdfs.Client) error {
+			if err := dc.Chmod(p, fx.perm); err != nil {
+				return fmt.Errorf("chmod %s on dc-b: %w", p, err)
+			}
+			if fx.group != "" {
+				if err := dc.Chown(p, owner, fx.group); err != nil {
+					r.e.log.Warn("group not preserved", "file", p, "group", fx.group, "error", err)
+				}
+			}
+			return nil
+		})
+	}
+	for _, rel := range r.dirs {
+		fi := lk.dirInfos[rel]
+		if fi == nil {
+			return fmt.Errorf("%w: directory %s/%s vanished", ErrSourceChanged, r.dir, rel)
+		}
+		if was := r.listed[rel]; was != nil && was.ModTime().Equal(fi.ModTime()) && was.Mode() == fi.Mode() {
+			continue
+		}
+		p := staging + "/" + rel
+		jobs = append(jobs, func(dc *hdfs.Client) error { return r.e.setAttrs(ctx, dc, owner, p, fi) })
+	}
+	return r.e.parallel(owner, jobs)
+}
+
+// seal makes the staged manifest final: written again if a record changed since it was
+// written (the fresh look, or a file copied again meanwhile), then the top directory's
+// permission and times, unless stageTop set them after the manifest's (final) entry.
+func (r *commitRun) seal(ctx context.Context, st staged) error {
+	newEntry := st.newEntry
+	if final := r.manifest(); !bytes.Equal(final, st.written) {
+		if err := r.e.withDst(r.owner, func(dc *hdfs.Client) error {
+			return r.e.writeManifest(dc, r.staging+"/"+r.e.cfg.Manifest, final, true)
 		}); err != nil {
 			return err
 		}
 		newEntry = true
 	}
-	// The top directory: permission and times (again after a new entry), then the rename.
-	if !topDone || newEntry {
-		if err := e.topAttrs(ctx, owner, staging, top); err != nil {
-			return err
-		}
+	if !st.topDone || newEntry {
+		return r.e.topAttrs(ctx, r.owner, r.staging, st.look.top)
 	}
-	err = e.withDst(owner, func(dc *hdfs.Client) error {
-		err := e.times.rename(ctx, dc, owner, staging, dest)
+	return nil
+}
+
+// renameIntoPlace renames the staging directory to the destination on dc-b (creating the
+// destination's parent if it is missing): the commit. A destination that appeared meanwhile
+// is ErrDestConflict.
+func (r *commitRun) renameIntoPlace(ctx context.Context) error {
+	return r.e.withDst(r.owner, func(dc *hdfs.Client) error {
+		err := r.e.times.rename(ctx, dc, r.owner, r.staging, r.dest)
 		if errors.Is(err, os.ErrNotExist) {
 			// The destination's parent does not exist yet.
-			if err := dc.MkdirAll(path.Dir(dest), 0o755); err != nil {
-				return fmt.Errorf("create %s on dc-b as %s: %w", path.Dir(dest), owner, err)
+			if err := dc.MkdirAll(path.Dir(r.dest), 0o755); err != nil {
+				return fmt.Errorf("create %s on dc-b as %s: %w", path.Dir(r.dest), r.owner, err)
 			}
-			err = e.times.rename(ctx, dc, owner, staging, dest)
+			err = r.e.times.rename(ctx, dc, r.owner, r.staging, r.dest)
 		}
 		if errors.Is(err, os.ErrExist) {
-			err = fmt.Errorf("%w: %s appeared during the commit: %v", ErrDestConflict, dest, err)
+			err = fmt.Errorf("%w: %s appeared during the commit: %v", ErrDestConflict, r.dest, err)
 		}
 		if err != nil {
-			return fmt.Errorf("rename %s to %s on dc-b: %w", staging, dest, err)
+			return fmt.Errorf("rename %s to %s on dc-b: %w", r.staging, r.dest, err)
 		}
 		return nil
 	})
-	if err == nil {
-		stepsMu.Lock()
-		e.log.Info("commit steps", append([]any{"checkpoint", c.key, "took", time.Since(began)}, steps...)...)
-		stepsMu.Unlock()
-	}
-	return err
 }
 
 // waitJournaled waits until every file of the checkpoint is copied and in the journal: the
@@ -512,46 +510,6 @@ func (e *Engine) withDst(owner string, fn func(*hdfs.Client) error) error {
 	err = fn(dc)
 	e.dst.put(owner, dc, !isConnErr(err))
 	return err
-}
-
-// writeManifest writes the manifest into the staging directory (replacing one from an earlier
-// attempt).
-func (e *Engine) writeManifest(dc *hdfs.Client, mp string, b []byte, again bool) error {
-	if again {
-		if err := dc.Remove(mp); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("remove old manifest on dc-b: %w", err)
-		}
-	}
-	w, err := e.createManifest(dc, mp)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(b); err != nil {
-		w.Close()
-		return fmt.Errorf("write manifest on dc-b: %w", err)
-	}
-	if err := closeWriter(w); err != nil {
-		return fmt.Errorf("close manifest on dc-b: %w", err)
-	}
-	return nil
-}
-
-// createManifest creates the manifest file (replacing one left by an earlier attempt).
-func (e *Engine) createManifest(dc *hdfs.Client, mp string) (*hdfs.FileWriter, error) {
-	def, err := e.destDefaults(dc)
-	if err != nil {
-		return nil, fmt.Errorf("server defaults of dc-b: %w", err)
-	}
-	w, err := dc.CreateFile(mp, def.Replication, def.BlockSize, 0o444)
-	if errors.Is(err, os.ErrExist) {
-		if rerr := dc.Remove(mp); rerr == nil {
-			w, err = dc.CreateFile(mp, def.Replication, def.BlockSize, 0o444)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("create manifest on dc-b: %w", err)
-	}
-	return w, nil
 }
 
 // errRequeued: a file changed after its copy and is being copied again; the commit waits.
@@ -692,65 +650,6 @@ func (e *Engine) setAttrs(ctx context.Context, dc *hdfs.Client, owner, p string,
 		return fmt.Errorf("chmod %s on dc-b: %w", p, cerr)
 	}
 	return nil
-}
-
-func readManifest(dc *hdfs.Client, p string) (*Manifest, error) {
-	r, err := dc.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, 512<<20))
-	if err != nil {
-		return nil, err
-	}
-	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", p, err)
-	}
-	return &m, nil
-}
-
-// retain deletes a job's committed checkpoints on dc-b beyond the rule's Retain newest;
-// only checkpoints older than one just committed go.
-func (e *Engine) retain(ctx context.Context, c *checkpoint) {
-	if c.rule.Retain <= 0 {
-		return
-	}
-	e.mu.Lock()
-	var same []*checkpoint
-	for _, o := range e.ckpts {
-		if o.key.Rule == c.key.Rule && o.key.Job == c.key.Job && o.state == StateCommitted {
-			same = append(same, o)
-		}
-	}
-	e.mu.Unlock()
-	sort.Slice(same, func(a, b int) bool { return same[a].key.Step > same[b].key.Step })
-	if len(same) <= c.rule.Retain {
-		return
-	}
-	for _, old := range same[c.rule.Retain:] {
-		if old.key.Step >= c.key.Step {
-			continue
-		}
-		dc, err := e.dst.get(old.owner)
-		if err != nil {
-			e.log.Warn("retention", "checkpoint", old.key, "error", err)
-			return
-		}
-		err = dc.RemoveAll(old.dest)
-		e.dst.put(old.owner, dc, err == nil)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			e.log.Warn("retention: deleting old mirror", "dest", old.dest, "error", err)
-			continue
-		}
-		e.mu.Lock()
-		old.state = StateRetired
-		e.changedLocked(old)
-		e.mu.Unlock()
-		e.journal.saveMeta(old)
-		e.log.Info("retention: old mirror deleted", "checkpoint", old.key, "dest", old.dest)
-	}
 }
 
 // cleanupStaging removes a failed checkpoint's staging directory on dc-b.
