@@ -38,15 +38,8 @@ func (e *Engine) commitFailed(c *checkpoint, err error) {
 	}
 	back := e.cfg.RetryInterval
 	if !errors.Is(err, errRequeued) {
-		c.lastErr = retryNote(err)
-		c.retries++
 		c.commitFails++
-		e.retriesAll.Add(1)
-		e.metrics.retries.Inc()
-		if destFull(err) {
-			e.metrics.destFull.Inc()
-		}
-		back = min(e.cfg.RetryInterval<<min(c.commitFails-1, 5), 30*time.Second)
+		back = min(e.retryLocked(c, err, c.commitFails), 30*time.Second)
 		e.log.Warn("commit retried", "checkpoint", c.key, "error", err, "in", back)
 	}
 	c.commitOn = true // hold off the next attempt

@@ -186,35 +186,15 @@ func (e *Engine) finishCopy(c *checkpoint, f *file, err error) {
 			}
 			signal(e.kick) // and the commit prepares meanwhile (it renames once journaled)
 		}
-	case errors.Is(err, ErrSourceChanged), errors.Is(err, os.ErrPermission), errors.Is(err, ErrTooManyFiles):
-		f.state = fileQueued
-		e.failLocked(c, err)
-	case errors.Is(err, errRenamed):
-		f.state = fileQueued // the directory moved under us: read it at its new path
-		f.attempts--
 	default:
-		f.state = fileQueued
-		c.retries++
-		e.retriesAll.Add(1)
-		e.metrics.retries.Inc()
-		if destFull(err) {
-			e.metrics.destFull.Inc()
+		if back, retried := e.transferFailedLocked(c, &f.transfer, f.rel, err); retried {
+			e.log.Info("transfer retried", "checkpoint", c.key, "file", f.rel, "error", err, "in", back)
 		}
-		c.lastErr = retryNote(err)
-		if errors.Is(err, ErrChecksum) && f.attempts >= e.cfg.MaxAttempts {
-			e.failLocked(c, fmt.Errorf("%s: %w after %d attempts", f.rel, err, f.attempts))
-			break
-		}
-		back := e.cfg.RetryInterval << min(f.attempts-1, 5)
-		f.notBefore = e.now().Add(min(back, 30*time.Second))
-		e.log.Info("transfer retried", "checkpoint", c.key, "file", f.rel, "error", err, "in", back)
 	}
 	e.recountUrgentLocked()
 	e.changedLocked(c)
 	e.cond.Broadcast()
 }
-
-var errRenamed = errors.New("checkpoint directory renamed during the copy")
 
 // copyFile streams one file from dc-a to the staging directory on dc-b as the checkpoint's
 // owner, checksumming while streaming, then checks the source did not change and that the
@@ -230,19 +210,10 @@ func (e *Engine) copyFile(ctx context.Context, c *checkpoint, f *file) (err erro
 	}
 	srcOK := true
 	defer func() { e.src.put(owner, sc, srcOK) }()
-	moved := func(err error) error {
-		e.mu.Lock()
-		now := c.srcDir
-		e.mu.Unlock()
-		if now != dir {
-			return errRenamed
-		}
-		return fmt.Errorf("%w: %s: %v", ErrSourceChanged, srcPath, err)
-	}
 	fi, err := sc.Stat(srcPath)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return moved(err)
+			return e.movedErr(c, dir, srcPath, err)
 		}
 		srcOK = !isConnErr(err)
 		return fmt.Errorf("stat %s on dc-a: %w", srcPath, err)
@@ -251,7 +222,7 @@ func (e *Engine) copyFile(ctx context.Context, c *checkpoint, f *file) (err erro
 	r, err := sc.Open(srcPath)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return moved(err)
+			return e.movedErr(c, dir, srcPath, err)
 		}
 		return fmt.Errorf("open %s on dc-a: %w", srcPath, err)
 	}
@@ -319,7 +290,7 @@ func (e *Engine) copyFile(ctx context.Context, c *checkpoint, f *file) (err erro
 			w.Close()
 			srcOK = !isConnErr(rerr)
 			if errors.Is(rerr, os.ErrNotExist) {
-				return moved(rerr)
+				return e.movedErr(c, dir, srcPath, rerr)
 			}
 			return fmt.Errorf("read %s on dc-a: %w", srcPath, rerr)
 		}
@@ -342,7 +313,7 @@ func (e *Engine) copyFile(ctx context.Context, c *checkpoint, f *file) (err erro
 		fi2, err := sc.Stat(srcPath)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				res.err = moved(err)
+				res.err = e.movedErr(c, dir, srcPath, err)
 			} else {
 				res.err = fmt.Errorf("stat %s on dc-a: %w", srcPath, err)
 			}

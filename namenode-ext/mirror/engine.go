@@ -52,17 +52,23 @@ const (
 )
 
 type file struct {
-	rel       string
-	size      int64
+	transfer
+	rel      string
+	size     int64
+	rec      fileRecord
+	recReady bool    // the current attempt's rec is checked; its close on dc-b may be under way
+	parts    []*part // a large file copied in ranges (nil: in one stream)
+	snap     srcInfo // the source as its first range saw it
+	txid     int64   // the event that queued it (0: found by a listing); see durableTxid
+}
+
+// transfer is the queue state of one copy: a whole file, or one range of a large file. Both
+// fail and retry alike (transferFailedLocked).
+type transfer struct {
 	state     fileState
 	attempts  int
 	notBefore time.Time
 	copied    int64 // bytes streamed in the current attempt
-	rec       fileRecord
-	recReady  bool    // the current attempt's rec is checked; its close on dc-b may be under way
-	parts     []*part // a large file copied in ranges (nil: in one stream)
-	snap      srcInfo // the source as its first range saw it
-	txid      int64   // the event that queued it (0: found by a listing); see durableTxid
 }
 
 // fixup is a copied file whose permission or group changed on dc-a after the copy.

@@ -18,13 +18,10 @@ import (
 // packets of 64 KiB in flight per block stream, about 8 MB/s per stream at 40 ms RTT, so one
 // stream cannot fill a WAN link: ranges in parallel can.
 type part struct {
-	idx       int
-	off, n    int64
-	state     fileState // fileQueued, fileCopying, fileVerified (done)
-	attempts  int
-	notBefore time.Time
-	copied    int64
-	crcs      []uint32 // CRC32C of every 512-byte chunk of the range
+	transfer // state: fileQueued, fileCopying, fileVerified (done)
+	idx      int
+	off, n   int64
+	crcs     []uint32 // CRC32C of every 512-byte chunk of the range
 }
 
 // splits reports whether a file of size is copied in ranges.
@@ -198,24 +195,10 @@ func (e *Engine) finishPart(ctx context.Context, c *checkpoint, f *file, p *part
 		for _, q := range f.parts {
 			last = last && q.state == fileVerified
 		}
-	case errors.Is(err, ErrSourceChanged), errors.Is(err, os.ErrPermission):
-		p.state = fileQueued
-		e.failLocked(c, err)
-	case errors.Is(err, errRenamed):
-		p.state = fileQueued
-		p.attempts--
 	default:
-		p.state = fileQueued
-		c.retries++
-		e.retriesAll.Add(1)
-		e.metrics.retries.Inc()
-		if destFull(err) {
-			e.metrics.destFull.Inc()
+		if back, retried := e.transferFailedLocked(c, &p.transfer, f.rel, err); retried {
+			e.log.Info("range transfer retried", "checkpoint", c.key, "file", f.rel, "range", p.idx, "error", err, "in", back)
 		}
-		c.lastErr = retryNote(err)
-		back := e.cfg.RetryInterval << min(p.attempts-1, 5)
-		p.notBefore = e.now().Add(min(back, 30*time.Second))
-		e.log.Info("range transfer retried", "checkpoint", c.key, "file", f.rel, "range", p.idx, "error", err, "in", back)
 	}
 	if last {
 		// The join is this file's final transfer step.
@@ -338,14 +321,4 @@ func (e *Engine) resetParts(f *file) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	f.parts = nil
-}
-
-func (e *Engine) movedErr(c *checkpoint, dir, srcPath string, err error) error {
-	e.mu.Lock()
-	now := c.srcDir
-	e.mu.Unlock()
-	if now != dir {
-		return errRenamed
-	}
-	return fmt.Errorf("%w: %s: %v", ErrSourceChanged, srcPath, err)
 }

@@ -109,7 +109,7 @@ func (e *Engine) recover(ctx context.Context) error {
 			continue
 		}
 		for _, rec := range files[m.ID] {
-			f := &file{rel: rec.Path, size: rec.Size, state: fileVerified, rec: rec}
+			f := &file{transfer: transfer{state: fileVerified}, rel: rec.Path, size: rec.Size, rec: rec}
 			if c.files[rec.Path] == nil {
 				c.order = append(c.order, f)
 				c.filesDone++
