@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/newtricks/newtricks/internal/apiclient"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
@@ -43,34 +43,32 @@ type Hint struct {
 
 // Client calls the Hints service as one HDFS user.
 type Client struct {
-	conn *grpc.ClientConn // nil when built with New
+	conn *apiclient.Conn
 	rpc  nnv1.HintsClient
 	user string
 }
 
-// Dial connects to namenode-ext's public API at addr (host:port) without TLS, as the
-// co-processes' APIs are served today.
+// Dial connects to namenode-ext's public API at addr (host:port), plaintext unless opts give
+// transport credentials (authn.ClientConfig.DialOptions).
 func Dial(addr, user string, opts ...grpc.DialOption) (*Client, error) {
-	opts = append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)
-	conn, err := grpc.NewClient(addr, opts...)
+	conn, err := apiclient.Dial(addr, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
+		return nil, err
 	}
-	return &Client{conn: conn, rpc: nnv1.NewHintsClient(conn), user: user}, nil
+	return newClient(conn, user), nil
 }
 
-// New wraps an existing connection.
+// New wraps an existing connection; Close leaves it open.
 func New(cc grpc.ClientConnInterface, user string) *Client {
-	return &Client{rpc: nnv1.NewHintsClient(cc), user: user}
+	return newClient(apiclient.Wrap(cc), user)
+}
+
+func newClient(conn *apiclient.Conn, user string) *Client {
+	return &Client{conn: conn, rpc: nnv1.NewHintsClient(conn), user: user}
 }
 
 // Close closes the connection made by Dial.
-func (c *Client) Close() error {
-	if c.conn == nil {
-		return nil
-	}
-	return c.conn.Close()
-}
+func (c *Client) Close() error { return c.conn.Close() }
 
 // Create sends a hint and returns the plan; a partial plan lists what was left out and why.
 func (c *Client) Create(ctx context.Context, h Hint) (*hotspot.Plan, error) {

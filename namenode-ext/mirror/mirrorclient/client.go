@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/newtricks/newtricks/internal/apiclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -101,33 +101,32 @@ type Status struct {
 
 // Client calls the Mirror service as one HDFS user.
 type Client struct {
-	conn *grpc.ClientConn
+	conn *apiclient.Conn
 	rpc  pb.MirrorClient
 	user string
 }
 
-// Dial connects to namenode-ext's public API at addr (host:port).
+// Dial connects to namenode-ext's public API at addr (host:port), plaintext unless opts give
+// transport credentials (authn.ClientConfig.DialOptions).
 func Dial(addr, user string, opts ...grpc.DialOption) (*Client, error) {
-	opts = append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)
-	conn, err := grpc.NewClient(addr, opts...)
+	conn, err := apiclient.Dial(addr, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
+		return nil, err
 	}
-	return &Client{conn: conn, rpc: pb.NewMirrorClient(conn), user: user}, nil
+	return newClient(conn, user), nil
 }
 
-// New wraps an existing connection.
+// New wraps an existing connection; Close leaves it open.
 func New(conn grpc.ClientConnInterface, user string) *Client {
-	return &Client{rpc: pb.NewMirrorClient(conn), user: user}
+	return newClient(apiclient.Wrap(conn), user)
+}
+
+func newClient(conn *apiclient.Conn, user string) *Client {
+	return &Client{conn: conn, rpc: pb.NewMirrorClient(conn), user: user}
 }
 
 // Close closes a connection made by Dial.
-func (c *Client) Close() error {
-	if c.conn == nil {
-		return nil
-	}
-	return c.conn.Close()
-}
+func (c *Client) Close() error { return c.conn.Close() }
 
 func refProto(r Ref) *pb.CheckpointRef {
 	return &pb.CheckpointRef{Rule: r.Rule, Job: r.Job, Step: r.Step}
