@@ -107,17 +107,10 @@ var docPath = regexp.MustCompile("`((?:bench|cmd|conformance|dataset|datanode-ex
 // TestDocPathsExist: every repository path the docs name in backquotes exists (or lies in a
 // directory the build generates), so the code maps follow the layout.
 func TestDocPathsExist(t *testing.T) {
-	root, files := repoFiles(t)
+	root, docs := markdown(t)
 	n := 0
-	for _, f := range files {
-		if !strings.HasSuffix(f, ".md") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(root, f))
-		if err != nil {
-			continue
-		}
-		for _, m := range docPath.FindAllStringSubmatch(string(b), -1) {
+	for f, b := range docs {
+		for _, m := range docPath.FindAllStringSubmatch(b, -1) {
 			p := strings.TrimRight(m[1], ".")
 			if i := strings.Index(p, "..."); i >= 0 {
 				p = p[:i] // "hadoop-patches/.../X.java": the prefix must exist

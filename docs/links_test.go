@@ -33,9 +33,12 @@ var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
 // TestMarkdownLinksStayInRepo: every relative Markdown link names a file or directory that
 // exists in the repository.
-func TestMarkdownLinksStayInRepo(t *testing.T) {
+// markdown returns the root and every Markdown file of the repository with its content
+// (files deleted in the work tree left out).
+func markdown(t *testing.T) (root string, docs map[string]string) {
+	t.Helper()
 	root, files := repoFiles(t)
-	n := 0
+	docs = map[string]string{}
 	for _, f := range files {
 		if !strings.HasSuffix(f, ".md") {
 			continue
@@ -47,7 +50,16 @@ func TestMarkdownLinksStayInRepo(t *testing.T) {
 			}
 			t.Fatal(err)
 		}
-		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
+		docs[f] = string(b)
+	}
+	return root, docs
+}
+
+func TestMarkdownLinksStayInRepo(t *testing.T) {
+	root, docs := markdown(t)
+	n := 0
+	for f, b := range docs {
+		for _, m := range mdLink.FindAllStringSubmatch(b, -1) {
 			target := m[1]
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
 				continue
