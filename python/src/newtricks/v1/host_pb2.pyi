@@ -61,20 +61,30 @@ class FileStatus(_message.Message):
     def __init__(self, path: _Optional[str] = ..., length: _Optional[int] = ..., is_dir: _Optional[bool] = ..., replication: _Optional[int] = ..., block_size: _Optional[int] = ..., mtime_ms: _Optional[int] = ..., owner: _Optional[str] = ..., group: _Optional[str] = ..., permission: _Optional[int] = ..., file_id: _Optional[int] = ..., children: _Optional[int] = ...) -> None: ...
 
 class ListStatusRequest(_message.Message):
-    __slots__ = ("path", "user", "service")
+    __slots__ = ("path", "user", "service", "start_after", "limit")
     PATH_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
     SERVICE_FIELD_NUMBER: _ClassVar[int]
+    START_AFTER_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
     path: str
     user: str
     service: bool
-    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ..., service: _Optional[bool] = ...) -> None: ...
+    start_after: bytes
+    limit: int
+    def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ..., service: _Optional[bool] = ..., start_after: _Optional[bytes] = ..., limit: _Optional[int] = ...) -> None: ...
 
 class ListStatusResponse(_message.Message):
-    __slots__ = ("entries",)
+    __slots__ = ("entries", "has_more", "last_name", "remaining")
     ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    HAS_MORE_FIELD_NUMBER: _ClassVar[int]
+    LAST_NAME_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_FIELD_NUMBER: _ClassVar[int]
     entries: _containers.RepeatedCompositeFieldContainer[FileStatus]
-    def __init__(self, entries: _Optional[_Iterable[_Union[FileStatus, _Mapping]]] = ...) -> None: ...
+    has_more: bool
+    last_name: bytes
+    remaining: int
+    def __init__(self, entries: _Optional[_Iterable[_Union[FileStatus, _Mapping]]] = ..., has_more: _Optional[bool] = ..., last_name: _Optional[bytes] = ..., remaining: _Optional[int] = ...) -> None: ...
 
 class GetDatanodeReportRequest(_message.Message):
     __slots__ = ()
@@ -586,10 +596,12 @@ class SetReplicationsResponse(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[ReplicationResult, _Mapping]]] = ...) -> None: ...
 
 class SetBalancedReadsRequest(_message.Message):
-    __slots__ = ("paths",)
+    __slots__ = ("paths", "service")
     PATHS_FIELD_NUMBER: _ClassVar[int]
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
     paths: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, paths: _Optional[_Iterable[str]] = ...) -> None: ...
+    service: bool
+    def __init__(self, paths: _Optional[_Iterable[str]] = ..., service: _Optional[bool] = ...) -> None: ...
 
 class SetBalancedReadsResponse(_message.Message):
     __slots__ = ("topology_installed", "scope", "audit_hook_installed")

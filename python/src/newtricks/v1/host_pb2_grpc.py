@@ -140,7 +140,11 @@ class NameNodeHostServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListStatus(self, request, context):
-        """User only.
+        """User only. One page of a directory, as HDFS's getListing (DirectoryListing): at most
+        ListStatusRequest.limit entries, never more than the host's bound
+        (newtricks.host.list.max-entries, default 1000). Callers must page: while has_more, ask
+        again with start_after = last_name. A request without a limit gets the first page of at
+        most the bound (has_more says whether the directory goes on), not the whole directory.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -247,6 +251,8 @@ class NameNodeHostServicer:
     def SetBalancedReads(self, request, context):
         """SetBalancedReads replaces the set of paths whose readers io.newtricks.hadoop.BalancedReads
         spreads evenly over equidistant replicas, and says whether that topology is installed.
+        Service only; at most newtricks.host.balanced-reads.max-paths (default 160000) absolute
+        paths, else INVALID_ARGUMENT (the set in force stays).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
