@@ -2223,11 +2223,15 @@ func (x *ResolveReplicaRequest) GetToken() *Token {
 }
 
 type Replica struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	BlockPath     string                 `protobuf:"bytes,1,opt,name=block_path,json=blockPath,proto3" json:"block_path,omitempty"`
-	MetaPath      string                 `protobuf:"bytes,2,opt,name=meta_path,json=metaPath,proto3" json:"meta_path,omitempty"`
-	NumBytes      int64                  `protobuf:"varint,3,opt,name=num_bytes,json=numBytes,proto3" json:"num_bytes,omitempty"`
-	GenStamp      int64                  `protobuf:"varint,4,opt,name=gen_stamp,json=genStamp,proto3" json:"gen_stamp,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	BlockPath string                 `protobuf:"bytes,1,opt,name=block_path,json=blockPath,proto3" json:"block_path,omitempty"`
+	MetaPath  string                 `protobuf:"bytes,2,opt,name=meta_path,json=metaPath,proto3" json:"meta_path,omitempty"`
+	NumBytes  int64                  `protobuf:"varint,3,opt,name=num_bytes,json=numBytes,proto3" json:"num_bytes,omitempty"`
+	GenStamp  int64                  `protobuf:"varint,4,opt,name=gen_stamp,json=genStamp,proto3" json:"gen_stamp,omitempty"`
+	// The replica is finalized (FsDatasetSpi.isValidBlock): its bytes and checksums no longer
+	// change. A replica being written or appended to may fail a checksum of its last chunk
+	// without being corrupt.
+	Finalized     bool `protobuf:"varint,5,opt,name=finalized,proto3" json:"finalized,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2290,6 +2294,119 @@ func (x *Replica) GetGenStamp() int64 {
 	return 0
 }
 
+func (x *Replica) GetFinalized() bool {
+	if x != nil {
+		return x.Finalized
+	}
+	return false
+}
+
+type ReportBadBlockRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	BlockPoolId string                 `protobuf:"bytes,1,opt,name=block_pool_id,json=blockPoolId,proto3" json:"block_pool_id,omitempty"`
+	BlockId     int64                  `protobuf:"varint,2,opt,name=block_id,json=blockId,proto3" json:"block_id,omitempty"`
+	// The generation stamp of the replica that failed its checksums (Replica.gen_stamp).
+	GenStamp int64 `protobuf:"varint,3,opt,name=gen_stamp,json=genStamp,proto3" json:"gen_stamp,omitempty"`
+	// What failed, for the DataNode's log (e.g. "checksum of chunk 3 at offset 1536").
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportBadBlockRequest) Reset() {
+	*x = ReportBadBlockRequest{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportBadBlockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportBadBlockRequest) ProtoMessage() {}
+
+func (x *ReportBadBlockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportBadBlockRequest.ProtoReflect.Descriptor instead.
+func (*ReportBadBlockRequest) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ReportBadBlockRequest) GetBlockPoolId() string {
+	if x != nil {
+		return x.BlockPoolId
+	}
+	return ""
+}
+
+func (x *ReportBadBlockRequest) GetBlockId() int64 {
+	if x != nil {
+		return x.BlockId
+	}
+	return 0
+}
+
+func (x *ReportBadBlockRequest) GetGenStamp() int64 {
+	if x != nil {
+		return x.GenStamp
+	}
+	return 0
+}
+
+func (x *ReportBadBlockRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type ReportBadBlockResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportBadBlockResponse) Reset() {
+	*x = ReportBadBlockResponse{}
+	mi := &file_newtricks_v1_host_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportBadBlockResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportBadBlockResponse) ProtoMessage() {}
+
+func (x *ReportBadBlockResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_host_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportBadBlockResponse.ProtoReflect.Descriptor instead.
+func (*ReportBadBlockResponse) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{34}
+}
+
 type MapPrincipalRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Principal     string                 `protobuf:"bytes,1,opt,name=principal,proto3" json:"principal,omitempty"`
@@ -2299,7 +2416,7 @@ type MapPrincipalRequest struct {
 
 func (x *MapPrincipalRequest) Reset() {
 	*x = MapPrincipalRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[33]
+	mi := &file_newtricks_v1_host_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2428,7 @@ func (x *MapPrincipalRequest) String() string {
 func (*MapPrincipalRequest) ProtoMessage() {}
 
 func (x *MapPrincipalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[33]
+	mi := &file_newtricks_v1_host_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2441,7 @@ func (x *MapPrincipalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapPrincipalRequest.ProtoReflect.Descriptor instead.
 func (*MapPrincipalRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{33}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *MapPrincipalRequest) GetPrincipal() string {
@@ -2343,7 +2460,7 @@ type MapPrincipalResponse struct {
 
 func (x *MapPrincipalResponse) Reset() {
 	*x = MapPrincipalResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[34]
+	mi := &file_newtricks_v1_host_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2355,7 +2472,7 @@ func (x *MapPrincipalResponse) String() string {
 func (*MapPrincipalResponse) ProtoMessage() {}
 
 func (x *MapPrincipalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[34]
+	mi := &file_newtricks_v1_host_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2368,7 +2485,7 @@ func (x *MapPrincipalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MapPrincipalResponse.ProtoReflect.Descriptor instead.
 func (*MapPrincipalResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{34}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *MapPrincipalResponse) GetUser() string {
@@ -2389,7 +2506,7 @@ type AuthorizeProxyRequest struct {
 
 func (x *AuthorizeProxyRequest) Reset() {
 	*x = AuthorizeProxyRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[35]
+	mi := &file_newtricks_v1_host_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2518,7 @@ func (x *AuthorizeProxyRequest) String() string {
 func (*AuthorizeProxyRequest) ProtoMessage() {}
 
 func (x *AuthorizeProxyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[35]
+	mi := &file_newtricks_v1_host_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2531,7 @@ func (x *AuthorizeProxyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizeProxyRequest.ProtoReflect.Descriptor instead.
 func (*AuthorizeProxyRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{35}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AuthorizeProxyRequest) GetRealUser() string {
@@ -2446,7 +2563,7 @@ type AuthorizeProxyResponse struct {
 
 func (x *AuthorizeProxyResponse) Reset() {
 	*x = AuthorizeProxyResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[36]
+	mi := &file_newtricks_v1_host_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2458,7 +2575,7 @@ func (x *AuthorizeProxyResponse) String() string {
 func (*AuthorizeProxyResponse) ProtoMessage() {}
 
 func (x *AuthorizeProxyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[36]
+	mi := &file_newtricks_v1_host_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2471,7 +2588,7 @@ func (x *AuthorizeProxyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthorizeProxyResponse.ProtoReflect.Descriptor instead.
 func (*AuthorizeProxyResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{36}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{38}
 }
 
 type IsAdminRequest struct {
@@ -2483,7 +2600,7 @@ type IsAdminRequest struct {
 
 func (x *IsAdminRequest) Reset() {
 	*x = IsAdminRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[37]
+	mi := &file_newtricks_v1_host_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2495,7 +2612,7 @@ func (x *IsAdminRequest) String() string {
 func (*IsAdminRequest) ProtoMessage() {}
 
 func (x *IsAdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[37]
+	mi := &file_newtricks_v1_host_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2508,7 +2625,7 @@ func (x *IsAdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsAdminRequest.ProtoReflect.Descriptor instead.
 func (*IsAdminRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{37}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *IsAdminRequest) GetUser() string {
@@ -2529,7 +2646,7 @@ type IsAdminResponse struct {
 
 func (x *IsAdminResponse) Reset() {
 	*x = IsAdminResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[38]
+	mi := &file_newtricks_v1_host_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2541,7 +2658,7 @@ func (x *IsAdminResponse) String() string {
 func (*IsAdminResponse) ProtoMessage() {}
 
 func (x *IsAdminResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[38]
+	mi := &file_newtricks_v1_host_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2554,7 +2671,7 @@ func (x *IsAdminResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsAdminResponse.ProtoReflect.Descriptor instead.
 func (*IsAdminResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{38}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *IsAdminResponse) GetAdmin() bool {
@@ -2587,7 +2704,7 @@ type VerifyDelegationTokenRequest struct {
 
 func (x *VerifyDelegationTokenRequest) Reset() {
 	*x = VerifyDelegationTokenRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[39]
+	mi := &file_newtricks_v1_host_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2599,7 +2716,7 @@ func (x *VerifyDelegationTokenRequest) String() string {
 func (*VerifyDelegationTokenRequest) ProtoMessage() {}
 
 func (x *VerifyDelegationTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[39]
+	mi := &file_newtricks_v1_host_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2612,7 +2729,7 @@ func (x *VerifyDelegationTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyDelegationTokenRequest.ProtoReflect.Descriptor instead.
 func (*VerifyDelegationTokenRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{39}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *VerifyDelegationTokenRequest) GetToken() *Token {
@@ -2634,7 +2751,7 @@ type VerifyDelegationTokenResponse struct {
 
 func (x *VerifyDelegationTokenResponse) Reset() {
 	*x = VerifyDelegationTokenResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[40]
+	mi := &file_newtricks_v1_host_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2646,7 +2763,7 @@ func (x *VerifyDelegationTokenResponse) String() string {
 func (*VerifyDelegationTokenResponse) ProtoMessage() {}
 
 func (x *VerifyDelegationTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[40]
+	mi := &file_newtricks_v1_host_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2659,7 +2776,7 @@ func (x *VerifyDelegationTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyDelegationTokenResponse.ProtoReflect.Descriptor instead.
 func (*VerifyDelegationTokenResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{40}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *VerifyDelegationTokenResponse) GetUser() string {
@@ -2702,7 +2819,7 @@ type GetQuotaUsageRequest struct {
 
 func (x *GetQuotaUsageRequest) Reset() {
 	*x = GetQuotaUsageRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[41]
+	mi := &file_newtricks_v1_host_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2714,7 +2831,7 @@ func (x *GetQuotaUsageRequest) String() string {
 func (*GetQuotaUsageRequest) ProtoMessage() {}
 
 func (x *GetQuotaUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[41]
+	mi := &file_newtricks_v1_host_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2727,7 +2844,7 @@ func (x *GetQuotaUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuotaUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetQuotaUsageRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{41}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetQuotaUsageRequest) GetPaths() []string {
@@ -2757,7 +2874,7 @@ type QuotaDir struct {
 
 func (x *QuotaDir) Reset() {
 	*x = QuotaDir{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[42]
+	mi := &file_newtricks_v1_host_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2769,7 +2886,7 @@ func (x *QuotaDir) String() string {
 func (*QuotaDir) ProtoMessage() {}
 
 func (x *QuotaDir) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[42]
+	mi := &file_newtricks_v1_host_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2782,7 +2899,7 @@ func (x *QuotaDir) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuotaDir.ProtoReflect.Descriptor instead.
 func (*QuotaDir) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{42}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *QuotaDir) GetPath() string {
@@ -2830,7 +2947,7 @@ type GetQuotaUsageResponse struct {
 
 func (x *GetQuotaUsageResponse) Reset() {
 	*x = GetQuotaUsageResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[43]
+	mi := &file_newtricks_v1_host_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2842,7 +2959,7 @@ func (x *GetQuotaUsageResponse) String() string {
 func (*GetQuotaUsageResponse) ProtoMessage() {}
 
 func (x *GetQuotaUsageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[43]
+	mi := &file_newtricks_v1_host_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2855,7 +2972,7 @@ func (x *GetQuotaUsageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQuotaUsageResponse.ProtoReflect.Descriptor instead.
 func (*GetQuotaUsageResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{43}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetQuotaUsageResponse) GetDirs() []*QuotaDir {
@@ -2890,7 +3007,7 @@ type InspectFilesRequest struct {
 
 func (x *InspectFilesRequest) Reset() {
 	*x = InspectFilesRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[44]
+	mi := &file_newtricks_v1_host_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2902,7 +3019,7 @@ func (x *InspectFilesRequest) String() string {
 func (*InspectFilesRequest) ProtoMessage() {}
 
 func (x *InspectFilesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[44]
+	mi := &file_newtricks_v1_host_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2915,7 +3032,7 @@ func (x *InspectFilesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectFilesRequest.ProtoReflect.Descriptor instead.
 func (*InspectFilesRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{44}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *InspectFilesRequest) GetFileIds() []int64 {
@@ -2983,7 +3100,7 @@ type FileInspection struct {
 
 func (x *FileInspection) Reset() {
 	*x = FileInspection{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[45]
+	mi := &file_newtricks_v1_host_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2995,7 +3112,7 @@ func (x *FileInspection) String() string {
 func (*FileInspection) ProtoMessage() {}
 
 func (x *FileInspection) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[45]
+	mi := &file_newtricks_v1_host_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3008,7 +3125,7 @@ func (x *FileInspection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileInspection.ProtoReflect.Descriptor instead.
 func (*FileInspection) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{45}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *FileInspection) GetFileId() int64 {
@@ -3112,7 +3229,7 @@ type InspectFilesResponse struct {
 
 func (x *InspectFilesResponse) Reset() {
 	*x = InspectFilesResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[46]
+	mi := &file_newtricks_v1_host_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3241,7 @@ func (x *InspectFilesResponse) String() string {
 func (*InspectFilesResponse) ProtoMessage() {}
 
 func (x *InspectFilesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[46]
+	mi := &file_newtricks_v1_host_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3254,7 @@ func (x *InspectFilesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectFilesResponse.ProtoReflect.Descriptor instead.
 func (*InspectFilesResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{46}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *InspectFilesResponse) GetFiles() []*FileInspection {
@@ -3171,7 +3288,7 @@ type ReplicationChange struct {
 
 func (x *ReplicationChange) Reset() {
 	*x = ReplicationChange{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[47]
+	mi := &file_newtricks_v1_host_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3183,7 +3300,7 @@ func (x *ReplicationChange) String() string {
 func (*ReplicationChange) ProtoMessage() {}
 
 func (x *ReplicationChange) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[47]
+	mi := &file_newtricks_v1_host_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3196,7 +3313,7 @@ func (x *ReplicationChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicationChange.ProtoReflect.Descriptor instead.
 func (*ReplicationChange) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{47}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ReplicationChange) GetPath() string {
@@ -3260,7 +3377,7 @@ type ReplicationResult struct {
 
 func (x *ReplicationResult) Reset() {
 	*x = ReplicationResult{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[48]
+	mi := &file_newtricks_v1_host_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3272,7 +3389,7 @@ func (x *ReplicationResult) String() string {
 func (*ReplicationResult) ProtoMessage() {}
 
 func (x *ReplicationResult) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[48]
+	mi := &file_newtricks_v1_host_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3285,7 +3402,7 @@ func (x *ReplicationResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplicationResult.ProtoReflect.Descriptor instead.
 func (*ReplicationResult) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{48}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ReplicationResult) GetCode() int32 {
@@ -3328,7 +3445,7 @@ type SetReplicationsRequest struct {
 
 func (x *SetReplicationsRequest) Reset() {
 	*x = SetReplicationsRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[49]
+	mi := &file_newtricks_v1_host_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3340,7 +3457,7 @@ func (x *SetReplicationsRequest) String() string {
 func (*SetReplicationsRequest) ProtoMessage() {}
 
 func (x *SetReplicationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[49]
+	mi := &file_newtricks_v1_host_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3353,7 +3470,7 @@ func (x *SetReplicationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicationsRequest.ProtoReflect.Descriptor instead.
 func (*SetReplicationsRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{49}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SetReplicationsRequest) GetChanges() []*ReplicationChange {
@@ -3386,7 +3503,7 @@ type SetReplicationsResponse struct {
 
 func (x *SetReplicationsResponse) Reset() {
 	*x = SetReplicationsResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[50]
+	mi := &file_newtricks_v1_host_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3398,7 +3515,7 @@ func (x *SetReplicationsResponse) String() string {
 func (*SetReplicationsResponse) ProtoMessage() {}
 
 func (x *SetReplicationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[50]
+	mi := &file_newtricks_v1_host_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3411,7 +3528,7 @@ func (x *SetReplicationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetReplicationsResponse.ProtoReflect.Descriptor instead.
 func (*SetReplicationsResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{50}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SetReplicationsResponse) GetResults() []*ReplicationResult {
@@ -3432,7 +3549,7 @@ type SetBalancedReadsRequest struct {
 
 func (x *SetBalancedReadsRequest) Reset() {
 	*x = SetBalancedReadsRequest{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[51]
+	mi := &file_newtricks_v1_host_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3444,7 +3561,7 @@ func (x *SetBalancedReadsRequest) String() string {
 func (*SetBalancedReadsRequest) ProtoMessage() {}
 
 func (x *SetBalancedReadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[51]
+	mi := &file_newtricks_v1_host_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3457,7 +3574,7 @@ func (x *SetBalancedReadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetBalancedReadsRequest.ProtoReflect.Descriptor instead.
 func (*SetBalancedReadsRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{51}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SetBalancedReadsRequest) GetPaths() []string {
@@ -3485,7 +3602,7 @@ type SetBalancedReadsResponse struct {
 
 func (x *SetBalancedReadsResponse) Reset() {
 	*x = SetBalancedReadsResponse{}
-	mi := &file_newtricks_v1_host_proto_msgTypes[52]
+	mi := &file_newtricks_v1_host_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3497,7 +3614,7 @@ func (x *SetBalancedReadsResponse) String() string {
 func (*SetBalancedReadsResponse) ProtoMessage() {}
 
 func (x *SetBalancedReadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_host_proto_msgTypes[52]
+	mi := &file_newtricks_v1_host_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3510,7 +3627,7 @@ func (x *SetBalancedReadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetBalancedReadsResponse.ProtoReflect.Descriptor instead.
 func (*SetBalancedReadsResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{52}
+	return file_newtricks_v1_host_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SetBalancedReadsResponse) GetTopologyInstalled() bool {
@@ -3713,13 +3830,20 @@ const file_newtricks_v1_host_proto_rawDesc = "" +
 	"\bblock_id\x18\x02 \x01(\x03R\ablockId\x12\x1b\n" +
 	"\tgen_stamp\x18\x03 \x01(\x03R\bgenStamp\x12\x12\n" +
 	"\x04user\x18\x04 \x01(\tR\x04user\x12)\n" +
-	"\x05token\x18\x05 \x01(\v2\x13.newtricks.v1.TokenR\x05token\"\x7f\n" +
+	"\x05token\x18\x05 \x01(\v2\x13.newtricks.v1.TokenR\x05token\"\x9d\x01\n" +
 	"\aReplica\x12\x1d\n" +
 	"\n" +
 	"block_path\x18\x01 \x01(\tR\tblockPath\x12\x1b\n" +
 	"\tmeta_path\x18\x02 \x01(\tR\bmetaPath\x12\x1b\n" +
 	"\tnum_bytes\x18\x03 \x01(\x03R\bnumBytes\x12\x1b\n" +
-	"\tgen_stamp\x18\x04 \x01(\x03R\bgenStamp\"3\n" +
+	"\tgen_stamp\x18\x04 \x01(\x03R\bgenStamp\x12\x1c\n" +
+	"\tfinalized\x18\x05 \x01(\bR\tfinalized\"\x8b\x01\n" +
+	"\x15ReportBadBlockRequest\x12\"\n" +
+	"\rblock_pool_id\x18\x01 \x01(\tR\vblockPoolId\x12\x19\n" +
+	"\bblock_id\x18\x02 \x01(\x03R\ablockId\x12\x1b\n" +
+	"\tgen_stamp\x18\x03 \x01(\x03R\bgenStamp\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\x18\n" +
+	"\x16ReportBadBlockResponse\"3\n" +
 	"\x13MapPrincipalRequest\x12\x1c\n" +
 	"\tprincipal\x18\x01 \x01(\tR\tprincipal\"*\n" +
 	"\x14MapPrincipalResponse\x12\x12\n" +
@@ -3830,10 +3954,11 @@ const file_newtricks_v1_host_proto_rawDesc = "" +
 	"\rGetQuotaUsage\x12\".newtricks.v1.GetQuotaUsageRequest\x1a#.newtricks.v1.GetQuotaUsageResponse\x12U\n" +
 	"\fInspectFiles\x12!.newtricks.v1.InspectFilesRequest\x1a\".newtricks.v1.InspectFilesResponse\x12^\n" +
 	"\x0fSetReplications\x12$.newtricks.v1.SetReplicationsRequest\x1a%.newtricks.v1.SetReplicationsResponse\x12a\n" +
-	"\x10SetBalancedReads\x12%.newtricks.v1.SetBalancedReadsRequest\x1a&.newtricks.v1.SetBalancedReadsResponse2\xa7\x01\n" +
+	"\x10SetBalancedReads\x12%.newtricks.v1.SetBalancedReadsRequest\x1a&.newtricks.v1.SetBalancedReadsResponse2\x84\x02\n" +
 	"\fDataNodeHost\x12I\n" +
 	"\bIdentity\x12\x1d.newtricks.v1.IdentityRequest\x1a\x1e.newtricks.v1.DatanodeIdentity\x12L\n" +
-	"\x0eResolveReplica\x12#.newtricks.v1.ResolveReplicaRequest\x1a\x15.newtricks.v1.Replica2\xfc\x02\n" +
+	"\x0eResolveReplica\x12#.newtricks.v1.ResolveReplicaRequest\x1a\x15.newtricks.v1.Replica\x12[\n" +
+	"\x0eReportBadBlock\x12#.newtricks.v1.ReportBadBlockRequest\x1a$.newtricks.v1.ReportBadBlockResponse2\xfc\x02\n" +
 	"\fSecurityHost\x12U\n" +
 	"\fMapPrincipal\x12!.newtricks.v1.MapPrincipalRequest\x1a\".newtricks.v1.MapPrincipalResponse\x12[\n" +
 	"\x0eAuthorizeProxy\x12#.newtricks.v1.AuthorizeProxyRequest\x1a$.newtricks.v1.AuthorizeProxyResponse\x12F\n" +
@@ -3853,7 +3978,7 @@ func file_newtricks_v1_host_proto_rawDescGZIP() []byte {
 	return file_newtricks_v1_host_proto_rawDescData
 }
 
-var file_newtricks_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_newtricks_v1_host_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_newtricks_v1_host_proto_goTypes = []any{
 	(*SetReplicationRequest)(nil),         // 0: newtricks.v1.SetReplicationRequest
 	(*SetReplicationResponse)(nil),        // 1: newtricks.v1.SetReplicationResponse
@@ -3888,27 +4013,29 @@ var file_newtricks_v1_host_proto_goTypes = []any{
 	(*DatanodeIdentity)(nil),              // 30: newtricks.v1.DatanodeIdentity
 	(*ResolveReplicaRequest)(nil),         // 31: newtricks.v1.ResolveReplicaRequest
 	(*Replica)(nil),                       // 32: newtricks.v1.Replica
-	(*MapPrincipalRequest)(nil),           // 33: newtricks.v1.MapPrincipalRequest
-	(*MapPrincipalResponse)(nil),          // 34: newtricks.v1.MapPrincipalResponse
-	(*AuthorizeProxyRequest)(nil),         // 35: newtricks.v1.AuthorizeProxyRequest
-	(*AuthorizeProxyResponse)(nil),        // 36: newtricks.v1.AuthorizeProxyResponse
-	(*IsAdminRequest)(nil),                // 37: newtricks.v1.IsAdminRequest
-	(*IsAdminResponse)(nil),               // 38: newtricks.v1.IsAdminResponse
-	(*VerifyDelegationTokenRequest)(nil),  // 39: newtricks.v1.VerifyDelegationTokenRequest
-	(*VerifyDelegationTokenResponse)(nil), // 40: newtricks.v1.VerifyDelegationTokenResponse
-	(*GetQuotaUsageRequest)(nil),          // 41: newtricks.v1.GetQuotaUsageRequest
-	(*QuotaDir)(nil),                      // 42: newtricks.v1.QuotaDir
-	(*GetQuotaUsageResponse)(nil),         // 43: newtricks.v1.GetQuotaUsageResponse
-	(*InspectFilesRequest)(nil),           // 44: newtricks.v1.InspectFilesRequest
-	(*FileInspection)(nil),                // 45: newtricks.v1.FileInspection
-	(*InspectFilesResponse)(nil),          // 46: newtricks.v1.InspectFilesResponse
-	(*ReplicationChange)(nil),             // 47: newtricks.v1.ReplicationChange
-	(*ReplicationResult)(nil),             // 48: newtricks.v1.ReplicationResult
-	(*SetReplicationsRequest)(nil),        // 49: newtricks.v1.SetReplicationsRequest
-	(*SetReplicationsResponse)(nil),       // 50: newtricks.v1.SetReplicationsResponse
-	(*SetBalancedReadsRequest)(nil),       // 51: newtricks.v1.SetBalancedReadsRequest
-	(*SetBalancedReadsResponse)(nil),      // 52: newtricks.v1.SetBalancedReadsResponse
-	nil,                                   // 53: newtricks.v1.GetXAttrsResponse.XattrsEntry
+	(*ReportBadBlockRequest)(nil),         // 33: newtricks.v1.ReportBadBlockRequest
+	(*ReportBadBlockResponse)(nil),        // 34: newtricks.v1.ReportBadBlockResponse
+	(*MapPrincipalRequest)(nil),           // 35: newtricks.v1.MapPrincipalRequest
+	(*MapPrincipalResponse)(nil),          // 36: newtricks.v1.MapPrincipalResponse
+	(*AuthorizeProxyRequest)(nil),         // 37: newtricks.v1.AuthorizeProxyRequest
+	(*AuthorizeProxyResponse)(nil),        // 38: newtricks.v1.AuthorizeProxyResponse
+	(*IsAdminRequest)(nil),                // 39: newtricks.v1.IsAdminRequest
+	(*IsAdminResponse)(nil),               // 40: newtricks.v1.IsAdminResponse
+	(*VerifyDelegationTokenRequest)(nil),  // 41: newtricks.v1.VerifyDelegationTokenRequest
+	(*VerifyDelegationTokenResponse)(nil), // 42: newtricks.v1.VerifyDelegationTokenResponse
+	(*GetQuotaUsageRequest)(nil),          // 43: newtricks.v1.GetQuotaUsageRequest
+	(*QuotaDir)(nil),                      // 44: newtricks.v1.QuotaDir
+	(*GetQuotaUsageResponse)(nil),         // 45: newtricks.v1.GetQuotaUsageResponse
+	(*InspectFilesRequest)(nil),           // 46: newtricks.v1.InspectFilesRequest
+	(*FileInspection)(nil),                // 47: newtricks.v1.FileInspection
+	(*InspectFilesResponse)(nil),          // 48: newtricks.v1.InspectFilesResponse
+	(*ReplicationChange)(nil),             // 49: newtricks.v1.ReplicationChange
+	(*ReplicationResult)(nil),             // 50: newtricks.v1.ReplicationResult
+	(*SetReplicationsRequest)(nil),        // 51: newtricks.v1.SetReplicationsRequest
+	(*SetReplicationsResponse)(nil),       // 52: newtricks.v1.SetReplicationsResponse
+	(*SetBalancedReadsRequest)(nil),       // 53: newtricks.v1.SetBalancedReadsRequest
+	(*SetBalancedReadsResponse)(nil),      // 54: newtricks.v1.SetBalancedReadsResponse
+	nil,                                   // 55: newtricks.v1.GetXAttrsResponse.XattrsEntry
 }
 var file_newtricks_v1_host_proto_depIdxs = []int32{
 	3,  // 0: newtricks.v1.ListStatusResponse.entries:type_name -> newtricks.v1.FileStatus
@@ -3917,13 +4044,13 @@ var file_newtricks_v1_host_proto_depIdxs = []int32{
 	10, // 3: newtricks.v1.LocatedBlock.token:type_name -> newtricks.v1.Token
 	12, // 4: newtricks.v1.LocatedBlocks.blocks:type_name -> newtricks.v1.LocatedBlock
 	15, // 5: newtricks.v1.CheckAccessResponse.results:type_name -> newtricks.v1.AccessResult
-	53, // 6: newtricks.v1.GetXAttrsResponse.xattrs:type_name -> newtricks.v1.GetXAttrsResponse.XattrsEntry
+	55, // 6: newtricks.v1.GetXAttrsResponse.xattrs:type_name -> newtricks.v1.GetXAttrsResponse.XattrsEntry
 	10, // 7: newtricks.v1.ResolveReplicaRequest.token:type_name -> newtricks.v1.Token
 	10, // 8: newtricks.v1.VerifyDelegationTokenRequest.token:type_name -> newtricks.v1.Token
-	42, // 9: newtricks.v1.GetQuotaUsageResponse.dirs:type_name -> newtricks.v1.QuotaDir
-	45, // 10: newtricks.v1.InspectFilesResponse.files:type_name -> newtricks.v1.FileInspection
-	47, // 11: newtricks.v1.SetReplicationsRequest.changes:type_name -> newtricks.v1.ReplicationChange
-	48, // 12: newtricks.v1.SetReplicationsResponse.results:type_name -> newtricks.v1.ReplicationResult
+	44, // 9: newtricks.v1.GetQuotaUsageResponse.dirs:type_name -> newtricks.v1.QuotaDir
+	47, // 10: newtricks.v1.InspectFilesResponse.files:type_name -> newtricks.v1.FileInspection
+	49, // 11: newtricks.v1.SetReplicationsRequest.changes:type_name -> newtricks.v1.ReplicationChange
+	50, // 12: newtricks.v1.SetReplicationsResponse.results:type_name -> newtricks.v1.ReplicationResult
 	0,  // 13: newtricks.v1.NameNodeHost.SetReplication:input_type -> newtricks.v1.SetReplicationRequest
 	2,  // 14: newtricks.v1.NameNodeHost.GetFileStatus:input_type -> newtricks.v1.GetFileStatusRequest
 	4,  // 15: newtricks.v1.NameNodeHost.ListStatus:input_type -> newtricks.v1.ListStatusRequest
@@ -3936,40 +4063,42 @@ var file_newtricks_v1_host_proto_depIdxs = []int32{
 	23, // 22: newtricks.v1.NameNodeHost.RemoveXAttr:input_type -> newtricks.v1.RemoveXAttrRequest
 	25, // 23: newtricks.v1.NameNodeHost.Reconfigure:input_type -> newtricks.v1.ReconfigureRequest
 	27, // 24: newtricks.v1.NameNodeHost.GetNamesystemState:input_type -> newtricks.v1.GetNamesystemStateRequest
-	41, // 25: newtricks.v1.NameNodeHost.GetQuotaUsage:input_type -> newtricks.v1.GetQuotaUsageRequest
-	44, // 26: newtricks.v1.NameNodeHost.InspectFiles:input_type -> newtricks.v1.InspectFilesRequest
-	49, // 27: newtricks.v1.NameNodeHost.SetReplications:input_type -> newtricks.v1.SetReplicationsRequest
-	51, // 28: newtricks.v1.NameNodeHost.SetBalancedReads:input_type -> newtricks.v1.SetBalancedReadsRequest
+	43, // 25: newtricks.v1.NameNodeHost.GetQuotaUsage:input_type -> newtricks.v1.GetQuotaUsageRequest
+	46, // 26: newtricks.v1.NameNodeHost.InspectFiles:input_type -> newtricks.v1.InspectFilesRequest
+	51, // 27: newtricks.v1.NameNodeHost.SetReplications:input_type -> newtricks.v1.SetReplicationsRequest
+	53, // 28: newtricks.v1.NameNodeHost.SetBalancedReads:input_type -> newtricks.v1.SetBalancedReadsRequest
 	29, // 29: newtricks.v1.DataNodeHost.Identity:input_type -> newtricks.v1.IdentityRequest
 	31, // 30: newtricks.v1.DataNodeHost.ResolveReplica:input_type -> newtricks.v1.ResolveReplicaRequest
-	33, // 31: newtricks.v1.SecurityHost.MapPrincipal:input_type -> newtricks.v1.MapPrincipalRequest
-	35, // 32: newtricks.v1.SecurityHost.AuthorizeProxy:input_type -> newtricks.v1.AuthorizeProxyRequest
-	37, // 33: newtricks.v1.SecurityHost.IsAdmin:input_type -> newtricks.v1.IsAdminRequest
-	39, // 34: newtricks.v1.SecurityHost.VerifyDelegationToken:input_type -> newtricks.v1.VerifyDelegationTokenRequest
-	1,  // 35: newtricks.v1.NameNodeHost.SetReplication:output_type -> newtricks.v1.SetReplicationResponse
-	3,  // 36: newtricks.v1.NameNodeHost.GetFileStatus:output_type -> newtricks.v1.FileStatus
-	5,  // 37: newtricks.v1.NameNodeHost.ListStatus:output_type -> newtricks.v1.ListStatusResponse
-	8,  // 38: newtricks.v1.NameNodeHost.GetDatanodeReport:output_type -> newtricks.v1.DatanodeReport
-	13, // 39: newtricks.v1.NameNodeHost.GetBlockLocations:output_type -> newtricks.v1.LocatedBlocks
-	16, // 40: newtricks.v1.NameNodeHost.CheckAccess:output_type -> newtricks.v1.CheckAccessResponse
-	18, // 41: newtricks.v1.NameNodeHost.GetContentSummary:output_type -> newtricks.v1.ContentSummary
-	20, // 42: newtricks.v1.NameNodeHost.GetXAttrs:output_type -> newtricks.v1.GetXAttrsResponse
-	22, // 43: newtricks.v1.NameNodeHost.SetXAttr:output_type -> newtricks.v1.SetXAttrResponse
-	24, // 44: newtricks.v1.NameNodeHost.RemoveXAttr:output_type -> newtricks.v1.RemoveXAttrResponse
-	26, // 45: newtricks.v1.NameNodeHost.Reconfigure:output_type -> newtricks.v1.ReconfigureResponse
-	28, // 46: newtricks.v1.NameNodeHost.GetNamesystemState:output_type -> newtricks.v1.NamesystemState
-	43, // 47: newtricks.v1.NameNodeHost.GetQuotaUsage:output_type -> newtricks.v1.GetQuotaUsageResponse
-	46, // 48: newtricks.v1.NameNodeHost.InspectFiles:output_type -> newtricks.v1.InspectFilesResponse
-	50, // 49: newtricks.v1.NameNodeHost.SetReplications:output_type -> newtricks.v1.SetReplicationsResponse
-	52, // 50: newtricks.v1.NameNodeHost.SetBalancedReads:output_type -> newtricks.v1.SetBalancedReadsResponse
-	30, // 51: newtricks.v1.DataNodeHost.Identity:output_type -> newtricks.v1.DatanodeIdentity
-	32, // 52: newtricks.v1.DataNodeHost.ResolveReplica:output_type -> newtricks.v1.Replica
-	34, // 53: newtricks.v1.SecurityHost.MapPrincipal:output_type -> newtricks.v1.MapPrincipalResponse
-	36, // 54: newtricks.v1.SecurityHost.AuthorizeProxy:output_type -> newtricks.v1.AuthorizeProxyResponse
-	38, // 55: newtricks.v1.SecurityHost.IsAdmin:output_type -> newtricks.v1.IsAdminResponse
-	40, // 56: newtricks.v1.SecurityHost.VerifyDelegationToken:output_type -> newtricks.v1.VerifyDelegationTokenResponse
-	35, // [35:57] is the sub-list for method output_type
-	13, // [13:35] is the sub-list for method input_type
+	33, // 31: newtricks.v1.DataNodeHost.ReportBadBlock:input_type -> newtricks.v1.ReportBadBlockRequest
+	35, // 32: newtricks.v1.SecurityHost.MapPrincipal:input_type -> newtricks.v1.MapPrincipalRequest
+	37, // 33: newtricks.v1.SecurityHost.AuthorizeProxy:input_type -> newtricks.v1.AuthorizeProxyRequest
+	39, // 34: newtricks.v1.SecurityHost.IsAdmin:input_type -> newtricks.v1.IsAdminRequest
+	41, // 35: newtricks.v1.SecurityHost.VerifyDelegationToken:input_type -> newtricks.v1.VerifyDelegationTokenRequest
+	1,  // 36: newtricks.v1.NameNodeHost.SetReplication:output_type -> newtricks.v1.SetReplicationResponse
+	3,  // 37: newtricks.v1.NameNodeHost.GetFileStatus:output_type -> newtricks.v1.FileStatus
+	5,  // 38: newtricks.v1.NameNodeHost.ListStatus:output_type -> newtricks.v1.ListStatusResponse
+	8,  // 39: newtricks.v1.NameNodeHost.GetDatanodeReport:output_type -> newtricks.v1.DatanodeReport
+	13, // 40: newtricks.v1.NameNodeHost.GetBlockLocations:output_type -> newtricks.v1.LocatedBlocks
+	16, // 41: newtricks.v1.NameNodeHost.CheckAccess:output_type -> newtricks.v1.CheckAccessResponse
+	18, // 42: newtricks.v1.NameNodeHost.GetContentSummary:output_type -> newtricks.v1.ContentSummary
+	20, // 43: newtricks.v1.NameNodeHost.GetXAttrs:output_type -> newtricks.v1.GetXAttrsResponse
+	22, // 44: newtricks.v1.NameNodeHost.SetXAttr:output_type -> newtricks.v1.SetXAttrResponse
+	24, // 45: newtricks.v1.NameNodeHost.RemoveXAttr:output_type -> newtricks.v1.RemoveXAttrResponse
+	26, // 46: newtricks.v1.NameNodeHost.Reconfigure:output_type -> newtricks.v1.ReconfigureResponse
+	28, // 47: newtricks.v1.NameNodeHost.GetNamesystemState:output_type -> newtricks.v1.NamesystemState
+	45, // 48: newtricks.v1.NameNodeHost.GetQuotaUsage:output_type -> newtricks.v1.GetQuotaUsageResponse
+	48, // 49: newtricks.v1.NameNodeHost.InspectFiles:output_type -> newtricks.v1.InspectFilesResponse
+	52, // 50: newtricks.v1.NameNodeHost.SetReplications:output_type -> newtricks.v1.SetReplicationsResponse
+	54, // 51: newtricks.v1.NameNodeHost.SetBalancedReads:output_type -> newtricks.v1.SetBalancedReadsResponse
+	30, // 52: newtricks.v1.DataNodeHost.Identity:output_type -> newtricks.v1.DatanodeIdentity
+	32, // 53: newtricks.v1.DataNodeHost.ResolveReplica:output_type -> newtricks.v1.Replica
+	34, // 54: newtricks.v1.DataNodeHost.ReportBadBlock:output_type -> newtricks.v1.ReportBadBlockResponse
+	36, // 55: newtricks.v1.SecurityHost.MapPrincipal:output_type -> newtricks.v1.MapPrincipalResponse
+	38, // 56: newtricks.v1.SecurityHost.AuthorizeProxy:output_type -> newtricks.v1.AuthorizeProxyResponse
+	40, // 57: newtricks.v1.SecurityHost.IsAdmin:output_type -> newtricks.v1.IsAdminResponse
+	42, // 58: newtricks.v1.SecurityHost.VerifyDelegationToken:output_type -> newtricks.v1.VerifyDelegationTokenResponse
+	36, // [36:59] is the sub-list for method output_type
+	13, // [13:36] is the sub-list for method input_type
 	13, // [13:13] is the sub-list for extension type_name
 	13, // [13:13] is the sub-list for extension extendee
 	0,  // [0:13] is the sub-list for field type_name
@@ -3986,7 +4115,7 @@ func file_newtricks_v1_host_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_newtricks_v1_host_proto_rawDesc), len(file_newtricks_v1_host_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   54,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -797,6 +797,7 @@ var NameNodeHost_ServiceDesc = grpc.ServiceDesc{
 const (
 	DataNodeHost_Identity_FullMethodName       = "/newtricks.v1.DataNodeHost/Identity"
 	DataNodeHost_ResolveReplica_FullMethodName = "/newtricks.v1.DataNodeHost/ResolveReplica"
+	DataNodeHost_ReportBadBlock_FullMethodName = "/newtricks.v1.DataNodeHost/ReportBadBlock"
 )
 
 // DataNodeHostClient is the client API for DataNodeHost service.
@@ -810,6 +811,14 @@ const (
 type DataNodeHostClient interface {
 	Identity(ctx context.Context, in *IdentityRequest, opts ...grpc.CallOption) (*DatanodeIdentity, error)
 	ResolveReplica(ctx context.Context, in *ResolveReplicaRequest, opts ...grpc.CallOption) (*Replica, error)
+	// ReportBadBlock tells the NameNode that this DataNode's replica of a block is corrupt, as
+	// the DataNode itself reports a replica that fails its checksums
+	// (DataNode.reportBadBlocks(ExtendedBlock): queued to every NameNode of the block pool and
+	// sent with the next heartbeat). The co-process calls it only after the replica's bytes
+	// failed the block's own checksum file (.meta). Refused unless the replica is on this
+	// DataNode with that generation stamp and finalized: NOT_FOUND (no such replica, or another
+	// generation), FAILED_PRECONDITION (not finalized: a replica being written may still change).
+	ReportBadBlock(ctx context.Context, in *ReportBadBlockRequest, opts ...grpc.CallOption) (*ReportBadBlockResponse, error)
 }
 
 type dataNodeHostClient struct {
@@ -840,6 +849,16 @@ func (c *dataNodeHostClient) ResolveReplica(ctx context.Context, in *ResolveRepl
 	return out, nil
 }
 
+func (c *dataNodeHostClient) ReportBadBlock(ctx context.Context, in *ReportBadBlockRequest, opts ...grpc.CallOption) (*ReportBadBlockResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportBadBlockResponse)
+	err := c.cc.Invoke(ctx, DataNodeHost_ReportBadBlock_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DataNodeHostServer is the server API for DataNodeHost service.
 // All implementations must embed UnimplementedDataNodeHostServer
 // for forward compatibility.
@@ -851,6 +870,14 @@ func (c *dataNodeHostClient) ResolveReplica(ctx context.Context, in *ResolveRepl
 type DataNodeHostServer interface {
 	Identity(context.Context, *IdentityRequest) (*DatanodeIdentity, error)
 	ResolveReplica(context.Context, *ResolveReplicaRequest) (*Replica, error)
+	// ReportBadBlock tells the NameNode that this DataNode's replica of a block is corrupt, as
+	// the DataNode itself reports a replica that fails its checksums
+	// (DataNode.reportBadBlocks(ExtendedBlock): queued to every NameNode of the block pool and
+	// sent with the next heartbeat). The co-process calls it only after the replica's bytes
+	// failed the block's own checksum file (.meta). Refused unless the replica is on this
+	// DataNode with that generation stamp and finalized: NOT_FOUND (no such replica, or another
+	// generation), FAILED_PRECONDITION (not finalized: a replica being written may still change).
+	ReportBadBlock(context.Context, *ReportBadBlockRequest) (*ReportBadBlockResponse, error)
 	mustEmbedUnimplementedDataNodeHostServer()
 }
 
@@ -866,6 +893,9 @@ func (UnimplementedDataNodeHostServer) Identity(context.Context, *IdentityReques
 }
 func (UnimplementedDataNodeHostServer) ResolveReplica(context.Context, *ResolveReplicaRequest) (*Replica, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ResolveReplica not implemented")
+}
+func (UnimplementedDataNodeHostServer) ReportBadBlock(context.Context, *ReportBadBlockRequest) (*ReportBadBlockResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReportBadBlock not implemented")
 }
 func (UnimplementedDataNodeHostServer) mustEmbedUnimplementedDataNodeHostServer() {}
 func (UnimplementedDataNodeHostServer) testEmbeddedByValue()                      {}
@@ -924,6 +954,24 @@ func _DataNodeHost_ResolveReplica_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DataNodeHost_ReportBadBlock_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportBadBlockRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DataNodeHostServer).ReportBadBlock(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DataNodeHost_ReportBadBlock_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DataNodeHostServer).ReportBadBlock(ctx, req.(*ReportBadBlockRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DataNodeHost_ServiceDesc is the grpc.ServiceDesc for DataNodeHost service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -938,6 +986,10 @@ var DataNodeHost_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ResolveReplica",
 			Handler:    _DataNodeHost_ResolveReplica_Handler,
+		},
+		{
+			MethodName: "ReportBadBlock",
+			Handler:    _DataNodeHost_ReportBadBlock_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -394,16 +394,34 @@ class ResolveReplicaRequest(_message.Message):
     def __init__(self, block_pool_id: _Optional[str] = ..., block_id: _Optional[int] = ..., gen_stamp: _Optional[int] = ..., user: _Optional[str] = ..., token: _Optional[_Union[Token, _Mapping]] = ...) -> None: ...
 
 class Replica(_message.Message):
-    __slots__ = ("block_path", "meta_path", "num_bytes", "gen_stamp")
+    __slots__ = ("block_path", "meta_path", "num_bytes", "gen_stamp", "finalized")
     BLOCK_PATH_FIELD_NUMBER: _ClassVar[int]
     META_PATH_FIELD_NUMBER: _ClassVar[int]
     NUM_BYTES_FIELD_NUMBER: _ClassVar[int]
     GEN_STAMP_FIELD_NUMBER: _ClassVar[int]
+    FINALIZED_FIELD_NUMBER: _ClassVar[int]
     block_path: str
     meta_path: str
     num_bytes: int
     gen_stamp: int
-    def __init__(self, block_path: _Optional[str] = ..., meta_path: _Optional[str] = ..., num_bytes: _Optional[int] = ..., gen_stamp: _Optional[int] = ...) -> None: ...
+    finalized: bool
+    def __init__(self, block_path: _Optional[str] = ..., meta_path: _Optional[str] = ..., num_bytes: _Optional[int] = ..., gen_stamp: _Optional[int] = ..., finalized: _Optional[bool] = ...) -> None: ...
+
+class ReportBadBlockRequest(_message.Message):
+    __slots__ = ("block_pool_id", "block_id", "gen_stamp", "reason")
+    BLOCK_POOL_ID_FIELD_NUMBER: _ClassVar[int]
+    BLOCK_ID_FIELD_NUMBER: _ClassVar[int]
+    GEN_STAMP_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    block_pool_id: str
+    block_id: int
+    gen_stamp: int
+    reason: str
+    def __init__(self, block_pool_id: _Optional[str] = ..., block_id: _Optional[int] = ..., gen_stamp: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ReportBadBlockResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class MapPrincipalRequest(_message.Message):
     __slots__ = ("principal",)

@@ -811,6 +811,11 @@ class DataNodeHostStub:
                 request_serializer=newtricks_dot_v1_dot_host__pb2.ResolveReplicaRequest.SerializeToString,
                 response_deserializer=newtricks_dot_v1_dot_host__pb2.Replica.FromString,
                 _registered_method=True)
+        self.ReportBadBlock = channel.unary_unary(
+                '/newtricks.v1.DataNodeHost/ReportBadBlock',
+                request_serializer=newtricks_dot_v1_dot_host__pb2.ReportBadBlockRequest.SerializeToString,
+                response_deserializer=newtricks_dot_v1_dot_host__pb2.ReportBadBlockResponse.FromString,
+                _registered_method=True)
 
 
 class DataNodeHostServicer:
@@ -832,6 +837,19 @@ class DataNodeHostServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReportBadBlock(self, request, context):
+        """ReportBadBlock tells the NameNode that this DataNode's replica of a block is corrupt, as
+        the DataNode itself reports a replica that fails its checksums
+        (DataNode.reportBadBlocks(ExtendedBlock): queued to every NameNode of the block pool and
+        sent with the next heartbeat). The co-process calls it only after the replica's bytes
+        failed the block's own checksum file (.meta). Refused unless the replica is on this
+        DataNode with that generation stamp and finalized: NOT_FOUND (no such replica, or another
+        generation), FAILED_PRECONDITION (not finalized: a replica being written may still change).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DataNodeHostServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -844,6 +862,11 @@ def add_DataNodeHostServicer_to_server(servicer, server):
                     servicer.ResolveReplica,
                     request_deserializer=newtricks_dot_v1_dot_host__pb2.ResolveReplicaRequest.FromString,
                     response_serializer=newtricks_dot_v1_dot_host__pb2.Replica.SerializeToString,
+            ),
+            'ReportBadBlock': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportBadBlock,
+                    request_deserializer=newtricks_dot_v1_dot_host__pb2.ReportBadBlockRequest.FromString,
+                    response_serializer=newtricks_dot_v1_dot_host__pb2.ReportBadBlockResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -904,6 +927,33 @@ class DataNodeHost:
             '/newtricks.v1.DataNodeHost/ResolveReplica',
             newtricks_dot_v1_dot_host__pb2.ResolveReplicaRequest.SerializeToString,
             newtricks_dot_v1_dot_host__pb2.Replica.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReportBadBlock(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/newtricks.v1.DataNodeHost/ReportBadBlock',
+            newtricks_dot_v1_dot_host__pb2.ReportBadBlockRequest.SerializeToString,
+            newtricks_dot_v1_dot_host__pb2.ReportBadBlockResponse.FromString,
             options,
             channel_credentials,
             insecure,
