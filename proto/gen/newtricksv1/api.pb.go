@@ -516,11 +516,13 @@ func (x *ReadReplicaRequest) GetIncludeData() bool {
 }
 
 type ReadReplicaResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
-	NumBytes      int64                  `protobuf:"varint,2,opt,name=num_bytes,json=numBytes,proto3" json:"num_bytes,omitempty"`
-	Data          []byte                 `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
-	DatanodeUuid  string                 `protobuf:"bytes,4,opt,name=datanode_uuid,json=datanodeUuid,proto3" json:"datanode_uuid,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Always empty: datanode-ext never tells a caller where the DataNode keeps its replicas (no
+	// caller of this public API could use the path; issue 25). Kept for wire compatibility.
+	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	NumBytes      int64  `protobuf:"varint,2,opt,name=num_bytes,json=numBytes,proto3" json:"num_bytes,omitempty"`
+	Data          []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	DatanodeUuid  string `protobuf:"bytes,4,opt,name=datanode_uuid,json=datanodeUuid,proto3" json:"datanode_uuid,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
