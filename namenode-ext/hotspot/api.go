@@ -189,7 +189,7 @@ func (h *hint) recordLocked() record {
 	rec := h.rec
 	rec.Files = make([]recFile, 0, len(h.files))
 	for _, f := range h.files {
-		rec.Files = append(rec.Files, recFile{ID: f.id, Target: max(f.target, 0)})
+		rec.Files = append(rec.Files, recFile{ID: f.id, Target: max(f.target, 0), Original: max(f.original, 0)})
 	}
 	return rec
 }

@@ -66,9 +66,16 @@ func (r changeResult) ok() bool { return r.code == codes.OK }
 // go). Callers hold writeMu. A failed call fails every change of the batch with the call's
 // code.
 func (m *Manager) writeChanges(ctx context.Context, who nnhost.Caller, changes []fileChange) []changeResult {
+	out, _ := m.writeChangesCall(ctx, who, changes)
+	return out
+}
+
+// writeChangesCall is writeChanges that also returns the error of the call itself (nil when
+// the host answered, whatever each change's code).
+func (m *Manager) writeChangesCall(ctx context.Context, who nnhost.Caller, changes []fileChange) ([]changeResult, error) {
 	out := make([]changeResult, len(changes))
 	if len(changes) == 0 {
-		return out
+		return out, nil
 	}
 	req := make([]nnhost.ReplicationChange, 0, len(changes))
 	for _, c := range changes {
@@ -88,7 +95,7 @@ func (m *Manager) writeChanges(ctx context.Context, who nnhost.Caller, changes [
 				out[i].code = codes.Unknown
 			}
 		}
-		return out
+		return out, err
 	}
 	for i, r := range results {
 		out[i] = changeResult{code: r.Code, msg: r.Message, before: r.Before}
@@ -96,7 +103,7 @@ func (m *Manager) writeChanges(ctx context.Context, who nnhost.Caller, changes [
 			m.metrics.fileErrors.WithLabelValues(r.Code.String()).Inc()
 		}
 	}
-	return out
+	return out, nil
 }
 
 // letGo records that no hint holds file id any more (external change or deleted): every

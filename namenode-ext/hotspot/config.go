@@ -25,6 +25,10 @@ type Config struct {
 	// MaxActiveHints bounds concurrent hints; each holds one xattr on the state dir, and HDFS
 	// allows 32 per inode by default (newtricks.hotspot.max-active-hints, default 16).
 	MaxActiveHints int
+	// MaxActiveHintsPerUser bounds the hints of one user at once, dry runs under way included,
+	// so that one user cannot take every hint from the others; implicit (reactive) hints count
+	// only against MaxActiveHints (newtricks.hotspot.max-active-hints.per-user, default 4).
+	MaxActiveHintsPerUser int
 	// MaxLead bounds how far in the future a window may start (newtricks.hotspot.max-lead,
 	// default 1h).
 	MaxLead time.Duration
@@ -142,33 +146,34 @@ const (
 // DefaultConfig returns the configuration used for every key that is not set.
 func DefaultConfig() Config {
 	return Config{
-		AllowedPrefixes:    []string{"/"},
-		MaxPaths:           1000,
-		MaxFiles:           10000,
-		MaxActiveHints:     16,
-		MaxLead:            time.Hour,
-		MaxDuration:        6 * time.Hour,
-		MinFactor:          3,
-		MaxFactorQuiet:     512,
-		MaxFactorBusy:      20,
-		ReadersPerReplica:  2,
-		ReplicationMax:     512,
-		BusyXceivers:       64,
-		BusyPendingPerNode: 50,
-		MaxSpaceFraction:   0.1,
-		CopyBandwidth:      100 << 20,
-		ScheduleDelay:      6 * time.Second,
-		RedundancyInterval: 3 * time.Second,
-		ReactiveClients:    8,
-		ReactiveWindow:     10 * time.Second,
-		ReactiveDuration:   10 * time.Minute,
-		ReactiveCooldown:   30 * time.Minute,
-		ReactiveMaxTracked: 10000,
-		StateDir:           "/",
-		XAttrPrefix:        defaultXAttrPrefix,
-		MaxXAttrBytes:      16384,
-		PollInterval:       time.Second,
-		BoostMaxDuration:   10 * time.Minute,
+		AllowedPrefixes:       []string{"/"},
+		MaxPaths:              1000,
+		MaxFiles:              10000,
+		MaxActiveHints:        16,
+		MaxActiveHintsPerUser: 4,
+		MaxLead:               time.Hour,
+		MaxDuration:           6 * time.Hour,
+		MinFactor:             3,
+		MaxFactorQuiet:        512,
+		MaxFactorBusy:         20,
+		ReadersPerReplica:     2,
+		ReplicationMax:        512,
+		BusyXceivers:          64,
+		BusyPendingPerNode:    50,
+		MaxSpaceFraction:      0.1,
+		CopyBandwidth:         100 << 20,
+		ScheduleDelay:         6 * time.Second,
+		RedundancyInterval:    3 * time.Second,
+		ReactiveClients:       8,
+		ReactiveWindow:        10 * time.Second,
+		ReactiveDuration:      10 * time.Minute,
+		ReactiveCooldown:      30 * time.Minute,
+		ReactiveMaxTracked:    10000,
+		StateDir:              "/",
+		XAttrPrefix:           defaultXAttrPrefix,
+		MaxXAttrBytes:         16384,
+		PollInterval:          time.Second,
+		BoostMaxDuration:      10 * time.Minute,
 		Boost: []BoostLimit{
 			{KeyMaxStreamsHard, 64},
 			{KeyMaxStreams, 32},
@@ -228,6 +233,7 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 	intKey(&cfg.MaxPaths, confPrefix+"max-paths")
 	intKey(&cfg.MaxFiles, confPrefix+"max-files")
 	intKey(&cfg.MaxActiveHints, confPrefix+"max-active-hints")
+	intKey(&cfg.MaxActiveHintsPerUser, confPrefix+"max-active-hints.per-user")
 	durKey(&cfg.MaxLead, confPrefix+"max-lead")
 	durKey(&cfg.MaxDuration, confPrefix+"max-duration")
 	intKey(&cfg.MinFactor, confPrefix+"min-factor")
@@ -307,8 +313,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.MaxPaths < 1:
 		return bad("max-paths %d < 1", c.MaxPaths)
-	case c.MaxFiles < 1:
-		return bad("max-files %d < 1", c.MaxFiles)
+	case c.MaxFiles < 1 || c.MaxFiles > 1000000:
+		return bad("max-files %d outside [1, 1000000]", c.MaxFiles)
+	case c.MaxActiveHintsPerUser < 1:
+		return bad("max-active-hints.per-user %d < 1", c.MaxActiveHintsPerUser)
 	case c.MaxActiveHints < 1:
 		return bad("max-active-hints %d < 1", c.MaxActiveHints)
 	case c.MaxLead < 0:

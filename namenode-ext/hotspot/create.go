@@ -43,18 +43,47 @@ const noteAlreadyHigh = "already at or above the target factor"
 const recordSlack = 64
 
 func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan, error) {
+	// A dry run plans as a hint does (expansion, access checks, quotas: the same NameNode
+	// work), so it counts against the same caps while it runs.
 	m.mu.Lock()
 	recovered, active := m.recovered, len(m.hints)+m.creating
-	if recovered && !req.DryRun && active < m.cfg.MaxActiveHints {
+	mine := m.creatingBy[req.User]
+	for _, h := range m.hints {
+		if h.rec.User == req.User && !h.rec.Implicit {
+			mine++
+		}
+	}
+	perUser := !implicit && mine >= m.cfg.MaxActiveHintsPerUser
+	if recovered && active < m.cfg.MaxActiveHints && !perUser {
 		m.creating++
-		defer func() { m.mu.Lock(); m.creating--; m.mu.Unlock() }()
+		if m.creatingBy == nil {
+			m.creatingBy = map[string]int{}
+		}
+		if !implicit {
+			m.creatingBy[req.User]++
+		}
+		defer func() {
+			m.mu.Lock()
+			m.creating--
+			if !implicit {
+				if m.creatingBy[req.User]--; m.creatingBy[req.User] <= 0 {
+					delete(m.creatingBy, req.User)
+				}
+			}
+			m.mu.Unlock()
+		}()
 	}
 	m.mu.Unlock()
 	if !recovered {
 		return nil, ErrRecovering
 	}
-	if !req.DryRun && active >= m.cfg.MaxActiveHints {
+	if active >= m.cfg.MaxActiveHints {
 		return nil, fmt.Errorf("%w: %d active, at most %d (newtricks.hotspot.max-active-hints)", ErrTooManyHints, active, m.cfg.MaxActiveHints)
+	}
+	if perUser {
+		m.metrics.quotaRefused.Inc()
+		return nil, fmt.Errorf("%w: %s has %d hints (dry runs under way included), at most %d per user (newtricks.hotspot.max-active-hints.per-user)",
+			ErrTooManyHints, req.User, mine, m.cfg.MaxActiveHintsPerUser)
 	}
 	ns, err := m.host.GetNamesystemState(ctx)
 	if err != nil {
@@ -159,7 +188,7 @@ func (m *Manager) create(ctx context.Context, req Request, implicit bool) (*Plan
 	if !req.DryRun {
 		rec.ID = newID()
 		for _, f := range files {
-			rec.Files = append(rec.Files, recFile{ID: f.ID, Target: f.Target})
+			rec.Files = append(rec.Files, recFile{ID: f.ID, Target: f.Target, Original: f.Original})
 		}
 		_, left, err := fitRecord(&rec, m.cfg.hintName(rec.ID), m.cfg.MaxXAttrBytes-recordSlack)
 		if err != nil {

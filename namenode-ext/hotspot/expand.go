@@ -1,12 +1,14 @@
 package hotspot
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path"
 	"strings"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
@@ -15,13 +17,55 @@ import (
 type expansion struct {
 	files   []*nnhost.FileStatus
 	skipped []Skipped
+	// Listing entries looked at so far, and the bound (scanBudget): a glob or a directory tree
+	// of millions of entries costs the NameNode at most that many, page by page.
+	scanned, scanLimit int
+	scanCut            bool
+}
+
+// listPage is the entries asked for per ListStatus page (the host's bound may be lower).
+const listPage = 1000
+
+// scanBudget bounds the listing entries one expansion looks at: every file it may keep
+// (limit), their directories and glob misses, four times over.
+func scanBudget(limit int) int { return 4*limit + 4*listPage }
+
+// list pages through dir as user, calling fn for each entry until fn returns false, the
+// directory ends, or the expansion's scan budget is spent (ex.scanCut). The host answers at
+// most a bounded page per call (host.proto, ListStatus); a page that does not move on is an
+// error, never a loop.
+func (m *Manager) list(ctx context.Context, ex *expansion, dir, user string, fn func(*nnhost.FileStatus) bool) error {
+	var after []byte
+	for {
+		page, err := m.host.ListStatus(ctx, dir, after, listPage, nnhost.AsUser(user))
+		if err != nil {
+			return err
+		}
+		for _, e := range page.Entries {
+			if ex.scanned >= ex.scanLimit {
+				ex.scanCut = true
+				return nil
+			}
+			ex.scanned++
+			if !fn(e) {
+				return nil
+			}
+		}
+		if !page.HasMore {
+			return nil
+		}
+		if len(page.Entries) == 0 || len(page.LastName) == 0 || bytes.Equal(page.LastName, after) {
+			return status.Errorf(codes.Internal, "list %s: the host said has_more without moving on", dir)
+		}
+		after = page.LastName
+	}
 }
 
 // expand resolves paths (files, directories, globs) to at most limit distinct files, listing
 // and stating as user so HDFS enforces traverse and read permission. Per-path problems become
 // skipped entries; only a transient host failure is an error (nothing has been changed yet).
 func (m *Manager) expand(ctx context.Context, paths []string, user string, limit int) (*expansion, error) {
-	ex := &expansion{}
+	ex := &expansion{scanLimit: scanBudget(limit)}
 	seen := map[string]bool{}
 	truncated := 0
 	add := func(st *nnhost.FileStatus) {
@@ -42,7 +86,7 @@ func (m *Manager) expand(ctx context.Context, paths []string, user string, limit
 				fmt.Sprintf("not under an allowed prefix (%s)", strings.Join(m.cfg.AllowedPrefixes, ", "))})
 			continue
 		}
-		matches, skip, err := m.glob(ctx, p, user)
+		matches, skip, err := m.glob(ctx, ex, p, user)
 		if err != nil {
 			return nil, err
 		}
@@ -59,13 +103,17 @@ func (m *Manager) expand(ctx context.Context, paths []string, user string, limit
 				add(st)
 				continue
 			}
-			if err := m.walk(ctx, st.Path, user, func(f *nnhost.FileStatus) bool {
+			if err := m.walk(ctx, ex, st.Path, user, func(f *nnhost.FileStatus) bool {
 				add(f)
 				return truncated == 0 // one file past the limit proves there are more
 			}, &ex.skipped); err != nil {
 				return nil, err
 			}
 		}
+	}
+	if ex.scanCut {
+		ex.skipped = append(ex.skipped, Skipped{"", SkipTooMany,
+			fmt.Sprintf("expansion stopped after looking at %d entries (4 x newtricks.hotspot.max-files + %d); further files left out", ex.scanLimit, 4*listPage)})
 	}
 	if truncated > 0 {
 		ex.skipped = append(ex.skipped, Skipped{"", SkipTooMany,
@@ -91,7 +139,7 @@ func globRoot(p string) string {
 func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[\\") }
 
 // glob resolves p, whose components may hold glob patterns, to existing paths with status.
-func (m *Manager) glob(ctx context.Context, p, user string) ([]*nnhost.FileStatus, *Skipped, error) {
+func (m *Manager) glob(ctx context.Context, ex *expansion, p, user string) ([]*nnhost.FileStatus, *Skipped, error) {
 	if !hasMeta(p) {
 		st, err := m.host.GetFileStatus(ctx, p, nnhost.AsUser(user))
 		if err != nil {
@@ -127,7 +175,13 @@ func (m *Manager) glob(ctx context.Context, p, user string) ([]*nnhost.FileStatu
 				next = append(next, st)
 				continue
 			}
-			entries, err := m.host.ListStatus(ctx, dir.Path, nnhost.AsUser(user))
+			err := m.list(ctx, ex, dir.Path, user, func(e *nnhost.FileStatus) bool {
+				e.Path = childPath(dir.Path, e.Path)
+				if ok, _ := path.Match(comp, path.Base(e.Path)); ok && (last || e.IsDir) {
+					next = append(next, e)
+				}
+				return true
+			})
 			if err != nil {
 				if terr := m.transient("list "+dir.Path, err); terr != nil {
 					return nil, nil, terr
@@ -136,12 +190,6 @@ func (m *Manager) glob(ctx context.Context, p, user string) ([]*nnhost.FileStatu
 					return nil, m.skipFor(dir.Path, err), nil
 				}
 				continue
-			}
-			for _, e := range entries {
-				e.Path = childPath(dir.Path, e.Path)
-				if ok, _ := path.Match(comp, path.Base(e.Path)); ok && (last || e.IsDir) {
-					next = append(next, e)
-				}
 			}
 		}
 		cur = next
@@ -153,28 +201,30 @@ func (m *Manager) glob(ctx context.Context, p, user string) ([]*nnhost.FileStatu
 }
 
 // walk lists dir recursively as user, calling fn for every file until fn returns false.
-func (m *Manager) walk(ctx context.Context, dir, user string, fn func(*nnhost.FileStatus) bool, skipped *[]Skipped) error {
+// The queue of directories still to list holds only entries the scan budget paid for.
+func (m *Manager) walk(ctx context.Context, ex *expansion, dir, user string, fn func(*nnhost.FileStatus) bool, skipped *[]Skipped) error {
 	queue := []string{dir}
-	for len(queue) > 0 {
+	stop := false
+	for len(queue) > 0 && !stop && !ex.scanCut {
 		d := queue[0]
 		queue = queue[1:]
-		entries, err := m.host.ListStatus(ctx, d, nnhost.AsUser(user))
+		err := m.list(ctx, ex, d, user, func(e *nnhost.FileStatus) bool {
+			e.Path = childPath(d, e.Path)
+			if e.IsDir {
+				queue = append(queue, e.Path)
+				return true
+			}
+			if !fn(e) {
+				stop = true
+			}
+			return !stop
+		})
 		if err != nil {
 			if terr := m.transient("list "+d, err); terr != nil {
 				return terr
 			}
 			*skipped = append(*skipped, *m.skipFor(d, err))
 			continue
-		}
-		for _, e := range entries {
-			e.Path = childPath(d, e.Path)
-			if e.IsDir {
-				queue = append(queue, e.Path)
-				continue
-			}
-			if !fn(e) {
-				return nil
-			}
 		}
 	}
 	return nil

@@ -13,7 +13,7 @@ type Host interface {
 	GetNamesystemState(ctx context.Context) (nnhost.NamesystemState, error)
 	GetDatanodeReport(ctx context.Context) (nnhost.DatanodeReport, error)
 	GetFileStatus(ctx context.Context, path string, who nnhost.Caller) (*nnhost.FileStatus, error)
-	ListStatus(ctx context.Context, dir string, who nnhost.Caller) ([]*nnhost.FileStatus, error)
+	ListStatus(ctx context.Context, dir string, after []byte, limit int, who nnhost.Caller) (nnhost.ListPage, error)
 	CheckAccess(ctx context.Context, paths []string, action string, who nnhost.Caller) ([]nnhost.AccessResult, error)
 	GetQuotaUsage(ctx context.Context, paths []string) ([]nnhost.QuotaDir, error)
 	InspectFiles(ctx context.Context, req nnhost.InspectRequest) ([]nnhost.FileInspection, error)

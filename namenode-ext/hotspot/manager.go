@@ -60,16 +60,17 @@ type Manager struct {
 
 	writeMu sync.Mutex
 
-	mu        sync.Mutex // guards the fields below
-	hints     map[string]*hint
-	files     map[int64]*fileState
-	finished  []*hint
-	creating  int // hints being created (counted against MaxActiveHints)
-	recovered bool
-	superuser string
-	live      int
-	problems  []string
-	paths     map[string]int64 // held files by last known path, for reactive mode
+	mu         sync.Mutex // guards the fields below
+	hints      map[string]*hint
+	files      map[int64]*fileState
+	finished   []*hint
+	creating   int            // hints being created or dry runs under way (counted against MaxActiveHints)
+	creatingBy map[string]int // the same per user (counted against MaxActiveHintsPerUser)
+	recovered  bool
+	superuser  string
+	live       int
+	problems   []string
+	paths      map[string]int64 // held files by last known path, for reactive mode
 	// boost state, changed under writeMu
 	boosted    map[string]string // key -> value before boosting; nil when not boosted
 	boostSince time.Time

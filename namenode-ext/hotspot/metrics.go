@@ -16,6 +16,9 @@ type metrics struct {
 	hostSeconds      *prometheus.CounterVec // op
 	fileErrors       *prometheus.CounterVec // code
 	problems         prometheus.Gauge
+	markersRejected  prometheus.Counter
+	recoverySkipped  *prometheus.CounterVec
+	quotaRefused     prometheus.Counter
 	readySeconds     prometheus.Histogram
 	bytesPlanned     prometheus.Counter
 	boosted          prometheus.Gauge
@@ -44,6 +47,12 @@ func newMetrics(m *Manager) *metrics {
 			Name: "file_change_errors_total", Help: "Per-file factor changes the NameNode refused, by gRPC code (ABORTED: changed by someone else)."}, []string{"code"}),
 		problems: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub,
 			Name: "state_problems", Help: "Hint records or file markers recovery could not decode (left in place; see the log or hint list)."}),
+		markersRejected: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "markers_rejected_total", Help: "File markers recovery did not believe (undecodable, or disagreeing with the hint records namenode-ext wrote): the file was skipped, its factor left as is."}),
+		recoverySkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "recovery_files_skipped_total", Help: "Files recovery left as they are while it went on with the others, by reason (marker, change refused)."}, []string{"reason"}),
+		quotaRefused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub,
+			Name: "hints_refused_per_user_total", Help: "Hint creations (dry runs included) refused because the user had newtricks.hotspot.max-active-hints.per-user hints."}),
 		readySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub,
 			Name: "ready_seconds", Help: "Time from hint creation until every file had its target replicas.",
 			Buckets: prometheus.ExponentialBuckets(0.5, 2, 12)}),
@@ -73,7 +82,7 @@ func newMetrics(m *Manager) *metrics {
 // Collectors returns the manager's Prometheus collectors for the co-process registry.
 func (m *Manager) Collectors() []prometheus.Collector {
 	x := m.metrics
-	return []prometheus.Collector{x.created, x.finished, x.restores, x.hostErrors, x.hostCalls, x.hostSeconds, x.fileErrors, x.problems, x.readySeconds,
+	return []prometheus.Collector{x.created, x.finished, x.restores, x.hostErrors, x.hostCalls, x.hostSeconds, x.fileErrors, x.problems, x.markersRejected, x.recoverySkipped, x.quotaRefused, x.readySeconds,
 		x.bytesPlanned, x.boosted, x.reactiveTriggers, x.reactiveDropped, x.active, x.filesHeld}
 }
 

@@ -247,7 +247,7 @@ func TestFitRecord(t *testing.T) {
 		t.Fatalf("10,000 close ids: %d bytes, left %d", len(enc), len(left))
 	}
 	t.Logf("10,000 files: %d bytes", len(enc))
-	back, err := decodeRecord(enc)
+	back, err := decodeRecord(enc, 10000)
 	if err != nil || len(back.Files) != 10000 || back.Files[17] != r.Files[17] || back.Files[9999] != r.Files[9999] || back.User != "alice" {
 		t.Fatalf("round trip: %v", err)
 	}
@@ -266,12 +266,12 @@ func TestFitRecord(t *testing.T) {
 		t.Fatalf("enc %d bytes, kept %d, left %d", len(enc), len(r2.Files), len(left))
 	}
 	for _, bad := range [][]byte{[]byte("garbage"), append(append([]byte(nil), enc[:4]...), 1, 2, 3), enc[:len(enc)-3]} {
-		if _, err := decodeRecord(bad); err == nil {
+		if _, err := decodeRecord(bad, 10000); err == nil {
 			t.Fatalf("%q decoded", bad[:min(len(bad), 8)])
 		}
 	}
 	// A record of the first format is reported as a version problem.
-	if _, err := decodeRecord([]byte{0x1f, 0x8b, 8, 0}); !errors.Is(err, errRecordVersion) {
+	if _, err := decodeRecord([]byte{0x1f, 0x8b, 8, 0}, 10000); !errors.Is(err, errRecordVersion) {
 		t.Fatalf("old format: %v", err)
 	}
 }

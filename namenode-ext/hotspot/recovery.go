@@ -55,7 +55,8 @@ func (m *Manager) recover(ctx context.Context) error {
 		}
 	}
 
-	known := map[string]bool{}
+	known := map[string]bool{}   // every hint with a record
+	decoded := map[string]bool{} // those whose record decodes
 	var recs []*record
 	var names []string
 	for name := range xattrs {
@@ -68,24 +69,31 @@ func (m *Manager) recover(ctx context.Context) error {
 			continue
 		}
 		known[id] = true
-		rec, err := decodeRecord(xattrs[name])
+		rec, err := decodeRecord(xattrs[name], m.cfg.MaxFiles)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("hint record %s on %s: %v; left in place, its files are not restored", name, m.cfg.StateDir, err))
 			continue
 		}
 		rec.ID = id
+		decoded[id] = true
 		recs = append(recs, rec)
 	}
 
-	// Every file the records name, with its marker.
+	// Every file the records name, with its marker, and what the records say of it.
 	var ids []int64
-	seen := map[int64]bool{}
+	byID := map[int64]*recorded{}
 	for _, r := range recs {
 		for _, f := range r.Files {
-			if !seen[f.ID] {
-				seen[f.ID] = true
+			rf := byID[f.ID]
+			if rf == nil {
+				rf = &recorded{targets: map[string]int{}}
+				byID[f.ID] = rf
 				ids = append(ids, f.ID)
 			}
+			if rf.original == 0 {
+				rf.original = f.Original
+			}
+			rf.targets[r.ID] = f.Target
 		}
 	}
 	insp := map[int64]*nnhost.FileInspection{}
@@ -120,11 +128,29 @@ func (m *Manager) recover(ctx context.Context) error {
 			continue // never raised, or already let go
 		}
 		mk, err := decodeMarker(fi.Xattr)
+		if err == nil {
+			for hid := range mk.H {
+				if _, ok := byID[id].targets[hid]; known[hid] && !ok && !decoded[hid] {
+					err = fmt.Errorf("held by hint %s, whose record does not decode", hid)
+				}
+			}
+		}
+		if err == nil {
+			err = checkMarker(mk, *byID[id], known, m.cfg.ReplicationMax)
+		}
 		if err != nil {
+			// The marker is on the file, writable by whoever may write it: one that does not
+			// decode or disagrees with the records is not believed, and only this file waits.
 			problems = append(problems, fmt.Sprintf("file %d (%s): %v; marker left in place, factor %d not changed",
 				id, fi.Path, err, fi.Replication))
+			m.log.Warn("file marker not believed; file skipped, recovery goes on", "file_id", id, "path", fi.Path, "error", err)
+			m.metrics.markersRejected.Inc()
+			m.metrics.recoverySkipped.WithLabelValues("marker").Inc()
 			result[id] = ResultUnreadable
 			continue
+		}
+		if rf := byID[id]; rf.original > 0 {
+			mk.O = rf.original // the same (checked); taken from the record
 		}
 		cur := fi.Replication
 		var applied int
@@ -143,9 +169,9 @@ func (m *Manager) recover(ctx context.Context) error {
 		}
 		fs := &fileState{original: mk.O, applied: applied, hints: map[string]int{}}
 		stale := false
-		for hid, t := range mk.H {
+		for hid := range mk.H {
 			if known[hid] {
-				fs.hints[hid] = t
+				fs.hints[hid] = byID[id].targets[hid] // the same (checked); taken from the record
 			} else {
 				stale = true // a hint whose record is gone: it was let go
 			}
@@ -163,7 +189,11 @@ func (m *Manager) recover(ctx context.Context) error {
 	m.releaseExternal(ctx, external)
 	for start := 0; start < len(fixes); start += batchSize {
 		end := min(start+batchSize, len(fixes))
-		for i, r := range m.writeChanges(ctx, nnhost.AsService, fixes[start:end]) {
+		results, callErr := m.writeChangesCall(ctx, nnhost.AsService, fixes[start:end])
+		if callErr != nil {
+			return fmt.Errorf("finish changes left by a restart: %w", callErr)
+		}
+		for i, r := range results {
 			c := fixes[start+i]
 			switch {
 			case r.ok():
@@ -178,7 +208,13 @@ func (m *Manager) recover(ctx context.Context) error {
 				delete(files, c.id)
 				result[c.id] = ResultGone
 			default:
-				return fmt.Errorf("finish the change of file %d: %s", c.id, r.msg)
+				// One file the NameNode refuses (a factor it will not take, a lost permission)
+				// is left as it is and reported; recovery goes on for every other file.
+				delete(files, c.id)
+				result[c.id] = ResultUnreadable
+				problems = append(problems, fmt.Sprintf("file %d: finishing its change to factor %d refused: %s; left as is", c.id, c.want, r.msg))
+				m.log.Warn("recovery: change refused; file skipped, recovery goes on", "file_id", c.id, "want", c.want, "error", r.msg)
+				m.metrics.recoverySkipped.WithLabelValues("change_refused").Inc()
 			}
 		}
 	}

@@ -31,19 +31,37 @@ type record struct {
 	Files    []recFile `json:"-"`
 }
 
-// recFile is one file of a record: its inode id and this hint's target factor.
+// recFile is one file of a record: its inode id, this hint's target factor and the file's
+// factor before any hint (Original; 0 in records of version 2, which did not hold it). The
+// record is on StateDir, which only the service writes: recovery checks every file's marker
+// (on the file, writable by whoever may write the file) against it.
 type recFile struct {
-	ID     int64
-	Target int
+	ID       int64
+	Target   int
+	Original int
 }
 
-const recordVersion = 2
+const recordVersion = 3
+
+// maxFactor bounds every factor in a record or marker (HDFS keeps replication in a short).
+const maxFactor = 32767
+
+// Decode bounds: a record or marker larger than these is refused before anything is
+// allocated for it (a record is one xattr: 32 KiB at most in HDFS).
+const (
+	maxRecordBytes   = 64 << 10
+	maxRecordHeader  = 64 << 10
+	maxMarkerBytes   = 16 << 10
+	maxMarkerHints   = 64
+	minRecordFileCap = 10000
+)
 
 // recordMagic starts an encoded record: "NTH" and the version byte.
 var recordMagic = []byte{'N', 'T', 'H', recordVersion}
 
 // encodeRecord writes magic, then gzip of: uvarint header length, the header as JSON, uvarint
-// file count, the ids sorted and delta-encoded as uvarints, then the targets as uvarints.
+// file count, the ids sorted and delta-encoded as uvarints, then the targets as uvarints, then
+// (since version 3) the originals as uvarints.
 // Checkpoint shards are created together, so their ids are close: 10,000 files take a few KiB.
 func encodeRecord(r *record) ([]byte, error) {
 	files := append([]recFile(nil), r.Files...)
@@ -69,6 +87,9 @@ func encodeRecord(r *record) ([]byte, error) {
 	for _, f := range files {
 		put(uint64(f.Target))
 	}
+	for _, f := range files {
+		put(uint64(f.Original))
+	}
 	var buf bytes.Buffer
 	buf.Write(recordMagic)
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
@@ -84,18 +105,29 @@ func encodeRecord(r *record) ([]byte, error) {
 // errRecordVersion marks a record this version cannot read (reported, left in place).
 var errRecordVersion = errors.New("unsupported hint record version")
 
-func decodeRecord(b []byte) (*record, error) {
+// decodeRecord decodes a record of at most maxFiles files (at least minRecordFileCap). Every
+// size is checked before it is allocated: the input (maxRecordBytes), the header
+// (maxRecordHeader), the file count, and the decompressed stream (what that count can take),
+// so a small gzip cannot expand into a large allocation.
+func decodeRecord(b []byte, maxFiles int) (*record, error) {
+	maxFiles = max(maxFiles, minRecordFileCap)
+	if len(b) > maxRecordBytes {
+		return nil, fmt.Errorf("hint record: %d bytes, more than %d", len(b), maxRecordBytes)
+	}
 	if len(b) < len(recordMagic) || !bytes.Equal(b[:3], recordMagic[:3]) {
 		return nil, fmt.Errorf("hint record: %w (no NTH header; written by an older namenode-ext?)", errRecordVersion)
 	}
-	if b[3] != recordVersion {
-		return nil, fmt.Errorf("hint record: %w %d, want %d", errRecordVersion, b[3], recordVersion)
+	ver := b[3]
+	if ver != recordVersion && ver != 2 {
+		return nil, fmt.Errorf("hint record: %w %d, want %d", errRecordVersion, ver, recordVersion)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(b[len(recordMagic):]))
 	if err != nil {
 		return nil, fmt.Errorf("hint record: %w", err)
 	}
-	br := bufio.NewReader(io.LimitReader(zr, 64<<20))
+	// Header, count, then at most three uvarints of 10 bytes per file, and one byte to find
+	// trailing data.
+	br := bufio.NewReader(io.LimitReader(zr, int64(maxRecordHeader+2*binary.MaxVarintLen64+3*binary.MaxVarintLen64*maxFiles+1)))
 	get := func(what string) (uint64, error) {
 		v, err := binary.ReadUvarint(br)
 		if err != nil {
@@ -107,7 +139,7 @@ func decodeRecord(b []byte) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n > 1<<20 {
+	if n > maxRecordHeader {
 		return nil, fmt.Errorf("hint record: header of %d bytes", n)
 	}
 	hdr := make([]byte, n)
@@ -118,15 +150,16 @@ func decodeRecord(b []byte) (*record, error) {
 	if err := json.Unmarshal(hdr, &r); err != nil {
 		return nil, fmt.Errorf("hint record: %w", err)
 	}
-	if r.V != recordVersion {
+	if r.V != int(ver) {
 		return nil, fmt.Errorf("hint record: %w %d in header", errRecordVersion, r.V)
 	}
+	r.V = recordVersion // rewritten (extend, done) in the current format
 	count, err := get("file count")
 	if err != nil {
 		return nil, err
 	}
-	if count > 1<<24 {
-		return nil, fmt.Errorf("hint record: %d files", count)
+	if count > uint64(maxFiles) {
+		return nil, fmt.Errorf("hint record: %d files, more than %d (newtricks.hotspot.max-files)", count, maxFiles)
 	}
 	r.Files = make([]recFile, count)
 	id := int64(0)
@@ -135,15 +168,30 @@ func decodeRecord(b []byte) (*record, error) {
 		if err != nil {
 			return nil, err
 		}
+		if d == 0 || d > 1<<62 || id > 1<<62 {
+			return nil, fmt.Errorf("hint record: file ids not increasing")
+		}
 		id += int64(d)
 		r.Files[i].ID = id
 	}
+	factor := func(what string) (int, error) {
+		v, err := get(what)
+		if err == nil && v > maxFactor {
+			err = fmt.Errorf("hint record: %s %d out of range", what, v)
+		}
+		return int(v), err
+	}
 	for i := range r.Files {
-		t, err := get("target")
-		if err != nil {
+		if r.Files[i].Target, err = factor("target"); err != nil {
 			return nil, err
 		}
-		r.Files[i].Target = int(t)
+	}
+	if ver >= 3 {
+		for i := range r.Files {
+			if r.Files[i].Original, err = factor("original"); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
 		return nil, fmt.Errorf("hint record: trailing data")
@@ -203,15 +251,65 @@ func encodeMarker(mk marker) []byte {
 	return b
 }
 
+// decodeMarker decodes a file's marker. It is on the file, so whoever may write the file may
+// have written it: it is bounded and range-checked here, and recovery checks it against the
+// records (checkMarker) before it believes any of it.
 func decodeMarker(b []byte) (marker, error) {
+	if len(b) > maxMarkerBytes {
+		return marker{}, fmt.Errorf("file marker: %d bytes, more than %d", len(b), maxMarkerBytes)
+	}
 	var mk marker
 	if err := json.Unmarshal(b, &mk); err != nil {
 		return marker{}, fmt.Errorf("file marker: %w", err)
 	}
-	if mk.O < 1 || mk.A < 1 || mk.P < 0 {
+	if mk.O < 1 || mk.A < 1 || mk.P < 0 || mk.O > maxFactor || mk.A > maxFactor || mk.P > maxFactor {
 		return marker{}, fmt.Errorf("file marker: factors o=%d a=%d p=%d out of range (older format?)", mk.O, mk.A, mk.P)
 	}
+	if len(mk.H) > maxMarkerHints {
+		return marker{}, fmt.Errorf("file marker: %d hints", len(mk.H))
+	}
 	return mk, nil
+}
+
+// errMarkerForged marks a marker that disagrees with the records namenode-ext wrote.
+var errMarkerForged = errors.New("file marker disagrees with the hint records")
+
+// recorded is what the records on StateDir say of one file: its original factor (0: only
+// records of version 2 name it, which did not hold it) and its target in each hint naming it.
+type recorded struct {
+	original int
+	targets  map[string]int
+}
+
+// checkMarker checks a file's marker against the records. The marker says which hints hold
+// the file and what its factor was before them; the records (written by namenode-ext on
+// StateDir, which ordinary users cannot write) say the same, so a marker that disagrees was
+// changed by someone else and nothing of it is believed. Only values from the records are
+// ever set as a factor: the original (O must be the recorded one) and the targets (each of
+// H's hints must name the file, with the same target). A and P are only compared with the
+// file's factor (is it the one namenode-ext set?), never set. A hint in H with no record
+// (known false) was let go already. For version-2 records (no original recorded) O must lie
+// within [1, replMax].
+func checkMarker(mk marker, rec recorded, known map[string]bool, replMax int) error {
+	if rec.original > 0 && mk.O != rec.original {
+		return fmt.Errorf("%w: original factor %d, recorded %d", errMarkerForged, mk.O, rec.original)
+	}
+	if rec.original == 0 && mk.O > replMax {
+		return fmt.Errorf("%w: original factor %d above %d", errMarkerForged, mk.O, replMax)
+	}
+	for hid, t := range mk.H {
+		if !known[hid] {
+			continue
+		}
+		want, ok := rec.targets[hid]
+		if !ok {
+			return fmt.Errorf("%w: hint %s does not hold this file", errMarkerForged, hid)
+		}
+		if t != want {
+			return fmt.Errorf("%w: target %d for hint %s, recorded %d", errMarkerForged, t, hid, want)
+		}
+	}
+	return nil
 }
 
 // limitsState is the xattr "<prefix>.limits" on StateDir while NameNode limits are boosted:

@@ -50,15 +50,19 @@ func (c *Client) GetFileStatus(ctx context.Context, path string, who Caller) (*F
 	return fileStatus(st), nil
 }
 
-// ListStatus lists dir as who (user only).
-func (c *Client) ListStatus(ctx context.Context, dir string, who Caller) ([]*FileStatus, error) {
-	resp, err := c.rpc.ListStatus(ctx, &pb.ListStatusRequest{Path: dir, User: who.User, Service: who.Service})
+// ListStatus returns one page of dir as who (user only): at most limit entries (0: the host's
+// bound, newtricks.host.list.max-entries) after the local name after (nil: from the first).
+// The host never answers a whole directory at once; callers page while HasMore, asking again
+// with after = LastName.
+func (c *Client) ListStatus(ctx context.Context, dir string, after []byte, limit int, who Caller) (ListPage, error) {
+	resp, err := c.rpc.ListStatus(ctx, &pb.ListStatusRequest{Path: dir, User: who.User, Service: who.Service,
+		StartAfter: after, Limit: int32(max(0, min(limit, 1<<30)))})
 	if err != nil {
-		return nil, err
+		return ListPage{}, err
 	}
-	out := make([]*FileStatus, 0, len(resp.Entries))
+	out := ListPage{Entries: make([]*FileStatus, 0, len(resp.Entries)), HasMore: resp.HasMore, LastName: resp.LastName}
 	for _, e := range resp.Entries {
-		out = append(out, fileStatus(e))
+		out.Entries = append(out.Entries, fileStatus(e))
 	}
 	return out, nil
 }

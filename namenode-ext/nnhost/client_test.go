@@ -22,7 +22,7 @@ type host interface {
 	GetNamesystemState(ctx context.Context) (nnhost.NamesystemState, error)
 	GetDatanodeReport(ctx context.Context) (nnhost.DatanodeReport, error)
 	GetFileStatus(ctx context.Context, path string, who nnhost.Caller) (*nnhost.FileStatus, error)
-	ListStatus(ctx context.Context, dir string, who nnhost.Caller) ([]*nnhost.FileStatus, error)
+	ListStatus(ctx context.Context, dir string, after []byte, limit int, who nnhost.Caller) (nnhost.ListPage, error)
 	GetBlockLocations(ctx context.Context, path string, length int64, who nnhost.Caller) (nnhost.LocatedBlocks, error)
 	CheckAccess(ctx context.Context, paths []string, action string, who nnhost.Caller) ([]nnhost.AccessResult, error)
 	GetQuotaUsage(ctx context.Context, paths []string) ([]nnhost.QuotaDir, error)
@@ -93,8 +93,9 @@ func TestClientConvertsEveryField(t *testing.T) {
 		{"GetFileStatus", func(h host) (any, error) { return h.GetFileStatus(ctx, "/q/a", alice) }},
 		{"GetFileStatus missing", func(h host) (any, error) { return h.GetFileStatus(ctx, "/nope", alice) }},
 		{"GetFileStatus no caller", func(h host) (any, error) { return h.GetFileStatus(ctx, "/q/a", nnhost.Caller{}) }},
-		{"ListStatus", func(h host) (any, error) { return h.ListStatus(ctx, "/q", alice) }},
-		{"ListStatus service", func(h host) (any, error) { return h.ListStatus(ctx, "/q", nnhost.AsService) }},
+		{"ListStatus", func(h host) (any, error) { return h.ListStatus(ctx, "/q", nil, 0, alice) }},
+		{"ListStatus page", func(h host) (any, error) { return h.ListStatus(ctx, "/q", []byte("a"), 1, alice) }},
+		{"ListStatus service", func(h host) (any, error) { return h.ListStatus(ctx, "/q", nil, 0, nnhost.AsService) }},
 		{"GetBlockLocations", func(h host) (any, error) { return h.GetBlockLocations(ctx, "/q/a", 1, alice) }},
 		{"GetBlockLocations denied", func(h host) (any, error) { return h.GetBlockLocations(ctx, "/q/b", 0, bob) }},
 		{"CheckAccess", func(h host) (any, error) { return h.CheckAccess(ctx, []string{"/q/a", "/nope"}, "WRITE", bob) }},

@@ -62,6 +62,15 @@ type FileStatus struct {
 	FileID      int64  // inode id
 }
 
+// ListPage is one page of a directory listing (ListStatus).
+type ListPage struct {
+	Entries []*FileStatus
+	// HasMore: the directory has entries after this page; ask again after LastName.
+	HasMore bool
+	// LastName is the local name of the page's last entry (empty for an empty page).
+	LastName []byte
+}
+
 // DatanodeReport is the live DataNodes and the NameNode's replication backlog.
 type DatanodeReport struct {
 	Live []DatanodeLoad

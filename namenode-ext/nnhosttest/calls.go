@@ -34,36 +34,52 @@ func (h *FakeHost) GetFileStatus(ctx context.Context, p string, who nnhost.Calle
 	return h.statusOf(path.Clean(p), n), nil
 }
 
-// ListStatus lists dir as who (user only); entries hold bare names, as the host may answer.
-func (h *FakeHost) ListStatus(ctx context.Context, dir string, who nnhost.Caller) ([]*nnhost.FileStatus, error) {
+// ListStatus returns one page of dir as who (user only), as the Java host does: at most
+// limit entries, never more than the host's bound (SetListBound, default 1000), after the local
+// name after; entries hold bare names, as the host may answer.
+func (h *FakeHost) ListStatus(ctx context.Context, dir string, after []byte, limit int, who nnhost.Caller) (nnhost.ListPage, error) {
 	if err := h.enter("ListStatus"); err != nil {
-		return nil, err
+		return nnhost.ListPage{}, err
 	}
 	if err := checkCaller("ListStatus", who, userOnly); err != nil {
-		return nil, err
+		return nnhost.ListPage{}, err
+	}
+	if limit < 0 {
+		return nnhost.ListPage{}, status.Error(codes.InvalidArgument, "ListStatus: negative limit")
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	dir = path.Clean(dir)
 	n, err := h.lookup(dir)
 	if err != nil {
-		return nil, err
+		return nnhost.ListPage{}, err
 	}
 	if !h.canRead(who.User, n) {
-		return nil, status.Error(codes.PermissionDenied, "AccessControlException: list")
+		return nnhost.ListPage{}, status.Error(codes.PermissionDenied, "AccessControlException: list")
+	}
+	bound := h.listBound
+	if bound <= 0 {
+		bound = 1000
+	}
+	if limit == 0 || limit > bound {
+		limit = bound
 	}
 	var names []string
 	for p := range h.nodes {
-		if p != "/" && path.Dir(p) == dir {
+		if p != "/" && path.Dir(p) == dir && path.Base(p) > string(after) {
 			names = append(names, p)
 		}
 	}
 	sort.Strings(names)
-	out := []*nnhost.FileStatus{}
+	out := nnhost.ListPage{Entries: []*nnhost.FileStatus{}}
+	if len(names) > limit {
+		names, out.HasMore = names[:limit], true
+	}
 	for _, p := range names {
 		st := h.statusOf(p, h.nodes[p])
 		st.Path = path.Base(p) // the host may answer bare names
-		out = append(out, st)
+		out.Entries = append(out.Entries, st)
+		out.LastName = []byte(st.Path)
 	}
 	return out, nil
 }

@@ -38,6 +38,7 @@ type FakeHost struct {
 	nextID    int64
 	ids       map[int64]string
 	balanced  []string
+	listBound int // entries per ListStatus page (0: 1000, the Java host's default)
 
 	failChanges      map[string]error // path -> error of its SetReplications change
 	crashAfterMarker bool
@@ -238,6 +239,9 @@ func serviceXAttr(name string) error {
 
 // SetDown makes every call fail UNAVAILABLE (the hook not connected) while v.
 func (h *FakeHost) SetDown(v bool) { h.mu.Lock(); h.down = v; h.mu.Unlock() }
+
+// SetListBound sets the host's bound on the entries of one ListStatus page.
+func (h *FakeHost) SetListBound(n int) { h.mu.Lock(); h.listBound = n; h.mu.Unlock() }
 
 // SetSafeMode puts the NameNode in safe mode (changes fail FAILED_PRECONDITION) while v.
 func (h *FakeHost) SetSafeMode(v bool) { h.mu.Lock(); h.safeMode = v; h.mu.Unlock() }

@@ -40,12 +40,12 @@ func (s *server) GetFileStatus(ctx context.Context, in *pb.GetFileStatusRequest)
 }
 
 func (s *server) ListStatus(ctx context.Context, in *pb.ListStatusRequest) (*pb.ListStatusResponse, error) {
-	entries, err := s.h.ListStatus(ctx, in.Path, caller(in.User, in.Service))
+	page, err := s.h.ListStatus(ctx, in.Path, in.StartAfter, int(in.Limit), caller(in.User, in.Service))
 	if err != nil {
 		return nil, err
 	}
-	out := &pb.ListStatusResponse{}
-	for _, e := range entries {
+	out := &pb.ListStatusResponse{HasMore: page.HasMore, LastName: page.LastName}
+	for _, e := range page.Entries {
 		out.Entries = append(out.Entries, fileStatusProto(e))
 	}
 	return out, nil
