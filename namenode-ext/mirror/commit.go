@@ -289,7 +289,7 @@ func (r *commitRun) verifySource() (sourceLook, error) {
 func (r *commitRun) checkDest() (committedBefore bool, err error) {
 	err = r.e.withDst(r.owner, func(dc *hdfs.Client) error {
 		if _, serr := dc.Stat(r.dest); serr == nil {
-			old, err := readManifest(dc, r.dest+"/"+r.e.cfg.Manifest)
+			old, err := readManifestHead(dc, r.dest+"/"+r.e.cfg.Manifest)
 			if err == nil && old.ID == r.c.id {
 				committedBefore = true
 				return nil

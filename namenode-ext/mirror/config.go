@@ -76,6 +76,31 @@ type Config struct {
 	// MaxCheckpoints bounds the checkpoints tracked at once (open or copying); events of
 	// further ones are dropped and counted (newtricks.mirror.max-checkpoints, default 64).
 	MaxCheckpoints int
+	// MaxCheckpointsPerUser bounds the checkpoints of one owner tracked at once; a further
+	// one fails with the key in its status (newtricks.mirror.max-checkpoints.per-user,
+	// default 16).
+	MaxCheckpointsPerUser int
+	// UrgentPerUser bounds one user's urgent marks: Urgent calls for checkpoints not seen
+	// yet, and urgent checkpoints in flight it marked (an urgent checkpoint pauses every bulk
+	// copy) (newtricks.mirror.urgent.per-user, default 8).
+	UrgentPerUser int
+	// UrgentMaxPending bounds the Urgent calls for checkpoints not seen yet, all users
+	// together (newtricks.mirror.urgent.max-pending, default 256).
+	UrgentMaxPending int
+	// UrgentPendingTTL: an Urgent for a checkpoint not seen yet is forgotten after this long
+	// (newtricks.mirror.urgent.pending-ttl, default 1h).
+	UrgentPendingTTL time.Duration
+	// MaxWaits and MaxWaitsPerUser bound the open Wait streams, in total and per user
+	// (newtricks.mirror.max-waits, default 1024; newtricks.mirror.max-waits.per-user, 64).
+	MaxWaits, MaxWaitsPerUser int
+	// AllowSuperuser mirrors checkpoints owned by dc-a's HDFS superuser, acting as the
+	// superuser on dc-b; refused by default (newtricks.mirror.allow-superuser, false).
+	AllowSuperuser bool
+	// DestHTTPCA is a PEM file of the CAs dc-b's WebHDFS certificate is checked against
+	// (newtricks.mirror.dest.http.tls.ca; default the system's). With Kerberos the mirror
+	// speaks HTTPS to DestHTTP (dc-b's dfs.namenode.https-address): SPNEGO and doas never
+	// cross the WAN in plain text.
+	DestHTTPCA string
 	// JournalDir is the dc-a directory holding the journal, written as dc-a's superuser
 	// (newtricks.mirror.journal.dir, default "/system/newtricks/mirror").
 	JournalDir string
@@ -143,19 +168,25 @@ type Rule struct {
 // DefaultConfig returns the values used for unset keys.
 func DefaultConfig() Config {
 	return Config{
-		ProxyUser:      "newtricks",
-		Concurrency:    128,
-		RangeSize:      8 << 20,
-		MaxFiles:       100000,
-		MaxCheckpoints: 64,
-		JournalDir:     "/system/newtricks/mirror",
-		StagingDir:     "/tmp/newtricks-mirror",
-		Manifest:       ".newtricks-mirror.json",
-		RetryInterval:  time.Second,
-		MaxAttempts:    5,
-		JournalFlush:   200 * time.Millisecond,
-		KeepFinished:   256,
-		CleanupDelay:   30 * time.Second,
+		ProxyUser:             "newtricks",
+		Concurrency:           128,
+		RangeSize:             8 << 20,
+		MaxFiles:              100000,
+		MaxCheckpoints:        64,
+		MaxCheckpointsPerUser: 16,
+		UrgentPerUser:         8,
+		UrgentMaxPending:      256,
+		UrgentPendingTTL:      time.Hour,
+		MaxWaits:              1024,
+		MaxWaitsPerUser:       64,
+		JournalDir:            "/system/newtricks/mirror",
+		StagingDir:            "/tmp/newtricks-mirror",
+		Manifest:              ".newtricks-mirror.json",
+		RetryInterval:         time.Second,
+		MaxAttempts:           5,
+		JournalFlush:          200 * time.Millisecond,
+		KeepFinished:          256,
+		CleanupDelay:          30 * time.Second,
 	}
 }
 
@@ -185,9 +216,14 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 	intKey(&cfg.Concurrency, "concurrency")
 	intKey(&cfg.MaxFiles, "max-files")
 	intKey(&cfg.MaxCheckpoints, "max-checkpoints")
+	intKey(&cfg.MaxCheckpointsPerUser, "max-checkpoints.per-user")
+	intKey(&cfg.UrgentPerUser, "urgent.per-user")
+	intKey(&cfg.UrgentMaxPending, "urgent.max-pending")
+	intKey(&cfg.MaxWaits, "max-waits")
+	intKey(&cfg.MaxWaitsPerUser, "max-waits.per-user")
 	intKey(&cfg.MaxAttempts, "retry.max-attempts")
 	intKey(&cfg.KeepFinished, "keep-finished")
-	for key, dst := range map[string]*time.Duration{"retry.interval": &cfg.RetryInterval, "journal.flush": &cfg.JournalFlush, "cleanup.delay": &cfg.CleanupDelay} {
+	for key, dst := range map[string]*time.Duration{"retry.interval": &cfg.RetryInterval, "journal.flush": &cfg.JournalFlush, "cleanup.delay": &cfg.CleanupDelay, "urgent.pending-ttl": &cfg.UrgentPendingTTL} {
 		v, err := c.Duration(confPrefix+key, *dst)
 		if err != nil {
 			errs = append(errs, err)
@@ -195,6 +231,12 @@ func ConfigFromMap(conf map[string]string) (Config, error) {
 		}
 		*dst = v
 	}
+	if v, err := c.Bool(confPrefix+"allow-superuser", false); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.AllowSuperuser = v
+	}
+	cfg.DestHTTPCA = c.String(confPrefix+"dest.http.tls.ca", "")
 	if v, err := c.Bool(confPrefix+"verify-dest", false); err != nil {
 		errs = append(errs, err)
 	} else {
@@ -336,6 +378,16 @@ func (c *Config) Validate() error {
 		return bad("max-files", "%d < 1", c.MaxFiles)
 	case c.MaxCheckpoints < 1:
 		return bad("max-checkpoints", "%d < 1", c.MaxCheckpoints)
+	case c.MaxCheckpointsPerUser < 1:
+		return bad("max-checkpoints.per-user", "%d < 1", c.MaxCheckpointsPerUser)
+	case c.UrgentPerUser < 0:
+		return bad("urgent.per-user", "%d < 0", c.UrgentPerUser)
+	case c.UrgentMaxPending < 0:
+		return bad("urgent.max-pending", "%d < 0", c.UrgentMaxPending)
+	case c.UrgentPendingTTL <= 0:
+		return bad("urgent.pending-ttl", "%v <= 0", c.UrgentPendingTTL)
+	case c.MaxWaits < 1 || c.MaxWaitsPerUser < 1:
+		return bad("max-waits", "max-waits %d and max-waits.per-user %d must be >= 1", c.MaxWaits, c.MaxWaitsPerUser)
 	case !cleanAbs(c.JournalDir) || c.JournalDir == "/":
 		return bad("journal.dir", "%q is not a clean absolute path below /", c.JournalDir)
 	case !cleanAbs(c.StagingDir) || c.StagingDir == "/":

@@ -16,6 +16,8 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/newtricks/newtricks/namenode-ext/events"
 	"github.com/newtricks/newtricks/namenode-ext/nnhost"
@@ -99,6 +101,8 @@ type checkpoint struct {
 	complete       bool // complete on dc-a (listing may still be under way)
 	listed         bool // the complete checkpoint's files are all known
 	urgent         bool
+	urgentBy       string // who marked it urgent ("" : recovered from the journal)
+	urgentAdmin    bool   // an administrator did
 	err            string
 	lastErr        string // last transient error (retrying)
 	commitOn       bool   // a commit is under way
@@ -175,7 +179,9 @@ type Engine struct {
 	ckpts       map[Key]*checkpoint
 	byDir       map[string]*checkpoint // srcDir -> checkpoint, open or copying
 	finished    []*checkpoint
-	urgentSoon  map[Key]bool
+	urgentSoon  map[Key]pendingUrgent // Urgent for checkpoints not seen yet (bounded, expiring)
+	waits       map[string]int        // open Wait streams per user
+	waitsAll    int
 	recovered   bool
 	stopped     bool
 	superuser   string
@@ -219,7 +225,8 @@ func New(cfg Config, host Host, log hclog.Logger) (*Engine, error) {
 		events:      make(chan events.Event, 1<<16),
 		ckpts:       map[Key]*checkpoint{},
 		byDir:       map[string]*checkpoint{},
-		urgentSoon:  map[Key]bool{},
+		urgentSoon:  map[Key]pendingUrgent{},
+		waits:       map[string]int{},
 		kick:        make(chan struct{}, 1),
 		flushNow:    make(chan struct{}, 1),
 		journalTxid: -1, handledTxid: -1, savedTxid: -1,
@@ -234,7 +241,11 @@ func New(cfg Config, host Host, log hclog.Logger) (*Engine, error) {
 		e.dst.krb, e.dst.spn = k, cfg.Kerberos.DestSPN
 	}
 	e.cond = sync.NewCond(&e.mu)
-	e.times = newTimeSetter(cfg, e.dst.dial, e.krb)
+	ts, err := newTimeSetter(cfg, e.dst.dial, e.krb)
+	if err != nil {
+		return nil, err
+	}
+	e.times = ts
 	e.journal = &journal{e: e, dir: cfg.JournalDir}
 	e.metrics = newMetrics(e)
 	return e, nil
@@ -462,8 +473,8 @@ func (e *Engine) checkpointFor(r *Rule, in instance) *checkpoint {
 	}
 	e.ckpts[k] = c
 	e.byDir[in.dir] = c
-	if e.urgentSoon[k] {
-		c.urgent = true
+	if p, ok := e.urgentSoon[k]; ok {
+		c.urgent, c.urgentBy, c.urgentAdmin = true, p.user, p.admin
 		delete(e.urgentSoon, k)
 	}
 	go e.resolve(c)
@@ -511,7 +522,23 @@ func (e *Engine) resolve(c *checkpoint) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		st, err := e.host.GetFileStatus(ctx, dir, nnhost.AsService)
 		cancel()
+		if status.Code(err) == codes.NotFound {
+			// Gone before its owner was known: never an entry that waits for ever.
+			e.mu.Lock()
+			e.failLocked(c, fmt.Errorf("%w: %s is gone", ErrSourceChanged, dir))
+			e.mu.Unlock()
+			return
+		}
 		if err == nil {
+			e.mu.Lock()
+			if rerr := e.refuseOwnerLocked(st.Owner, c); rerr != nil {
+				e.metrics.refused.Inc()
+				e.failLocked(c, rerr)
+				e.mu.Unlock()
+				return
+			}
+			e.mu.Unlock()
+			e.checkUrgentBy(c, dir, st.Owner)
 			e.mu.Lock()
 			c.owner, c.group, c.perm, c.mtime = st.Owner, st.Group, os.FileMode(st.Permission), st.MtimeMs
 			c.resolved = true
@@ -525,6 +552,29 @@ func (e *Engine) resolve(c *checkpoint) {
 		time.Sleep(delay)
 		delay = min(2*delay, 5*time.Second)
 	}
+}
+
+// checkUrgentBy keeps a checkpoint urgent that someone marked before it was seen only if that
+// caller may write its directory (the owner, an administrator, or one HDFS lets write it):
+// an urgent checkpoint pauses everybody's bulk copies.
+func (e *Engine) checkUrgentBy(c *checkpoint, dir, owner string) {
+	e.mu.Lock()
+	by, admin, urgent := c.urgentBy, c.urgentAdmin, c.urgent
+	e.mu.Unlock()
+	if !urgent || by == "" || admin || by == owner {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	err := e.mayWrite(ctx, dir, by)
+	cancel()
+	if err == nil {
+		return
+	}
+	e.mu.Lock()
+	c.urgent, c.urgentBy = false, ""
+	e.recountUrgentLocked()
+	e.mu.Unlock()
+	e.log.Warn("urgent mark dropped: its caller may not write the checkpoint", "checkpoint", c.key, "by", by, "owner", owner, "error", err)
 }
 
 // addFileLocked adds (or refreshes) a file and queues it. size < 0: unknown yet.

@@ -25,6 +25,10 @@ var (
 	ErrNotSignal   = wrapErr(coproc.ErrPrecondition, "rule does not complete by signal")
 	ErrRecovering  = wrapErr(coproc.ErrUnavailable, "mirror is recovering its journal")
 	ErrPermission  = wrapErr(coproc.ErrPermission, "checkpoint belongs to another user")
+	// ErrRefusedOwner: a checkpoint the mirror will not act for (the superuser's).
+	ErrRefusedOwner = wrapErr(coproc.ErrPermission, "checkpoint owner refused")
+	// ErrUserLimit: one user's share of the mirror is used up (checkpoints, urgent marks).
+	ErrUserLimit = wrapErr(coproc.ErrResourceLimit, "per-user limit reached")
 )
 
 type sentinel struct {

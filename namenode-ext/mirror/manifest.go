@@ -144,21 +144,61 @@ func (e *Engine) createManifest(dc *hdfs.Client, mp string) (*hdfs.FileWriter, e
 	return w, nil
 }
 
-// readManifest reads a committed checkpoint's manifest on dc-b (the destination check: a
-// manifest of this checkpoint's id means a crashed run committed it already).
-func readManifest(dc *hdfs.Client, p string) (*Manifest, error) {
+// maxManifestHead bounds what is read of a manifest on dc-b (someone else may control what is
+// there): its head, everything before the file records, is a few hundred bytes.
+const maxManifestHead = 64 << 10
+
+// readManifestHead reads a committed checkpoint's manifest head on dc-b (id, rule, job, step,
+// owner: the destination check and retention's ownership check), reading at most
+// maxManifestHead bytes and stopping at the file records.
+func readManifestHead(dc *hdfs.Client, p string) (*Manifest, error) {
 	r, err := dc.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, 512<<20))
-	if err != nil {
-		return nil, err
-	}
+	return decodeManifestHead(io.LimitReader(r, maxManifestHead))
+}
+
+// decodeManifestHead decodes the fields before "files" (the last field the mirror writes).
+func decodeManifestHead(r io.Reader) (*Manifest, error) {
+	d := json.NewDecoder(r)
 	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", p, err)
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("manifest: not a JSON object (%v)", err)
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return nil, fmt.Errorf("manifest head: %w", err)
+		}
+		key, _ := t.(string)
+		var dst any
+		switch key {
+		case "files":
+			return &m, nil
+		case "v":
+			dst = &m.V
+		case "id":
+			dst = &m.ID
+		case "rule":
+			dst = &m.Rule
+		case "job":
+			dst = &m.Job
+		case "step":
+			dst = &m.Step
+		case "source":
+			dst = &m.Source
+		case "owner":
+			dst = &m.Owner
+		case "completed_ms":
+			dst = &m.CompletedAt
+		default:
+			dst = new(json.RawMessage)
+		}
+		if err := d.Decode(dst); err != nil {
+			return nil, fmt.Errorf("manifest head: %s: %w", key, err)
+		}
 	}
 	return &m, nil
 }

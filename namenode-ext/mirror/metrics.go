@@ -10,6 +10,7 @@ import (
 type metrics struct {
 	bytes, copies, retries, committed, failed, recopies prometheus.Counter
 	destFull, relists                                   prometheus.Counter
+	refused, retentionSkipped                           prometheus.Counter
 	lag                                                 prometheus.Histogram
 	gauges                                              []prometheus.Collector
 }
@@ -22,14 +23,16 @@ func newMetrics(e *Engine) *metrics {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "newtricks", Subsystem: "mirror", Name: name, Help: help}, f)
 	}
 	m := &metrics{
-		bytes:     c("bytes_total", "Bytes streamed to dc-b (every attempt)."),
-		copies:    c("file_copies_total", "File transfer attempts finished (success or not)."),
-		retries:   c("retries_total", "File transfers that failed and were retried."),
-		committed: c("checkpoints_committed_total", "Checkpoints committed on dc-b."),
-		failed:    c("checkpoints_failed_total", "Checkpoints that failed."),
-		recopies:  c("recopies_total", "Files copied again although the journal had them verified (should stay 0)."),
-		destFull:  c("dest_full_total", "Transfers and commits dc-b refused for a space or namespace quota or a lack of space (retried)."),
-		relists:   c("relists_total", "Active checkpoints listed again after a restart because the event stream could not resume where the journal ended."),
+		bytes:            c("bytes_total", "Bytes streamed to dc-b (every attempt)."),
+		copies:           c("file_copies_total", "File transfer attempts finished (success or not)."),
+		retries:          c("retries_total", "File transfers that failed and were retried."),
+		committed:        c("checkpoints_committed_total", "Checkpoints committed on dc-b."),
+		failed:           c("checkpoints_failed_total", "Checkpoints that failed."),
+		recopies:         c("recopies_total", "Files copied again although the journal had them verified (should stay 0)."),
+		destFull:         c("dest_full_total", "Transfers and commits dc-b refused for a space or namespace quota or a lack of space (retried)."),
+		relists:          c("relists_total", "Active checkpoints listed again after a restart because the event stream could not resume where the journal ended."),
+		refused:          c("requests_refused_total", "Urgent, Complete and Wait calls refused for access or a per-user or total bound, and checkpoints not mirrored for their owner (the superuser, or one over newtricks.mirror.max-checkpoints.per-user)."),
+		retentionSkipped: c("retention_skipped_total", "Old mirrors retention left on dc-b because their destination no longer held the manifest this mirror committed for that owner."),
 		lag: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "newtricks", Subsystem: "mirror",
 			Name: "commit_lag_seconds", Help: "From complete on dc-a to committed on dc-b.",
 			Buckets: prometheus.ExponentialBuckets(0.05, 2, 16)}),
@@ -60,7 +63,7 @@ func newMetrics(e *Engine) *metrics {
 // Collectors returns the mirror's metrics for the co-process registry.
 func (e *Engine) Collectors() []prometheus.Collector {
 	m := e.metrics
-	return append([]prometheus.Collector{m.bytes, m.copies, m.retries, m.committed, m.failed, m.recopies, m.destFull, m.relists, m.lag}, m.gauges...)
+	return append([]prometheus.Collector{m.bytes, m.copies, m.retries, m.committed, m.failed, m.recopies, m.destFull, m.relists, m.refused, m.retentionSkipped, m.lag}, m.gauges...)
 }
 
 // meter turns a cumulative byte count sampled periodically into a rate over the last window.

@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sort"
 	"time"
@@ -56,7 +57,10 @@ func (e *Engine) retain(ctx context.Context, c *checkpoint) {
 }
 
 // retentionVictims picks, for the checkpoint c just committed, the same job's committed
-// checkpoints beyond the rule's Retain newest that are older than c.
+// checkpoints of the same owner beyond the rule's Retain newest that are older than c. A job
+// name is only a part of a path: in a shared directory (/ckpt/{job}-step_{step}) anyone can
+// make a checkpoint named like another user's job, and it must not retire that user's
+// mirrors.
 func (e *Engine) retentionVictims(c *checkpoint) []*checkpoint {
 	if c.rule.Retain <= 0 {
 		return nil
@@ -64,7 +68,7 @@ func (e *Engine) retentionVictims(c *checkpoint) []*checkpoint {
 	e.mu.Lock()
 	var same []*checkpoint
 	for _, o := range e.ckpts {
-		if o.key.Rule == c.key.Rule && o.key.Job == c.key.Job && o.state == StateCommitted {
+		if o.key.Rule == c.key.Rule && o.key.Job == c.key.Job && o.state == StateCommitted && o.owner == c.owner && o.owner != "" {
 			same = append(same, o)
 		}
 	}
@@ -82,14 +86,41 @@ func (e *Engine) retentionVictims(c *checkpoint) []*checkpoint {
 	return victims
 }
 
-// retire deletes an old mirror on dc-b as its owner and records it retired. It reports false
-// only when no dc-b client could be had (retention stops for now); a failed delete is logged
-// and the checkpoint stays committed.
+// retire deletes an old mirror on dc-b as its owner and records it retired, only if the
+// destination still holds the manifest this mirror committed there for that owner (its id
+// and owner): whatever else is at that path now is left alone. It reports false only when no
+// dc-b client could be had (retention stops for now); a failed delete is logged and the
+// checkpoint stays committed.
 func (e *Engine) retire(old *checkpoint) bool {
 	dc, err := e.dst.get(old.owner)
 	if err != nil {
 		e.log.Warn("retention", "checkpoint", old.key, "error", err)
 		return false
+	}
+	m, merr := readManifestHead(dc, old.dest+"/"+e.cfg.Manifest)
+	if merr != nil && isConnErr(merr) {
+		e.dst.put(old.owner, dc, false)
+		e.log.Warn("retention", "checkpoint", old.key, "error", merr)
+		return false
+	}
+	if merr != nil || m.ID != old.id || m.Owner != old.owner {
+		e.dst.put(old.owner, dc, true)
+		why := "not the manifest this mirror committed"
+		if merr != nil {
+			why = merr.Error()
+		} else {
+			why += fmt.Sprintf(" (id %q owner %q)", m.ID, m.Owner)
+		}
+		e.metrics.retentionSkipped.Inc()
+		e.log.Warn("retention: destination not deleted: it does not hold this checkpoint's manifest", "checkpoint", old.key,
+			"dest", old.dest, "why", why)
+		e.mu.Lock()
+		old.state = StateRetired // no longer this mirror's to retire
+		old.err = "retention left the destination in place: " + why
+		e.changedLocked(old)
+		e.mu.Unlock()
+		e.journal.saveMeta(old)
+		return true
 	}
 	err = dc.RemoveAll(old.dest)
 	e.dst.put(old.owner, dc, err == nil)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
@@ -53,7 +55,7 @@ func (s *server) Urgent(ctx context.Context, req *pb.MirrorUrgentRequest) (*pb.C
 		return nil, coproc.ToStatus(err)
 	}
 	st, err := s.e.Urgent(ctx, refOf(req.GetRef()), user, admin)
-	return st, coproc.ToStatus(err)
+	return st, s.e.toStatus(err)
 }
 
 func (s *server) Complete(ctx context.Context, req *pb.MirrorCompleteRequest) (*pb.CheckpointStatus, error) {
@@ -62,7 +64,7 @@ func (s *server) Complete(ctx context.Context, req *pb.MirrorCompleteRequest) (*
 		return nil, coproc.ToStatus(err)
 	}
 	st, err := s.e.Complete(ctx, refOf(req.GetRef()), user, admin)
-	return st, coproc.ToStatus(err)
+	return st, s.e.toStatus(err)
 }
 
 func (s *server) Wait(req *pb.MirrorWaitRequest, stream pb.Mirror_WaitServer) error {
@@ -75,7 +77,22 @@ func (s *server) Wait(req *pb.MirrorWaitRequest, stream pb.Mirror_WaitServer) er
 	if interval <= 0 {
 		interval = 500 * time.Millisecond
 	}
-	return coproc.ToStatus(s.e.Wait(ctx, refOf(req.GetRef()), user, admin, interval, stream.Send))
+	interval = min(max(interval, 20*time.Millisecond), time.Minute)
+	leave, err := s.e.enterWait(user)
+	if err != nil {
+		return s.e.toStatus(err)
+	}
+	defer leave()
+	return s.e.toStatus(s.e.Wait(ctx, refOf(req.GetRef()), user, admin, interval, stream.Send))
+}
+
+// toStatus maps an API error to its gRPC status, counting refusals (access, bounds).
+func (e *Engine) toStatus(err error) error {
+	st := coproc.ToStatus(err)
+	if c := status.Code(st); c == codes.PermissionDenied || c == codes.ResourceExhausted {
+		e.metrics.refused.Inc()
+	}
+	return st
 }
 
 func refOf(r *pb.CheckpointRef) Key {
@@ -84,11 +101,11 @@ func refOf(r *pb.CheckpointRef) Key {
 
 // find returns the checkpoint a ref names (e.mu held); rule may be empty.
 func (e *Engine) findLocked(k Key) (*checkpoint, error) {
+	if err := checkKey(k); err != nil {
+		return nil, err
+	}
 	if k.Rule != "" && e.rule(k.Rule) == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownRule, k.Rule)
-	}
-	if k.Step < 0 || k.Job == "" {
-		return nil, fmt.Errorf("%w: job is required and step must be >= 0", coproc.ErrInvalid)
 	}
 	for _, r := range e.cfg.Rules {
 		if k.Rule != "" && r.Name != k.Rule {
@@ -101,36 +118,85 @@ func (e *Engine) findLocked(k Key) (*checkpoint, error) {
 	return nil, fmt.Errorf("%w: %s/%d", ErrNotFound, k.Job, k.Step)
 }
 
+// allowed says whether user may see c (Status, Wait): its owner or an administrator. A
+// checkpoint whose owner is not known yet is nobody's but the administrators'.
 func (e *Engine) allowed(c *checkpoint, user string, admin bool) error {
-	if admin || c.owner == "" || c.owner == user {
+	if admin || (c.owner != "" && c.owner == user) {
 		return nil
+	}
+	if c.owner == "" {
+		return fmt.Errorf("%w: %s: owner not known yet", ErrPermission, c.key)
 	}
 	return fmt.Errorf("%w: %s is %s's", ErrPermission, c.key, c.owner)
 }
 
 // Urgent moves a checkpoint to the front; one not seen yet is urgent from its first file.
+// The caller must be able to write the checkpoint's directory (for one not seen yet, its
+// nearest existing ancestor now, and the directory itself once it appears); marks for
+// checkpoints not seen yet are bounded per user and in total and expire.
 func (e *Engine) Urgent(ctx context.Context, k Key, user string, admin bool) (*pb.CheckpointStatus, error) {
+	if err := checkKey(k); err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if !e.recovered {
+		e.mu.Unlock()
 		return nil, ErrRecovering
 	}
 	c, err := e.findLocked(k)
-	if err != nil {
+	var dir string
+	if c != nil {
+		dir = c.srcDir
+	} else {
 		if k.Rule == "" && len(e.cfg.Rules) == 1 {
 			k.Rule = e.cfg.Rules[0].Name
 		}
-		if k.Rule == "" || e.rule(k.Rule) == nil || k.Job == "" || k.Step < 0 {
+		r := e.rule(k.Rule)
+		if k.Rule == "" || r == nil {
+			e.mu.Unlock()
 			return nil, err
 		}
-		e.urgentSoon[k] = true
+		dir = expand(r.Source, k.Job, fmt.Sprint(k.Step))
+	}
+	e.mu.Unlock()
+	if !admin {
+		check := e.mayWrite
+		if c == nil {
+			check = e.mayWriteNearest
+		}
+		if err := check(ctx, dir, user); err != nil {
+			return nil, err
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c == nil {
+		if c2, _ := e.findLocked(k); c2 != nil {
+			c = c2 // seen meanwhile; its owner is checked when it is resolved, or now below
+		}
+	}
+	now := e.now()
+	e.expireUrgentLocked(now)
+	if c == nil {
+		if _, ok := e.urgentSoon[k]; !ok {
+			if len(e.urgentSoon) >= e.cfg.UrgentMaxPending {
+				return nil, fmt.Errorf("%w: %d urgent marks for checkpoints not seen yet, at most %d (newtricks.mirror.urgent.max-pending)",
+					coproc.ErrResourceLimit, len(e.urgentSoon), e.cfg.UrgentMaxPending)
+			}
+			if !admin && e.urgentCountLocked(user) >= e.cfg.UrgentPerUser {
+				return nil, fmt.Errorf("%w: %s has %d urgent marks, at most %d (newtricks.mirror.urgent.per-user)",
+					ErrUserLimit, user, e.urgentCountLocked(user), e.cfg.UrgentPerUser)
+			}
+		}
+		e.urgentSoon[k] = pendingUrgent{user: user, admin: admin, at: now}
 		return &pb.CheckpointStatus{Ref: &pb.CheckpointRef{Rule: k.Rule, Job: k.Job, Step: k.Step}, Urgent: true, EtaMs: -1}, nil
 	}
-	if err := e.allowed(c, user, admin); err != nil {
-		return nil, err
-	}
 	if !c.urgent && !c.state.terminal() {
-		c.urgent = true
+		if !admin && e.urgentCountLocked(user) >= e.cfg.UrgentPerUser {
+			return nil, fmt.Errorf("%w: %s has %d urgent marks, at most %d (newtricks.mirror.urgent.per-user)",
+				ErrUserLimit, user, e.urgentCountLocked(user), e.cfg.UrgentPerUser)
+		}
+		c.urgent, c.urgentBy, c.urgentAdmin = true, user, admin
 		e.recountUrgentLocked()
 		e.changedLocked(c)
 		go e.journal.saveMeta(c)
@@ -139,8 +205,14 @@ func (e *Engine) Urgent(ctx context.Context, k Key, user string, admin bool) (*p
 	return e.statusLocked(c), nil
 }
 
-// Complete marks a signal-completed checkpoint complete.
+// Complete marks a signal-completed checkpoint complete. The caller must be able to write
+// the checkpoint's directory, which must exist: a Complete for a checkpoint not seen yet
+// creates its entry only after the directory is found and its owner is one the mirror acts
+// for, so no entry is ever left waiting for a directory that does not exist.
 func (e *Engine) Complete(ctx context.Context, k Key, user string, admin bool) (*pb.CheckpointStatus, error) {
+	if err := checkKey(k); err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	if !e.recovered {
 		e.mu.Unlock()
@@ -158,40 +230,43 @@ func (e *Engine) Complete(ctx context.Context, k Key, user string, admin bool) (
 		e.mu.Unlock()
 		return nil, fmt.Errorf("%w: rule %s completes by %s", ErrNotSignal, r.Name, r.Completion)
 	}
-	c, err := e.findLocked(k)
+	c, findErr := e.findLocked(k)
+	dir := expand(r.Source, k.Job, fmt.Sprint(k.Step))
+	if c != nil {
+		dir = c.srcDir
+	}
 	e.mu.Unlock()
-	if err != nil {
-		// Not seen yet (e.g. no file closed since the restart): the directory must exist.
-		stepStr := fmt.Sprint(k.Step)
-		dir := expand(r.Source, k.Job, stepStr)
-		in, ok := r.source.match(dir)
-		if !ok {
-			return nil, err
+	var st *nnhost.FileStatus
+	if c == nil {
+		var err error
+		if st, err = e.host.GetFileStatus(ctx, dir, nnhost.AsService); err != nil {
+			if status.Code(err) == codes.NotFound {
+				return nil, fmt.Errorf("%w (%s does not exist)", findErr, dir)
+			}
+			return nil, fmt.Errorf("%w: %s: %v", coproc.ErrUnavailable, dir, err)
 		}
-		e.mu.Lock()
-		c = e.checkpointFor(r, in)
-		e.mu.Unlock()
-		if c == nil {
-			return nil, fmt.Errorf("%w: too many checkpoints in flight", coproc.ErrResourceLimit)
+		if !st.IsDir {
+			return nil, fmt.Errorf("%w: %s is not a directory", coproc.ErrInvalid, dir)
 		}
 	}
-	e.mu.Lock()
-	resolved, dir := c.resolved, c.srcDir
-	e.mu.Unlock()
-	if !resolved {
-		// Only the owner (or an administrator) may complete it: look the owner up now.
-		st, err := e.host.GetFileStatus(ctx, dir, nnhost.AsService)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrNotFound, dir, err)
-		}
-		if !admin && st.Owner != user {
-			return nil, fmt.Errorf("%w: %s is %s's", ErrPermission, dir, st.Owner)
+	if !admin {
+		if err := e.mayWrite(ctx, dir, user); err != nil {
+			return nil, err
 		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.allowed(c, user, admin); err != nil {
-		return nil, err
+	if c == nil {
+		in, ok := r.source.match(dir)
+		if !ok {
+			return nil, findErr
+		}
+		if err := e.refuseOwnerLocked(st.Owner, nil); err != nil {
+			return nil, err
+		}
+		if c = e.checkpointFor(r, in); c == nil {
+			return nil, fmt.Errorf("%w: too many checkpoints in flight (newtricks.mirror.max-checkpoints)", coproc.ErrResourceLimit)
+		}
 	}
 	e.markCompleteLocked(c)
 	return e.statusLocked(c), nil
@@ -209,6 +284,9 @@ func (e *Engine) Wait(ctx context.Context, k Key, user string, admin bool, inter
 		}
 		var st *pb.CheckpointStatus
 		var changed chan struct{}
+		if c != nil && c.owner == "" && !admin {
+			c = nil // not visible until its owner is known: polled like an unknown one
+		}
 		if c != nil {
 			if err := e.allowed(c, user, admin); err != nil {
 				e.mu.Unlock()
@@ -258,10 +336,14 @@ func (e *Engine) Wait(ctx context.Context, k Key, user string, admin bool, inter
 				break
 			}
 			pause.Stop()
-		case <-time.After(max(wait, 100*time.Millisecond)):
+		case <-time.After(max(wait, unknownPoll)):
 		}
 	}
 }
+
+// unknownPoll is how often a Wait on a checkpoint not seen yet (or not visible to the
+// caller yet) looks again.
+const unknownPoll = time.Second
 
 func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 

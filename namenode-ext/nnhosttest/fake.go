@@ -287,7 +287,15 @@ func (h *FakeHost) Calls(op string) int { h.mu.Lock(); defer h.mu.Unlock(); retu
 func (h *FakeHost) SetRep(p string, r int) { h.mu.Lock(); h.nodes[p].rep = r; h.mu.Unlock() }
 
 // Grant lets user write p.
-func (h *FakeHost) Grant(p, user string) { h.mu.Lock(); h.nodes[p].writers[user] = true; h.mu.Unlock() }
+func (h *FakeHost) Grant(p, user string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := h.nodes[p]
+	if n.writers == nil {
+		n.writers = map[string]bool{}
+	}
+	n.writers[user] = true
+}
 
 // Hide makes p readable by its owner only.
 func (h *FakeHost) Hide(p string) { h.mu.Lock(); h.nodes[p].readable = false; h.mu.Unlock() }
