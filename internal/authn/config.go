@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -54,6 +55,11 @@ type Config struct {
 	// RatePerUser and RateBurst: KeyRatePerUser and KeyRateBurst (RatePerUser 0: no limit).
 	RatePerUser float64
 	RateBurst   float64
+	// AuthFailRate, AuthFailBurst, AuthFailCache: the failed-authentication guard
+	// (failguard.go; AuthFailRate 0: off).
+	AuthFailRate  float64
+	AuthFailBurst float64
+	AuthFailCache time.Duration
 }
 
 // ConfigFrom reads Config from the pushed configuration (get returns "" for unset keys).
@@ -63,14 +69,26 @@ func ConfigFrom(get func(key string) string, prefix string) Config {
 		m = MethodSimple
 	}
 	rate, burst := parseRate(get(prefix+KeyRatePerUser), DefaultRatePerUser), parseRate(get(prefix+KeyRateBurst), DefaultRateBurst)
+	failCache := DefaultAuthFailCache
+	if v := strings.TrimSpace(get(prefix + KeyAuthFailCache)); v != "" {
+		failCache = -1
+		if d, err := time.ParseDuration(v); err == nil {
+			failCache = d
+		} else if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			failCache = time.Duration(ms) * time.Millisecond
+		}
+	}
 	return Config{
-		RatePerUser: rate,
-		RateBurst:   burst,
-		Method:      m,
-		Principal:   strings.TrimSpace(get(prefix + KeyPrincipal)),
-		Keytab:      strings.TrimSpace(get(prefix + KeyKeytab)),
-		TLSCert:     strings.TrimSpace(get(prefix + KeyTLSCert)),
-		TLSKey:      strings.TrimSpace(get(prefix + KeyTLSKey)),
+		AuthFailRate:  parseRate(get(prefix+KeyAuthFailRate), DefaultAuthFailRate),
+		AuthFailBurst: parseRate(get(prefix+KeyAuthFailBurst), DefaultAuthFailBurst),
+		AuthFailCache: failCache,
+		RatePerUser:   rate,
+		RateBurst:     burst,
+		Method:        m,
+		Principal:     strings.TrimSpace(get(prefix + KeyPrincipal)),
+		Keytab:        strings.TrimSpace(get(prefix + KeyKeytab)),
+		TLSCert:       strings.TrimSpace(get(prefix + KeyTLSCert)),
+		TLSKey:        strings.TrimSpace(get(prefix + KeyTLSKey)),
 	}
 }
 
@@ -106,6 +124,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: <prefix>%s=%v and <prefix>%s=%v must be numbers >= 0", ErrBadConfig,
 			KeyRatePerUser, c.RatePerUser, KeyRateBurst, c.RateBurst)
 	}
+	if c.AuthFailRate < 0 || c.AuthFailBurst < 0 || c.AuthFailCache < 0 {
+		return fmt.Errorf("%w: <prefix>%s, <prefix>%s must be numbers >= 0 and <prefix>%s a duration", ErrBadConfig,
+			KeyAuthFailRate, KeyAuthFailBurst, KeyAuthFailCache)
+	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return fmt.Errorf("%w: set both <prefix>%s and <prefix>%s, or neither", ErrBadConfig, KeyTLSCert, KeyTLSKey)
 	}
@@ -134,6 +156,9 @@ func (c Config) Server(host grpc.ClientConnInterface, apiHost string) (Authentic
 			return nil, nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 		}
 		a = &Secure{Kerberos: kv, Host: h}
+		if c.AuthFailRate > 0 {
+			a = NewFailGuard(a, c.AuthFailRate, c.AuthFailBurst, c.AuthFailCache)
+		}
 	}
 	opts := ServerOptions(a)
 	if c.RatePerUser > 0 {
