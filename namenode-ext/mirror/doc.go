@@ -39,7 +39,13 @@
 // Memory is bounded by configuration: at most MaxCheckpoints checkpoints are tracked (events of
 // further ones are dropped and counted), each with at most MaxFiles file records (more fails
 // it, naming the key), Concurrency transfers each hold one 64 KiB buffer (and a range its chunk
-// CRCs, 4 bytes per 512), and the event queue holds 65536 events.
+// CRCs, 4 bytes per 512), and the event queue holds 65536 events. What a caller can make the
+// mirror hold is bounded too (guard.go): Urgent and Complete need write access to the
+// checkpoint's directory, urgent marks for checkpoints not seen yet are bounded per user and in
+// total and expire, an owner has at most MaxCheckpointsPerUser checkpoints in flight, Wait
+// streams are bounded, a checkpoint owned by the superuser is refused unless AllowSuperuser,
+// and retention deletes only the committing owner's mirrors that still hold the manifest the
+// mirror wrote (only a manifest's head, 64 KiB at most, is ever read back).
 //
 // Limits (not built): files are written as the checkpoint directory's owner (a file owned by
 // another user inside it keeps the directory owner's name on dc-b); retention only sees the
