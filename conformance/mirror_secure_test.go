@@ -61,12 +61,24 @@ func TestMirrorSecure(t *testing.T) {
 		})
 		return c, lay
 	}
-	b, _ := start("dc-b", extcluster.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: core})
+	// dc-b's NameNode also serves HTTPS (the harness reads its JMX over HTTP): with Kerberos
+	// the mirror's WebHDFS calls carry SPNEGO and doas, so they go over TLS (issue 25).
+	ports, err := cluster.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpsB := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	siteB := map[string]string{"dfs.http.policy": "HTTP_AND_HTTPS", "dfs.namenode.https-address": httpsB}
+	for k, v := range core {
+		siteB[k] = v
+	}
+	b, _ := start("dc-b", extcluster.Options{Name: "dc-b", DataNodes: 1, NoHooks: true, NameNodeSite: siteB})
 	site := map[string]string{
 		"newtricks.mirror.rules":                        "ck",
 		"newtricks.mirror.rule.ck.source":               "/ckpt/{job}/step_{step}",
 		"newtricks.mirror.dest.namenode":                b.NameNodeAddr(),
-		"newtricks.mirror.dest.http":                    b.NameNodeHTTPAddr(),
+		"newtricks.mirror.dest.http":                    httpsB,
+		"newtricks.mirror.dest.http.tls.ca":             sec.KeystoreCert,
 		"newtricks.mirror.source.kerberos.principal":    cluster.PrincipalHDFS,
 		"newtricks.mirror.dest.http.kerberos.principal": cluster.PrincipalHTTP,
 		"newtricks.mirror.kerberos.krb5-conf":           sec.KDC.Krb5Conf,

@@ -51,9 +51,12 @@ type Secure struct {
 	// APICert and APIKey are the public APIs' certificate and key (PEM).
 	APICert string
 	APIKey  string
-	// Keystore is the DataNodes' HTTPS keystore (JKS); StorePass its password.
+	// Keystore is the daemons' HTTPS keystore (JKS); StorePass its password.
 	Keystore  string
 	StorePass string
+	// KeystoreCert is the keystore's self-signed certificate (PEM, localhost/127.0.0.1), for
+	// Go clients of the daemons' HTTPS endpoints (e.g. the mirror's WebHDFS to dc-b).
+	KeystoreCert string
 }
 
 // StartSecure starts a KDC under baseDir/kdc with the cluster's principals and makes the TLS
@@ -106,6 +109,12 @@ func (s *Secure) makeTLS(java string) error {
 		"-ext", "SAN=dns:localhost,ip:127.0.0.1").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("keytool: %v\n%s", err, out)
+	}
+	s.KeystoreCert = filepath.Join(s.Dir, "datanode-cert.pem")
+	out, err = exec.Command(keytool, "-exportcert", "-rfc", "-keystore", s.Keystore, "-storepass", s.StorePass,
+		"-alias", "datanode", "-file", s.KeystoreCert).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("keytool -exportcert: %v\n%s", err, out)
 	}
 	sslServer := SiteXML(map[string]string{
 		"ssl.server.keystore.location":    s.Keystore,

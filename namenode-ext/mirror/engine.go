@@ -512,6 +512,7 @@ func newID(k Key) string {
 // host service: metadata only), retrying until it works or the checkpoint ends.
 func (e *Engine) resolve(c *checkpoint) {
 	delay := 100 * time.Millisecond
+	var goneSince time.Time
 	for {
 		e.mu.Lock()
 		dir, done := c.srcDir, c.state.terminal() || e.stopped
@@ -523,11 +524,25 @@ func (e *Engine) resolve(c *checkpoint) {
 		st, err := e.host.GetFileStatus(ctx, dir, nnhost.AsService)
 		cancel()
 		if status.Code(err) == codes.NotFound {
-			// Gone before its owner was known: never an entry that waits for ever.
+			// A temporary directory renamed into place before its RENAME event was handled
+			// is looked up again under its new name; one that stays gone fails after
+			// resolveGone: never an entry that waits for ever.
 			e.mu.Lock()
-			e.failLocked(c, fmt.Errorf("%w: %s is gone", ErrSourceChanged, dir))
+			moved := c.srcDir != dir
+			if goneSince.IsZero() {
+				goneSince = time.Now()
+			}
+			if !moved && time.Since(goneSince) >= resolveGone {
+				e.failLocked(c, fmt.Errorf("%w: %s is gone", ErrSourceChanged, dir))
+				e.mu.Unlock()
+				return
+			}
 			e.mu.Unlock()
-			return
+			if moved {
+				continue
+			}
+		} else {
+			goneSince = time.Time{}
 		}
 		if err == nil {
 			e.mu.Lock()
@@ -553,6 +568,10 @@ func (e *Engine) resolve(c *checkpoint) {
 		delay = min(2*delay, 5*time.Second)
 	}
 }
+
+// resolveGone is how long a checkpoint's directory may be missing (its RENAME event not
+// handled yet) before the checkpoint fails.
+var resolveGone = 20 * time.Second
 
 // checkUrgentBy keeps a checkpoint urgent that someone marked before it was seen only if that
 // caller may write its directory (the owner, an administrator, or one HDFS lets write it):

@@ -196,6 +196,8 @@ func TestOwnerRefusedAndBounded(t *testing.T) {
 	if failed != 1 {
 		t.Fatalf("%d of alice's 3 checkpoints refused with a per-user cap of 2", failed)
 	}
+	resolveGone = 50 * time.Millisecond
+	defer func() { resolveGone = 20 * time.Second }()
 	e.handle(ctx, ns("CLOSE", "/ckpt/ghost/step_1/x.pt", "", 1)) // no such directory
 	waitState(t, e, Key{Rule: "ck", Job: "ghost", Step: 1}, StateFailed, "gone")
 
