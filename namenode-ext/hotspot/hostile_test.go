@@ -186,3 +186,17 @@ func TestListingPaged(t *testing.T) {
 		t.Fatalf("%d ListStatus calls for a tree of 5,000 directories and max-files 10", n)
 	}
 }
+
+// A state.dir others may write is reported: the records are what recovery trusts.
+func TestWritableStateDirReported(t *testing.T) {
+	host := cluster(6)
+	host.SetPerm("/", 0o1777)
+	e := newEnv(t, hotspot.DefaultConfig(), host)
+	_, problems, err := e.client("hdfs").ListAll(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], "state.dir / has mode 01777") {
+		t.Fatalf("problems %q", problems)
+	}
+}

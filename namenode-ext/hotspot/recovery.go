@@ -41,6 +41,13 @@ func (m *Manager) recover(ctx context.Context) error {
 		return fmt.Errorf("read registry on %s: %w", m.cfg.StateDir, err)
 	}
 	var problems []string
+	// The records are what recovery trusts (markers are checked against them): a state.dir
+	// others may write is reported, as a problem and in the log, every start.
+	if st, err := m.host.GetFileStatus(ctx, m.cfg.StateDir, nnhost.AsService); err == nil && st.Permission&0o022 != 0 {
+		p := fmt.Sprintf("newtricks.hotspot.state.dir %s has mode %#o: users other than its owner may write the hint records recovery trusts; make it writable by the NameNode's user only",
+			m.cfg.StateDir, st.Permission&0o7777)
+		problems = append(problems, p)
+	}
 	if raw, ok := xattrs[m.cfg.limitsName()]; ok {
 		var ls limitsState
 		if err := json.Unmarshal(raw, &ls); err != nil {

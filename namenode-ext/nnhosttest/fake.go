@@ -60,6 +60,7 @@ type fnode struct {
 	placed   int   // replicas placed per block
 	blocks   int
 	open     bool // under construction
+	perm     uint32 // permission bits reported (0: 0644)
 }
 
 // Keys of the NameNode's re-replication limits, with the values a fresh FakeHost reports
@@ -195,8 +196,18 @@ func (h *FakeHost) resolve(p string) string {
 func (h *FakeHost) statusOf(p string, n *fnode) *nnhost.FileStatus {
 	return &nnhost.FileStatus{Path: p, Length: n.length, IsDir: n.dir, Replication: n.rep,
 		BlockSize: defaultBlockSize, MtimeMs: 1_767_225_600_000 + n.id, Owner: n.owner, Group: "supergroup",
-		Permission: 0o644, FileID: n.id}
+		Permission: permOf(n), FileID: n.id}
 }
+
+func permOf(n *fnode) uint32 {
+	if n.perm == 0 {
+		return 0o644
+	}
+	return n.perm
+}
+
+// SetPerm sets the permission bits p reports (nothing else follows from them).
+func (h *FakeHost) SetPerm(p string, perm uint32) { h.mu.Lock(); h.nodes[p].perm = perm; h.mu.Unlock() }
 
 func (h *FakeHost) canRead(user string, n *fnode) bool {
 	return user == "" || n.readable || user == n.owner
