@@ -55,7 +55,9 @@ func mirrorSite() map[string]string {
 	}
 }
 
-func startMirrorEnv(t *testing.T, link wan.Link) *mirrorEnv {
+// startMirrorEnv starts dc-a and dc-b; extra keys (rules, bounds) are added to dc-a's site
+// over the defaults below.
+func startMirrorEnv(t *testing.T, link wan.Link, extra ...map[string]string) *mirrorEnv {
 	t.Helper()
 	a := artifacts(t)
 	relay, err := wan.Listen("127.0.0.1:0", link, nil)
@@ -87,6 +89,11 @@ func startMirrorEnv(t *testing.T, link wan.Link) *mirrorEnv {
 		"newtricks.ext.restart.backoff.max.ms": "1000",
 	} {
 		site[k] = v
+	}
+	for _, m := range extra {
+		for k, v := range m {
+			site[k] = v
+		}
 	}
 	env.a = startClusterCore(t, a, extcluster.Options{Name: "dc-a", DataNodes: 1, NameNodeSite: site}, &env.lay)
 	// Shared directories, as an admin would create them.

@@ -59,7 +59,7 @@ type fnode struct {
 	quota    int64 // space quota, -1 none
 	placed   int   // replicas placed per block
 	blocks   int
-	open     bool // under construction
+	open     bool   // under construction
 	perm     uint32 // permission bits reported (0: 0644)
 }
 
