@@ -55,13 +55,17 @@
 // Everything needed to restore is in HDFS xattrs, written as the NameNode identity:
 //
 //   - "<prefix>.hint.<id>" on Config.StateDir: the hint record (state.go): header and the
-//     files' inode ids with this hint's targets, written before the first factor changes and
+//     files' inode ids with this hint's targets and their original factors, written before the first factor changes and
 //     removed after every file was let go. Its size is bounded by the NameNode's xattr size
 //     limit (files that do not fit are skipped, STATE_BUDGET); its count by max-active-hints.
 //   - "<prefix>" on each held file: its marker, the source of truth for that file: original
 //     factor, factor set, the target of each holding hint, and while a change is in flight the
 //     factor before it. Recovery reads it (recovery.go): factor = set: as left; factor = before:
 //     the change did not happen and is redone; anything else: changed by someone else, let go.
+//     The marker is on the file, writable by whoever may write the file, so recovery believes
+//     it only where it agrees with the records (only the service writes StateDir) and sets
+//     factors only from the records; a marker that disagrees, or a change the NameNode refuses,
+//     skips that file alone (counted, reported) and recovery goes on for the others.
 //   - "<prefix>.limits" on StateDir while limits are boosted: the keys and their old values.
 //
 // Nothing depends on namenode-ext's local disk, so a crash of namenode-ext, of the whole
