@@ -353,3 +353,27 @@ func TestWebHDFSOverHTTPSWithKerberos(t *testing.T) {
 		t.Fatalf("simple: %s", ts.base)
 	}
 }
+
+// A file gone from a rename rule's temporary directory but present under the final name (the
+// rename happened on dc-a, its event not handled yet) is retried, not a source change; gone
+// from both, it is.
+func TestRenameBeforeItsEventIsRetried(t *testing.T) {
+	e := testEngine(t)
+	host := e.host.(*nnhosttest.FakeHost)
+	tmp, final := "/rn/gpt/step_000007.tmp", "/rn/gpt/step_000007"
+	r := e.rule("rn")
+	c := e.newCheckpoint(r, Key{Rule: "rn", Job: "gpt", Step: 7}, "000007", tmp, "id")
+	host.Mkdir(final, "alice", -1)
+	host.File(final+"/a.bin", "alice", 10, 1)
+	err := e.movedErr(c, tmp, tmp+"/a.bin", os.ErrNotExist)
+	if errors.Is(err, ErrSourceChanged) || !errors.Is(err, errRenamePending) {
+		t.Fatalf("renamed into place, event pending: %v", err)
+	}
+	if err := e.movedErr(c, tmp, tmp+"/gone.bin", os.ErrNotExist); !errors.Is(err, ErrSourceChanged) {
+		t.Fatalf("gone from both: %v", err)
+	}
+	c.srcDir = final
+	if err := e.movedErr(c, tmp, tmp+"/a.bin", os.ErrNotExist); !errors.Is(err, errRenamed) {
+		t.Fatalf("event handled: %v", err)
+	}
+}

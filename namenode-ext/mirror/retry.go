@@ -1,10 +1,14 @@
 package mirror
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
+
+	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 )
 
 // errRenamed: the checkpoint directory was renamed while a file of it was copied; the copy is
@@ -14,15 +18,35 @@ var errRenamed = errors.New("checkpoint directory renamed during the copy")
 // movedErr classifies a source file that went missing during its copy (err, at srcPath under
 // dir): the checkpoint directory renamed meanwhile (errRenamed, the rename event arrived), or
 // the file itself changed (ErrSourceChanged).
+//
+// A temporary directory renamed into place (completion "rename") shows on dc-a before its
+// RENAME event reaches the mirror: a file gone from the temporary directory but present under
+// the final name is errRenamePending, retried with backoff until the event moves the
+// checkpoint (failing it then was the race TestMirror/RenameCompletion saw now and then).
 func (e *Engine) movedErr(c *checkpoint, dir, srcPath string, err error) error {
 	e.mu.Lock()
-	now := c.srcDir
+	now, r := c.srcDir, c.rule
 	e.mu.Unlock()
 	if now != dir {
 		return errRenamed
 	}
+	if r != nil && r.Completion == CompleteRename && r.temp != nil {
+		if in, ok := r.temp.match(dir); ok && in.rel == "" && strings.HasPrefix(srcPath, dir+"/") {
+			final := r.source.expandDir(in) + srcPath[len(dir):]
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, ferr := e.host.GetFileStatus(ctx, final, nnhost.AsService)
+			cancel()
+			if ferr == nil {
+				return fmt.Errorf("%w: %s is now %s", errRenamePending, srcPath, final)
+			}
+		}
+	}
 	return fmt.Errorf("%w: %s: %v", ErrSourceChanged, srcPath, err)
 }
+
+// errRenamePending: the checkpoint's temporary directory was renamed into place on dc-a and
+// the RENAME event is still on its way; the copy is retried.
+var errRenamePending = errors.New("checkpoint directory renamed into place; waiting for its event")
 
 // transferFailedLocked sends a failed transfer t (file rel, or one of its ranges) back to the
 // queue and decides what comes of err: a source change, a permission error or too many files
