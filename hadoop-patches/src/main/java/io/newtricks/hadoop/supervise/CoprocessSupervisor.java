@@ -53,6 +53,13 @@ public final class CoprocessSupervisor implements CoprocessLink {
   private final HookConf hc;
   private final HookMetrics metrics;
   private final File logFile;
+  /**
+   * The child's working directory: private (0700, the daemon's user, checked like the socket
+   * dir) and its own, never the daemon's, so a relative path the child is handed (in a request
+   * or a file it reads) cannot resolve against where the daemon runs (e.g. "/" above a
+   * DataNode's data directories).
+   */
+  private final File workDir;
 
   private final Object lock = new Object();
   private volatile boolean running;
@@ -80,6 +87,20 @@ public final class CoprocessSupervisor implements CoprocessLink {
     this.hc = hc;
     this.metrics = metrics;
     this.logFile = new File(hc.logDir, "newtricks-" + kind + "-ext.log");
+    this.workDir = workDir(hc.socketDir, kind, ProcessHandle.current().pid());
+  }
+
+  /**
+   * {@code <socket dir>/<kind>-ext-<pid>.cwd}: one per daemon on the host (two DataNodes of one
+   * user never share one), under the socket dir, which is private to the daemon's user.
+   */
+  static File workDir(File socketDir, String kind, long pid) {
+    return new File(socketDir.getAbsoluteFile(), kind + "-ext-" + pid + ".cwd");
+  }
+
+  /** The directory the child runs in (see {@link #workDir}). */
+  File workDir() {
+    return workDir;
   }
 
   /** Starts supervising on a daemon thread. Never blocks, never throws. */
@@ -131,6 +152,40 @@ public final class CoprocessSupervisor implements CoprocessLink {
       }
     }
     stopChild(hc.shutdownGraceMs);
+    removeWorkDir();
+  }
+
+  /**
+   * Creates the working directory (0700) or checks the one a previous child of this daemon
+   * left, and removes those of daemons that are gone (empty ones only: whatever a child left in
+   * its directory is kept for its owner to look at).
+   */
+  private void prepareWorkDir() throws IOException {
+    ensureDir(workDir);
+    String prefix = kind + "-ext-";
+    File[] siblings = hc.socketDir.getAbsoluteFile().listFiles(
+        (d, name) -> name.startsWith(prefix) && name.endsWith(".cwd"));
+    if (siblings == null) {
+      return;
+    }
+    for (File f : siblings) {
+      String pid = f.getName().substring(prefix.length(), f.getName().length() - ".cwd".length());
+      try {
+        if (!ProcessHandle.of(Long.parseLong(pid)).isPresent()) {
+          Files.deleteIfExists(f.toPath()); // fails (kept) unless empty
+        }
+      } catch (NumberFormatException | IOException e) {
+        // not one of ours, or not empty
+      }
+    }
+  }
+
+  private void removeWorkDir() {
+    try {
+      Files.deleteIfExists(workDir.toPath());
+    } catch (IOException e) {
+      LOG.debug("newtricks: {} kept: {}", workDir, e.toString());
+    }
   }
 
   /** The channel to the current child; null while none is up. */
@@ -245,15 +300,20 @@ public final class CoprocessSupervisor implements CoprocessLink {
           + ") is missing or not executable");
     }
     ensureDir(hc.socketDir);
+    prepareWorkDir();
     hc.logDir.mkdirs();
     appendLog("---- " + Instant.now() + " newtricks: starting " + bin + " generation " + gen
-        + " ----\n");
+        + " in " + workDir + " ----\n");
     lastAnswerNanos = 0; // answers from a previous child say nothing about this one
-    ProcessBuilder pb = new ProcessBuilder(bin.getPath());
+    // Absolute paths: the child starts in its own directory, not the daemon's.
+    ProcessBuilder pb = new ProcessBuilder(bin.getAbsolutePath());
+    pb.directory(workDir);
     Map<String, String> env = pb.environment();
     env.put(Handshake.COOKIE_KEY, Handshake.COOKIE_VALUE);
     env.put("PLUGIN_PROTOCOL_VERSIONS", Integer.toString(Handshake.APP_VERSION));
-    env.put("PLUGIN_UNIX_SOCKET_DIR", hc.socketDir.getPath());
+    env.put("PLUGIN_UNIX_SOCKET_DIR", hc.socketDir.getAbsolutePath());
+    // A relative PWD inherited from the daemon's shell would name the daemon's directory.
+    env.put("PWD", workDir.getPath());
     // Lets the child notice a dead parent (go-plugin does not): kill -9 of the JVM skips hooks.
     env.put("NEWTRICKS_PARENT_PID", Long.toString(ProcessHandle.current().pid()));
     env.put("NEWTRICKS_DAEMON_KIND", kind);
