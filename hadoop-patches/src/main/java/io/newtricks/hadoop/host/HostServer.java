@@ -72,7 +72,10 @@ public final class HostServer {
     BoundedCalls bounded = new BoundedCalls(executor, handlers + Math.max(0, hc.hostQueue));
     // Callbacks run on the event loop only as far as the admission check; BoundedCalls hands
     // every admitted call to the executor.
-    NettyServerBuilder b = UnixSockets.server(socket.getPath()).directExecutor();
+    // Every string and list of a request is bounded by the message it came in (gRPC's own
+    // default, made explicit so it never depends on the library's).
+    NettyServerBuilder b = UnixSockets.server(socket.getPath()).directExecutor()
+        .maxInboundMessageSize(hc.hostMaxMessageBytes);
     for (BindableService service : services) {
       b.addService(ServerInterceptors.intercept(service, bounded));
     }

@@ -55,6 +55,7 @@ import java.util.Map;
 import java.util.List;
 import java.util.Locale;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.conf.ReconfigurationException;
 import org.apache.hadoop.fs.XAttr;
 import org.apache.hadoop.fs.XAttrSetFlag;
 import org.apache.hadoop.fs.permission.FsAction;
@@ -101,24 +102,75 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
   }
 
 
+  /**
+   * Where the service reaches the NameNode: the NameNode itself, or a test's stand-in (the
+   * calls that take the namesystem's locks directly still need a real one).
+   */
+  interface Daemon {
+    /** The RPC server's protocols; null while it is not up. */
+    NamenodeProtocols rpc();
+
+    /** Null while the namesystem is not loaded. */
+    FSNamesystem namesystem();
+
+    /** The NameNode's current value of a key (null: unset). */
+    String conf(String key);
+
+    /** NameNode.reconfigureProperty (null value: the default). */
+    void reconfigure(String key, String value) throws ReconfigurationException;
+  }
+
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NameNodeHostService.class);
   private final NameNode nn;
+  private final Daemon daemon;
   private final HookMetrics metrics;
+  private final HookConf hc;
   private final java.util.Set<String> reconfigureAllowed;
   private final java.util.Set<String> servicePrefixes;
   private final BalancedReadsControl balancedReads;
+  /** Threads applying the changes of SetReplications batches: bounded admission and wait. */
+  private final BatchPool changePool;
 
   public NameNodeHostService(NameNode nn, HookMetrics metrics, HookConf hc,
       BalancedReadsControl balancedReads) {
+    this(nn, new Daemon() {
+      @Override
+      public NamenodeProtocols rpc() {
+        return nn.getRpcServer();
+      }
+
+      @Override
+      public FSNamesystem namesystem() {
+        return nn.getNamesystem();
+      }
+
+      @Override
+      public String conf(String key) {
+        return nn.getConf().get(key);
+      }
+
+      @Override
+      public void reconfigure(String key, String value) throws ReconfigurationException {
+        nn.reconfigureProperty(key, value);
+      }
+    }, metrics, hc, balancedReads);
+  }
+
+  NameNodeHostService(NameNode nn, Daemon daemon, HookMetrics metrics, HookConf hc,
+      BalancedReadsControl balancedReads) {
     this.nn = nn;
+    this.daemon = daemon;
     this.metrics = metrics;
+    this.hc = hc;
     this.reconfigureAllowed = hc.reconfigureAllowed;
     this.servicePrefixes = hc.serviceXAttrPrefixes;
     this.balancedReads = balancedReads;
+    this.changePool = new BatchPool("newtricks-setreplications", hc.setReplicationsThreads,
+        hc.setReplicationsQueue, hc.setReplicationsTimeoutMs, HookConf.SET_REPLICATIONS_QUEUE);
   }
 
   private NamenodeProtocols rpc() {
-    NamenodeProtocols r = nn.getRpcServer();
+    NamenodeProtocols r = daemon.rpc();
     if (r == null) {
       throw Status.UNAVAILABLE.withDescription("NameNode RPC server not up").asRuntimeException();
     }
@@ -126,12 +178,23 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
   }
 
   private FSNamesystem ns() {
-    FSNamesystem n = nn.getNamesystem();
+    FSNamesystem n = daemon.namesystem();
     if (n == null) {
       throw Status.UNAVAILABLE.withDescription("namesystem not loaded").asRuntimeException();
     }
     return n;
   }
+
+  /** Refuses a path longer than HDFS allows any (HdfsServerConstants.MAX_PATH_LENGTH). */
+  static void checkPathLength(String call, String path) {
+    if (path.length() > MAX_PATH_LENGTH) {
+      throw new IllegalArgumentException(call + ": a path of " + path.length()
+          + " characters, HDFS allows at most " + MAX_PATH_LENGTH);
+    }
+  }
+
+  static final int MAX_PATH_LENGTH =
+      org.apache.hadoop.hdfs.server.common.HdfsServerConstants.MAX_PATH_LENGTH;
 
   @Override
   public void setReplication(SetReplicationRequest req, StreamObserver<SetReplicationResponse> out) {
@@ -158,29 +221,74 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
     });
   }
 
+  /** One getListing of the NameNode (ClientProtocol.getListing without locations). */
+  interface Lister {
+    DirectoryListing list(String path, byte[] startAfter) throws java.io.IOException;
+  }
+
   @Override
   public void listStatus(ListStatusRequest req, StreamObserver<ListStatusResponse> out) {
-    HostCalls.serve(metrics, out, () -> HostCalls.as("ListStatus", req.getUser(),
-        userOnly("ListStatus", req.getUser(), req.getService()), () -> {
-      ListStatusResponse.Builder b = ListStatusResponse.newBuilder();
-      byte[] after = HdfsFileStatus.EMPTY_NAME;
-      while (true) {
-        DirectoryListing page = rpc().getListing(req.getPath(), after, false);
-        if (page == null) {
-          throw new FileNotFoundException("File " + req.getPath() + " does not exist.");
-        }
-        for (HdfsFileStatus st : page.getPartialListing()) {
-          String name = st.getLocalName();
-          // Listing a file returns the file itself with an empty local name.
-          b.addEntries(toProto(name.isEmpty() ? req.getPath() : st.getFullName(req.getPath()), st));
-        }
-        if (!page.hasMore()) {
-          break;
-        }
-        after = page.getLastName();
+    HostCalls.serve(metrics, out, () -> {
+      boolean service = userOnly("ListStatus", req.getUser(), req.getService());
+      return HostCalls.as("ListStatus", req.getUser(), service,
+          () -> listPage(req, hc.listMaxEntries, (p, after) -> rpc().getListing(p, after, false)));
+    });
+  }
+
+  /**
+   * One page of req.path: entries after req.start_after, at most req.limit and never more than
+   * bound (0: the bound), from as many getListing calls as that takes (one, unless the
+   * NameNode's dfs.ls.limit is below the bound). has_more and last_name say where the next page
+   * starts; nothing beyond the page is listed.
+   */
+  static ListStatusResponse listPage(ListStatusRequest req, int bound, Lister lister)
+      throws java.io.IOException {
+    if (req.getLimit() < 0) {
+      throw new IllegalArgumentException("ListStatus: limit " + req.getLimit() + " is negative");
+    }
+    if (req.getStartAfter().size() > MAX_PATH_LENGTH) {
+      throw new IllegalArgumentException("ListStatus: start_after of " + req.getStartAfter().size()
+          + " bytes, longer than any HDFS path (" + MAX_PATH_LENGTH + ")");
+    }
+    int want = req.getLimit() == 0 ? bound : Math.min(req.getLimit(), bound);
+    String path = req.getPath();
+    byte[] after = req.getStartAfter().isEmpty() ? HdfsFileStatus.EMPTY_NAME
+        : req.getStartAfter().toByteArray();
+    ListStatusResponse.Builder b = ListStatusResponse.newBuilder();
+    byte[] last = null;
+    while (true) {
+      DirectoryListing page = lister.list(path, after);
+      if (page == null) {
+        throw new FileNotFoundException("File " + path + " does not exist.");
       }
-      return b.build();
-    }));
+      HdfsFileStatus[] part = page.getPartialListing();
+      int take = Math.min(part.length, want - b.getEntriesCount());
+      for (int i = 0; i < take; i++) {
+        HdfsFileStatus st = part[i];
+        String name = st.getLocalName();
+        // Listing a file returns the file itself with an empty local name.
+        b.addEntries(toProto(name.isEmpty() ? path : st.getFullName(path), st));
+        last = st.getLocalNameInBytes();
+      }
+      if (take < part.length) {
+        b.setHasMore(true).setRemaining(part.length - take + page.getRemainingEntries());
+        break;
+      }
+      // (An empty partial listing that says more never comes from HDFS; taken as the end, so
+      // no caller can loop on it.)
+      if (!page.hasMore() || part.length == 0) {
+        break;
+      }
+      if (b.getEntriesCount() >= want) {
+        b.setHasMore(true).setRemaining(page.getRemainingEntries());
+        break;
+      }
+      after = page.getLastName();
+    }
+    if (last != null) {
+      b.setLastName(ByteString.copyFrom(last));
+    }
+    return b.build();
   }
 
   @Override
@@ -301,6 +409,12 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
   public void getXAttrs(GetXAttrsRequest req, StreamObserver<GetXAttrsResponse> out) {
     HostCalls.serve(metrics, out, () -> {
       HostCalls.checkCaller("GetXAttrs", req.getUser(), req.getService());
+      if (req.getNamesCount() > hc.maxXAttrsPerInode) {
+        // No inode carries more: dfs.namenode.fs-limits.max-xattrs-per-inode.
+        throw new IllegalArgumentException("GetXAttrs: " + req.getNamesCount() + " names, more than"
+            + " a file may carry (" + hc.maxXAttrsPerInode + ", "
+            + DFSConfigKeys.DFS_NAMENODE_MAX_XATTRS_PER_INODE_KEY + ")");
+      }
       if (req.getService()) {
         for (String n : req.getNamesList()) {
           HostCalls.serviceXAttr("GetXAttrs", n, servicePrefixes);
@@ -368,10 +482,37 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
         throw new org.apache.hadoop.security.AccessControlException("reconfiguring "
             + req.getKey() + " is not allowed (" + HookConf.RECONFIGURE_ALLOWED + ")");
       }
-      String old = nn.getConf().get(req.getKey());
-      nn.reconfigureProperty(req.getKey(), req.getValue().isEmpty() ? null : req.getValue());
+      checkReconfigureValue(req.getKey(), req.getValue(), hc);
+      String old = daemon.conf(req.getKey());
+      daemon.reconfigure(req.getKey(), req.getValue().isEmpty() ? null : req.getValue());
       return ReconfigureResponse.newBuilder().setOldValue(nz(old)).build();
     });
+  }
+
+  /**
+   * The values Reconfigure may set for an allowed key: empty (the default); the value the
+   * daemon was configured with when the hook started; or a decimal integer from 1 (Hadoop's
+   * own BlockManager refuses less) up to the key's ceiling, newtricks.host.reconfigure.max.KEY
+   * (defaults in HookConf). A key without a ceiling is refused whatever the value.
+   */
+  static void checkReconfigureValue(String key, String value, HookConf hc) {
+    if (value.isEmpty() || value.equals(hc.reconfigureConfigured.get(key))) {
+      return;
+    }
+    Integer max = hc.reconfigureMax.get(key);
+    if (max == null) {
+      throw new IllegalArgumentException("Reconfigure: no bound for the values of " + key
+          + ": set " + HookConf.RECONFIGURE_MAX_PREFIX + key);
+    }
+    long v = -1;
+    if (value.length() <= 10 && value.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      v = Long.parseLong(value);
+    }
+    if (v < 1 || v > max) {
+      String shown = value.length() > 32 ? value.substring(0, 32) + "..." : value;
+      throw new IllegalArgumentException("Reconfigure: " + key + "=" + shown + " is not an integer"
+          + " from 1 to " + max + " (" + HookConf.RECONFIGURE_MAX_PREFIX + key + ")");
+    }
   }
 
   @Override
@@ -407,13 +548,18 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
       if (req.getPathsCount() > MAX_BATCH) {
         throw new IllegalArgumentException(req.getPathsCount() + " paths, at most " + MAX_BATCH);
       }
+      for (String p : req.getPathsList()) {
+        checkPathLength("GetQuotaUsage", p);
+      }
       FSNamesystem ns = ns();
       FSDirectory fsd = ns.getFSDirectory();
       Map<String, QuotaDir> dirs = new LinkedHashMap<>();
       GetQuotaUsageResponse.Builder b = GetQuotaUsageResponse.newBuilder();
-      ns.readLock();
-      try {
+      // In slices of newtricks.host.lock.max-hold.ms, one path at a time: the quotas of
+      // different paths may be read in different slices.
+      try (LockSlices lock = readSlices(ns, "newtricksGetQuotaUsage").open()) {
         for (String p : req.getPathsList()) {
+          lock.yieldIfDue();
           INode n = fsd.getINode(p);
           if (n == null) {
             b.addMissing(p);
@@ -441,8 +587,6 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
                 .build());
           }
         }
-      } finally {
-        ns.readUnlock("newtricksGetQuotaUsage");
       }
       b.addAllDirs(dirs.values());
       return b.build();
@@ -459,10 +603,6 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
       if (req.getFileIdsCount() > MAX_BATCH) {
         throw new IllegalArgumentException(req.getFileIdsCount() + " files, at most " + MAX_BATCH);
       }
-      FSNamesystem ns = ns();
-      FSDirectory fsd = ns.getFSDirectory();
-      BlockManager bm = ns.getBlockManager();
-      List<FileInspection.Builder> found = new ArrayList<>(req.getFileIdsCount());
       if (req.getWantCount() > 0 && req.getWantCount() != req.getFileIdsCount()) {
         throw new IllegalArgumentException("want has " + req.getWantCount() + " entries for "
             + req.getFileIdsCount() + " files");
@@ -471,58 +611,10 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
         throw new IllegalArgumentException("from_block has " + req.getFromBlockCount()
             + " entries for " + req.getFileIdsCount() + " files");
       }
-      ns.readLock();
-      try {
-        for (int i = 0; i < req.getFileIdsCount(); i++) {
-          long id = req.getFileIds(i);
-          FileInspection.Builder f = FileInspection.newBuilder().setFileId(id);
-          found.add(f);
-          INode n = fsd.getInode(id);
-          if (n == null || !n.isFile() || n.getParent() == null) {
-            continue; // deleted (or only in a snapshot): nothing to restore
-          }
-          INodeFile file = n.asFile();
-          BlockInfo[] blocks = file.getBlocks();
-          int want = req.getWantCount() > 0 ? req.getWant(i) : 0;
-          int from = req.getFromBlockCount() > 0 ? req.getFromBlock(i) : 0;
-          from = Math.max(0, Math.min(from, blocks.length));
-          int fewest = -1;
-          int firstShort = blocks.length;
-          int shortBlocks = 0;
-          java.util.Set<String> holders = req.getHolders() ? new java.util.TreeSet<>() : null;
-          for (int j = from; j < blocks.length; j++) {
-            BlockInfo blk = blocks[j];
-            int live = bm.countNodes(blk).liveReplicas();
-            fewest = fewest < 0 ? live : Math.min(fewest, live);
-            if (want > 0 && live < want) {
-              shortBlocks++;
-              firstShort = Math.min(firstShort, j);
-            }
-            if (holders != null) {
-              for (org.apache.hadoop.hdfs.server.blockmanagement.DatanodeStorageInfo s
-                  : bm.getStorages(blk)) {
-                DatanodeDescriptor d = s.getDatanodeDescriptor();
-                if (d != null && d.isAlive()) {
-                  holders.add(d.getDatanodeUuid());
-                }
-              }
-            }
-          }
-          f.setExists(true)
-              .setPath(file.getFullPathName())
-              .setReplication(file.getFileReplication())
-              .setLength(file.computeFileSize())
-              .setBlocks(blocks.length)
-              .setBlockSize(file.getPreferredBlockSize())
-              .setMinLiveReplicas(fewest)
-              .setFirstShortBlock(firstShort)
-              .setShortBlocks(shortBlocks);
-          if (holders != null) {
-            f.addAllHolders(holders);
-          }
-        }
-      } finally {
-        ns.readUnlock("newtricksInspectFiles");
+      FSNamesystem ns = ns();
+      List<FileInspection.Builder> found;
+      try (LockSlices lock = readSlices(ns, "newtricksInspectFiles").open()) {
+        found = inspect(req, new NamesystemInodes(ns), lock);
       }
       InspectFilesResponse.Builder b = InspectFilesResponse.newBuilder()
           .setLiveDatanodes(ns.getNumLiveDataNodes());
@@ -545,6 +637,156 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
     });
   }
 
+  /** The namesystem's read lock, in slices of newtricks.host.lock.max-hold.ms. */
+  private LockSlices readSlices(FSNamesystem ns, String opName) {
+    return new LockSlices(new LockSlices.Lock() {
+      @Override
+      public void lock() {
+        ns.readLock();
+      }
+
+      @Override
+      public void unlock() {
+        ns.readUnlock(opName);
+      }
+    }, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(hc.lockMaxHoldMs), System::nanoTime);
+  }
+
+  /** What InspectFiles reads under the read lock: the inode map and the block manager. */
+  interface Inodes<F> {
+    /** The file with this inode id; null if deleted, not a file, or only in a snapshot. */
+    F file(long id);
+
+    int blocks(F f);
+
+    int liveReplicas(F f, int block);
+
+    /** Adds the DataNodes holding a live replica of the block. */
+    void holders(F f, int block, java.util.Set<String> into);
+
+    /** Path, factor, length, block count and block size. */
+    void describe(F f, FileInspection.Builder b);
+  }
+
+  private static final class NamesystemInodes implements Inodes<INodeFile> {
+    private final FSDirectory fsd;
+    private final BlockManager bm;
+
+    NamesystemInodes(FSNamesystem ns) {
+      this.fsd = ns.getFSDirectory();
+      this.bm = ns.getBlockManager();
+    }
+
+    @Override
+    public INodeFile file(long id) {
+      INode n = fsd.getInode(id);
+      if (n == null || !n.isFile() || n.getParent() == null) {
+        return null; // deleted (or only in a snapshot): nothing to restore
+      }
+      return n.asFile();
+    }
+
+    @Override
+    public int blocks(INodeFile f) {
+      return f.getBlocks().length;
+    }
+
+    @Override
+    public int liveReplicas(INodeFile f, int block) {
+      return bm.countNodes(f.getBlocks()[block]).liveReplicas();
+    }
+
+    @Override
+    public void holders(INodeFile f, int block, java.util.Set<String> into) {
+      for (org.apache.hadoop.hdfs.server.blockmanagement.DatanodeStorageInfo s
+          : bm.getStorages(f.getBlocks()[block])) {
+        DatanodeDescriptor d = s.getDatanodeDescriptor();
+        if (d != null && d.isAlive()) {
+          into.add(d.getDatanodeUuid());
+        }
+      }
+    }
+
+    @Override
+    public void describe(INodeFile f, FileInspection.Builder b) {
+      b.setPath(f.getFullPathName())
+          .setReplication(f.getFileReplication())
+          .setLength(f.computeFileSize())
+          .setBlocks(f.getBlocks().length)
+          .setBlockSize(f.getPreferredBlockSize());
+    }
+  }
+
+  /**
+   * InspectFiles' scan, under {@code lock} (open), one block at a time: between blocks and
+   * between files the lock may be released for a waiting writer ({@link LockSlices}). After a
+   * release inside a file, the file is looked up again by its id and the scan goes on with the
+   * next block: a file deleted meanwhile answers exists=false, one that lost blocks (truncate)
+   * or gained some (append) is described as it is at its last block, and the replica counts
+   * are those each block had when it was scanned, as for any poll.
+   */
+  static <F> List<FileInspection.Builder> inspect(InspectFilesRequest req, Inodes<F> inodes,
+      LockSlices lock) {
+    List<FileInspection.Builder> found = new ArrayList<>(req.getFileIdsCount());
+    for (int i = 0; i < req.getFileIdsCount(); i++) {
+      if (i > 0) {
+        lock.yieldIfDue();
+      }
+      long id = req.getFileIds(i);
+      FileInspection.Builder f = FileInspection.newBuilder().setFileId(id);
+      found.add(f);
+      int want = req.getWantCount() > 0 ? req.getWant(i) : 0;
+      int from = req.getFromBlockCount() > 0 ? req.getFromBlock(i) : 0;
+      int fewest = -1;
+      int firstShort = -1;
+      int shortBlocks = 0;
+      java.util.Set<String> holders = req.getHolders() ? new java.util.TreeSet<>() : null;
+      int j = -1; // next block to scan; -1: not started
+      F file;
+      scan:
+      while (true) {
+        file = inodes.file(id);
+        if (file == null) {
+          break;
+        }
+        int n = inodes.blocks(file);
+        if (j < 0) {
+          j = Math.max(0, Math.min(from, n));
+        }
+        for (; j < n; j++) {
+          int live = inodes.liveReplicas(file, j);
+          fewest = fewest < 0 ? live : Math.min(fewest, live);
+          if (want > 0 && live < want) {
+            shortBlocks++;
+            if (firstShort < 0) {
+              firstShort = j;
+            }
+          }
+          if (holders != null) {
+            inodes.holders(file, j, holders);
+          }
+          if (j + 1 < n && lock.yieldIfDue()) {
+            j++;
+            continue scan; // the file may have changed while the lock was free
+          }
+        }
+        break;
+      }
+      if (file == null) {
+        continue; // exists=false
+      }
+      f.setExists(true);
+      inodes.describe(file, f);
+      f.setMinLiveReplicas(fewest)
+          .setFirstShortBlock(firstShort < 0 ? f.getBlocks() : firstShort)
+          .setShortBlocks(shortBlocks);
+      if (holders != null) {
+        f.addAllHolders(holders);
+      }
+    }
+    return found;
+  }
+
   static final String INODE_PREFIX = "/.reserved/.inodes/";
 
   /** ListStatus's lambda form of {@link HostCalls#userOnly}: checks, then says "not service". */
@@ -553,13 +795,12 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
     return false;
   }
 
-  /** Threads applying the changes of one SetReplications batch (daemon, bounded). */
-  private static final java.util.concurrent.ExecutorService CHANGE_POOL =
-      java.util.concurrent.Executors.newFixedThreadPool(8, r -> {
-        Thread t = new Thread(r, "newtricks-setreplications");
-        t.setDaemon(true);
-        return t;
-      });
+  /** Applies one change of a SetReplications batch; never throws (tests replace it). */
+  interface ChangeApplier {
+    ReplicationResult apply(ReplicationChange c, String user, boolean service);
+  }
+
+  ChangeApplier applier = this::applyChange;
 
   @Override
   public void setReplications(SetReplicationsRequest req, StreamObserver<SetReplicationsResponse> out) {
@@ -576,25 +817,60 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
       for (ReplicationChange c : changes) {
         distinct &= paths.add(c.getPath());
       }
+      ChangeApplier apply = applier;
       SetReplicationsResponse.Builder b = SetReplicationsResponse.newBuilder();
+      long timeoutMs = hc.setReplicationsTimeoutMs;
       if (!distinct || changes.size() < 2) {
+        // In order, on this thread; a change not started within the timeout is not applied,
+        // nor is any after it (a later change of the same path must not overtake it).
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         for (ReplicationChange c : changes) {
-          b.addResults(applyChange(c, user, service));
+          if (System.nanoTime() - deadline >= 0) {
+            b.addResults(notStarted(timeoutMs));
+          } else {
+            b.addResults(apply.apply(c, user, service));
+          }
         }
         return b.build();
       }
       // Changes of distinct files run on a few threads: each is up to three edit-log
       // transactions, and concurrent ones share the NameNode's group commit (logSync) instead
-      // of waiting for one sync each.
-      List<java.util.concurrent.Future<ReplicationResult>> futures = new ArrayList<>(changes.size());
+      // of waiting for one sync each. Admitted whole or refused (RESOURCE_EXHAUSTED); this
+      // thread waits at most newtricks.host.setreplications.timeout.ms.
+      List<java.util.concurrent.Callable<ReplicationResult>> items = new ArrayList<>(changes.size());
       for (ReplicationChange c : changes) {
-        futures.add(CHANGE_POOL.submit(() -> applyChange(c, user, service)));
+        items.add(() -> apply.apply(c, user, service));
       }
-      for (java.util.concurrent.Future<ReplicationResult> f : futures) {
-        b.addResults(f.get());
-      }
+      b.addAllResults(changePool.runAll(items, new BatchPool.Late<ReplicationResult>() {
+        @Override
+        public ReplicationResult running(long waitedMs) {
+          return ReplicationResult.newBuilder().setCode(Status.Code.DEADLINE_EXCEEDED.value())
+              .setMessage("still running after " + waitedMs + " ms ("
+                  + HookConf.SET_REPLICATIONS_TIMEOUT_MS + "): its outcome is unknown, look again")
+              .build();
+        }
+
+        @Override
+        public ReplicationResult notStarted(long waitedMs) {
+          return NameNodeHostService.notStarted(waitedMs);
+        }
+
+        @Override
+        public ReplicationResult failed(Throwable t) {
+          Status st = StatusMapping.toStatus(t).getStatus();
+          return ReplicationResult.newBuilder().setCode(st.getCode().value())
+              .setMessage(String.valueOf(st.getDescription())).build();
+        }
+      }));
       return b.build();
     });
+  }
+
+  private static ReplicationResult notStarted(long waitedMs) {
+    return ReplicationResult.newBuilder().setCode(Status.Code.RESOURCE_EXHAUSTED.value())
+        .setMessage("not started within " + waitedMs + " ms (" + HookConf.SET_REPLICATIONS_TIMEOUT_MS
+            + "): not applied, the NameNode is behind; try again later")
+        .build();
   }
 
   /**
@@ -730,7 +1006,22 @@ public final class NameNodeHostService extends NameNodeHostGrpc.NameNodeHostImpl
 
   @Override
   public void setBalancedReads(SetBalancedReadsRequest req, StreamObserver<SetBalancedReadsResponse> out) {
-    HostCalls.serve(metrics, out, () -> balancedReads.setHinted(req.getPathsList()));
+    HostCalls.serve(metrics, out, () -> {
+      HostCalls.serviceOnly("SetBalancedReads", req.getService());
+      if (req.getPathsCount() > hc.balancedReadsMaxPaths) {
+        throw new IllegalArgumentException("SetBalancedReads: " + req.getPathsCount()
+            + " paths, at most " + hc.balancedReadsMaxPaths + " ("
+            + HookConf.BALANCED_READS_MAX_PATHS + "); the paths in force stay");
+      }
+      for (String p : req.getPathsList()) {
+        if (!p.startsWith("/")) {
+          throw new IllegalArgumentException("SetBalancedReads: path " + (p.length() > 64
+              ? p.substring(0, 64) + "..." : p) + " is not absolute");
+        }
+        checkPathLength("SetBalancedReads", p);
+      }
+      return balancedReads.setHinted(req.getPathsList());
+    });
   }
 
   static FileStatus toProto(String path, HdfsFileStatus st) {

@@ -32,6 +32,59 @@ public final class HookConf {
    * RESOURCE_EXHAUSTED, so a flooding co-process cannot queue unbounded work in the daemon.
    */
   public static final String HOST_QUEUE = "newtricks.host.queue";
+  /**
+   * Largest request the host services accept, bytes (gRPC's default, made explicit): every
+   * string and list of a request is bounded by it before anything else looks at it.
+   */
+  public static final String HOST_MAX_MESSAGE_BYTES = "newtricks.host.max-message-bytes";
+  public static final int DEFAULT_HOST_MAX_MESSAGE_BYTES = 4 << 20;
+  /**
+   * Entries of one ListStatus page at most (a request's limit is clamped to it): HDFS's own
+   * dfs.ls.limit default, so a page is one getListing of a default NameNode.
+   */
+  public static final String LIST_MAX_ENTRIES = "newtricks.host.list.max-entries";
+  public static final int DEFAULT_LIST_MAX_ENTRIES = 1000;
+  /**
+   * Paths SetBalancedReads accepts at most: the hot files of newtricks.hotspot.max-active-hints
+   * (16) hints of newtricks.hotspot.max-files (10000) each, the hotspot's defaults.
+   */
+  public static final String BALANCED_READS_MAX_PATHS = "newtricks.host.balanced-reads.max-paths";
+  public static final int DEFAULT_BALANCED_READS_MAX_PATHS = 160_000;
+  /** Threads applying the changes of SetReplications batches (shared by all calls). */
+  public static final String SET_REPLICATIONS_THREADS = "newtricks.host.setreplications.threads";
+  /**
+   * Changes of SetReplications batches admitted at once (running or waiting for a thread); a
+   * batch that does not fit is refused whole with RESOURCE_EXHAUSTED before any of it runs.
+   */
+  public static final String SET_REPLICATIONS_QUEUE = "newtricks.host.setreplications.queue";
+  /**
+   * How long a SetReplications call waits for its changes; changes still running then answer
+   * DEADLINE_EXCEEDED (outcome unknown), changes not started RESOURCE_EXHAUSTED (not applied).
+   */
+  public static final String SET_REPLICATIONS_TIMEOUT_MS = "newtricks.host.setreplications.timeout.ms";
+  /**
+   * Longest hold of the namesystem read lock by one slice of InspectFiles or GetQuotaUsage
+   * (ms): the call releases and takes it again between blocks or paths, so a waiting writer
+   * (and every RPC queued behind it) goes first.
+   */
+  public static final String LOCK_MAX_HOLD_MS = "newtricks.host.lock.max-hold.ms";
+  /**
+   * newtricks.host.reconfigure.max.&lt;key&gt;: the largest value Reconfigure may set for an
+   * allowed key (values are integers from 1). Keys of newtricks.host.reconfigure.allowed beyond
+   * the three defaults need one, or Reconfigure refuses them.
+   */
+  public static final String RECONFIGURE_MAX_PREFIX = "newtricks.host.reconfigure.max.";
+  /** Default ceilings: 4x the values namenode-ext's hotspot boosts them to by default. */
+  static final Map<String, Integer> DEFAULT_RECONFIGURE_MAX;
+
+  static {
+    Map<String, Integer> m = new TreeMap<>();
+    m.put("dfs.namenode.replication.max-streams", 256);
+    m.put("dfs.namenode.replication.max-streams-hard-limit", 256);
+    m.put("dfs.namenode.replication.work.multiplier.per.iteration", 64);
+    DEFAULT_RECONFIGURE_MAX = java.util.Collections.unmodifiableMap(m);
+  }
+
   /** The only NameNode keys Reconfigure may change (comma-separated). */
   public static final String RECONFIGURE_ALLOWED = "newtricks.host.reconfigure.allowed";
   public static final String DEFAULT_RECONFIGURE_ALLOWED =
@@ -113,6 +166,22 @@ public final class HookConf {
   public final int hostHandlers;
   public final int hostQueue;
   public final java.util.Set<String> reconfigureAllowed;
+  /** Per allowed key with a ceiling: the largest value Reconfigure may set. */
+  public final Map<String, Integer> reconfigureMax;
+  /**
+   * Per allowed key: its value in the daemon's configuration when the hook started (absent if
+   * unset). Reconfigure may always put that back, even above the ceiling.
+   */
+  public final Map<String, String> reconfigureConfigured;
+  public final int hostMaxMessageBytes;
+  public final int listMaxEntries;
+  public final int balancedReadsMaxPaths;
+  public final int setReplicationsThreads;
+  public final int setReplicationsQueue;
+  public final long setReplicationsTimeoutMs;
+  public final long lockMaxHoldMs;
+  /** dfs.namenode.fs-limits.max-xattrs-per-inode: more names than that in one GetXAttrs is refused. */
+  public final int maxXAttrsPerInode;
   public final java.util.Set<String> serviceXAttrPrefixes;
   public final int batchMax;
   public final long batchLingerMs;
@@ -145,6 +214,33 @@ public final class HookConf {
     this.reconfigureAllowed = java.util.Collections.unmodifiableSet(new java.util.TreeSet<>(
         org.apache.hadoop.util.StringUtils.getTrimmedStringCollection(
             conf.get(RECONFIGURE_ALLOWED, DEFAULT_RECONFIGURE_ALLOWED))));
+    Map<String, Integer> max = new TreeMap<>();
+    Map<String, String> configured = new TreeMap<>();
+    for (String k : reconfigureAllowed) {
+      Integer dflt = DEFAULT_RECONFIGURE_MAX.get(k);
+      int v = conf.getInt(RECONFIGURE_MAX_PREFIX + k, dflt == null ? -1 : dflt);
+      if (v > 0) {
+        max.put(k, v);
+      }
+      String c = conf.get(k);
+      if (c != null) {
+        configured.put(k, c);
+      }
+    }
+    this.reconfigureMax = java.util.Collections.unmodifiableMap(max);
+    this.reconfigureConfigured = java.util.Collections.unmodifiableMap(configured);
+    this.hostMaxMessageBytes = Math.max(64 << 10,
+        conf.getInt(HOST_MAX_MESSAGE_BYTES, DEFAULT_HOST_MAX_MESSAGE_BYTES));
+    this.listMaxEntries = Math.max(1, conf.getInt(LIST_MAX_ENTRIES, DEFAULT_LIST_MAX_ENTRIES));
+    this.balancedReadsMaxPaths = Math.max(0,
+        conf.getInt(BALANCED_READS_MAX_PATHS, DEFAULT_BALANCED_READS_MAX_PATHS));
+    this.setReplicationsThreads = Math.max(1, conf.getInt(SET_REPLICATIONS_THREADS, 8));
+    this.setReplicationsQueue = Math.max(1, conf.getInt(SET_REPLICATIONS_QUEUE, 8192));
+    this.setReplicationsTimeoutMs = Math.max(1, conf.getLong(SET_REPLICATIONS_TIMEOUT_MS, 60_000));
+    this.lockMaxHoldMs = Math.max(0, conf.getLong(LOCK_MAX_HOLD_MS, 5));
+    this.maxXAttrsPerInode = conf.getInt(
+        org.apache.hadoop.hdfs.DFSConfigKeys.DFS_NAMENODE_MAX_XATTRS_PER_INODE_KEY,
+        org.apache.hadoop.hdfs.DFSConfigKeys.DFS_NAMENODE_MAX_XATTRS_PER_INODE_DEFAULT);
     java.util.Set<String> prefixes = new java.util.TreeSet<>(org.apache.hadoop.util.StringUtils
         .getTrimmedStringCollection(conf.get(SERVICE_XATTR_PREFIXES, DEFAULT_SERVICE_XATTR_PREFIXES)));
     String hotspotPrefix = conf.getTrimmed("newtricks.hotspot.state.xattr-prefix", "");

@@ -52,6 +52,9 @@ public class SecurityHostServiceTest {
     conf.set("hadoop.user.group.static.mapping.overrides", "admin=supergroup;alice=;bob=;svc=");
     ProxyUsers.refreshSuperUserGroupsConfiguration(conf);
     Groups.getUserToGroupsMappingServiceWithLoadedConfiguration(conf);
+    // UGI keeps the Groups it was first initialized with: a test that ran a doAs earlier in
+    // this JVM would leave it the default mapping. (Resets auth_to_local, set below.)
+    org.apache.hadoop.security.UserGroupInformation.setConfiguration(conf);
     // Users of EXAMPLE.COM map to their first component; ops@CORP.COM maps to "hdfsops";
     // nobody else maps.
     HadoopKerberosName.setRules("RULE:[1:$1@$0](.*@EXAMPLE\\.COM)s/@.*//\n"
