@@ -23,7 +23,13 @@ import (
 // lock held for the whole call (newtricks.host.lock.max-hold.ms set to an hour: one slice, as
 // before the slices), then, after a restart, with the default 5 ms slices. A writer creates
 // directories throughout; the longest of its calls is how long the NameNode kept writers out.
+//
+// It is a measurement, not a check of behaviour (the unit test InspectSlicesTest checks the
+// slicing itself), so it runs only under `make bench-hostlock` (NEWTRICKS_BENCH_HOSTLOCK=1).
 func TestHostLockSlices(t *testing.T) {
+	if os.Getenv("NEWTRICKS_BENCH_HOSTLOCK") != "1" {
+		t.Skip("measurement of the NameNode read lock: run `make bench-hostlock`")
+	}
 	a := artifacts(t)
 	const oneHold = "3600000"
 	c, lay := startCluster(t, a, extcluster.Options{Name: "hostlock", DataNodes: 1,

@@ -2,3 +2,7 @@
 .PHONY: bench-nn
 bench-nn: deps-apt hadoop jar build ## NNThroughputBenchmark: NameNode with vs without the hooks
 	$(TEST_ENV) go run ./bench/nn $(BENCH_NN_FLAGS)
+
+.PHONY: bench-hostlock
+bench-hostlock: deps-apt hadoop jar build ## how long the largest InspectFiles keeps NameNode writers out: one lock hold vs 5 ms slices
+	$(TEST_ENV) NEWTRICKS_BENCH_HOSTLOCK=1 go test -count=1 -v -run '^TestHostLockSlices$$' -timeout 20m ./conformance/
