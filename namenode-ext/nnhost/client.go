@@ -195,7 +195,7 @@ func (c *Client) Reconfigure(ctx context.Context, key, value string) (string, er
 // SetBalancedReads replaces the set of paths whose readers the hook's BalancedReads topology
 // spreads over the replicas, and reports whether that topology is installed.
 func (c *Client) SetBalancedReads(ctx context.Context, paths []string) (bool, error) {
-	resp, err := c.rpc.SetBalancedReads(ctx, &pb.SetBalancedReadsRequest{Paths: paths})
+	resp, err := c.rpc.SetBalancedReads(ctx, &pb.SetBalancedReadsRequest{Paths: paths, Service: true})
 	if err != nil {
 		return false, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -190,6 +192,9 @@ func (s *server) SetReplications(ctx context.Context, in *pb.SetReplicationsRequ
 }
 
 func (s *server) SetBalancedReads(ctx context.Context, in *pb.SetBalancedReadsRequest) (*pb.SetBalancedReadsResponse, error) {
+	if !in.Service { // as the hook: a service call only
+		return nil, status.Error(codes.InvalidArgument, "SetBalancedReads is a service call: set service")
+	}
 	topology, err := s.h.SetBalancedReads(ctx, in.Paths)
 	if err != nil {
 		return nil, err
