@@ -20,9 +20,12 @@ $(XFORM_PYTHON):
 	$(XFORM_VENV)/bin/pip install -q --upgrade pip
 	$(XFORM_VENV)/bin/pip install -q pillow numpy
 
+# decord (the video reference of xformgraph/video: a py3-none wheel bundling FFmpeg 4.1) is
+# added to a venv made before it was needed, too.
 .PHONY: xform-pyenv
-xform-pyenv: $(XFORM_PYTHON) ## venv with pillow + numpy for the xformgraph reference tests
-	@$(XFORM_PYTHON) -c 'import PIL, numpy; print("xform-pyenv: pillow", PIL.__version__, "numpy", numpy.__version__)'
+xform-pyenv: $(XFORM_PYTHON) ## venv with pillow + numpy + decord for the xformgraph reference tests
+	@$(XFORM_PYTHON) -c 'import decord' 2>/dev/null || $(XFORM_VENV)/bin/pip install -q decord==0.6.0
+	@$(XFORM_PYTHON) -c 'import PIL, numpy, decord; print("xform-pyenv: pillow", PIL.__version__, "numpy", numpy.__version__, "decord", decord.__version__)'
 
 .PHONY: xform-test
 xform-test: xform-media xform-pyenv ## xformgraph tests with media and Python references

@@ -14,7 +14,7 @@ import (
 // alters an output byte for some input (a new decoder, a different rounding), together with
 // the golden digests in xformgraph/golden, so two builds with the same OutputVersion and the
 // same libraries give the same bytes.
-const OutputVersion = 2
+const OutputVersion = 3
 
 // DeterminismDomain says which builds give bit-identical outputs: two processes whose
 // domains are equal produce the same bytes for the same (graph, sample, epoch); across
@@ -46,7 +46,7 @@ func (d *DeterminismDomain) strings() []*string {
 	return []*string{&d.FFmpeg, &d.AVCodec, &d.AVFormat, &d.AVUtil, &d.SWScale, &d.LibJPEGTurbo, &d.GOARCH, &d.GOAMD64}
 }
 
-// String is "xformgraph=2 ffmpeg=5.1.9-0+deb12u1 avcodec=59.37.100 ... libjpeg-turbo=2.1.5
+// String is "xformgraph=3 ffmpeg=5.1.9-0+deb12u1 avcodec=59.37.100 ... libjpeg-turbo=2.1.5
 // goarch=amd64 goamd64=v1": space-separated key=value pairs in a fixed order (values never contain
 // spaces; an empty value stays as "key=").
 func (d DeterminismDomain) String() string {

@@ -214,8 +214,8 @@ int nt_strerror(int err, char *buf, size_t size) { return av_strerror(err, buf, 
 
 void nt_sws_colorspace(struct SwsContext *sws, int colorspace, int src_range) {
 	// Same choice as libavfilter's scale filter with in_color_matrix=auto: the frame's
-	// matrix, full-range RGB out.
-	const int *inv = sws_getCoefficients(colorspace);
+	// matrix (nt_matrix), full-range RGB out.
+	const int *inv = sws_getCoefficients(nt_matrix(colorspace));
 	const int *tab = sws_getCoefficients(SWS_CS_DEFAULT);
 	sws_setColorspaceDetails(sws, inv, src_range, tab, 1, 0, 1 << 16, 1 << 16);
 }
@@ -310,4 +310,92 @@ int nt_seek_start(AVFormatContext *fmt) {
 		// Raw streams without a seek function: byte 0 is the start.
 		ret = avformat_seek_file(fmt, -1, 0, 0, 0, AVSEEK_FLAG_BYTE);
 	return ret;
+}
+
+// nt_matrix maps a frame's AVColorSpace to the one whose coefficients libavfilter's scale
+// filter hands swscale with its default in_color_matrix=auto (parse_yuv_type in
+// libavfilter/vf_scale.c): the frame's own, except RGB, YCgCo and values outside 1..10,
+// which become BT.470BG (BT.601).
+int nt_matrix(int colorspace) {
+	if (colorspace < 1 || colorspace > 10 || colorspace == 8) return AVCOL_SPC_BT470BG;
+	return colorspace;
+}
+
+// roundToInt16 of libswscale/yuv2rgb.c.
+static int16_t nt_round16(int64_t f) {
+	int r = (int)((f + (1 << 15)) >> 16);
+	if (r < -0x7FFF) return INT16_MIN;
+	if (r > 0x7FFF) return 0x7FFF;
+	return (int16_t)r;
+}
+
+// nt_yuv2rgb_init computes the coefficients as ff_yuv2rgb_c_init_tables does for the
+// swscale defaults (brightness 0, contrast and saturation 1<<16) and the matrix and range
+// the scale filter picks (sws_getCoefficients of nt_matrix(colorspace)).
+nt_yuv2rgb nt_yuv2rgb_init(int colorspace, int full_range) {
+	const int *inv = sws_getCoefficients(nt_matrix(colorspace));
+	const int64_t contrast = 1 << 16, saturation = 1 << 16, brightness = 0;
+	int64_t crv = inv[0], cbu = inv[1], cgu = -inv[2], cgv = -inv[3];
+	int64_t cy = 1 << 16, oy = 0;
+	if (!full_range) {
+		cy = (cy * 255) / 219;
+		oy = 16 << 16;
+	} else {
+		crv = (crv * 224) / 255;
+		cbu = (cbu * 224) / 255;
+		cgu = (cgu * 224) / 255;
+		cgv = (cgv * 224) / 255;
+	}
+	cy = (cy * contrast) >> 16;
+	crv = (crv * contrast * saturation) >> 32;
+	cbu = (cbu * contrast * saturation) >> 32;
+	cgu = (cgu * contrast * saturation) >> 32;
+	cgv = (cgv * contrast * saturation) >> 32;
+	oy -= 256LL * brightness;
+	nt_yuv2rgb k;
+	k.y = nt_round16(cy * (1 << 13));
+	k.yoff = nt_round16(oy * (1 << 3));
+	k.vr = nt_round16(crv * (1 << 13));
+	k.ub = nt_round16(cbu * (1 << 13));
+	k.ug = nt_round16(cgu * (1 << 13));
+	k.vg = nt_round16(cgv * (1 << 13));
+	return k;
+}
+
+// pmulhw: the high half of a signed 16x16-bit product (an arithmetic shift, so floor).
+static inline int nt_mulhi(int a, int b) { return (a * b) >> 16; }
+static inline uint8_t nt_clip8(int v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; }
+
+// nt_yuv2rgb24 converts a yuv420p/yuvj420p/yuva420p/yuv422p/yuvj422p frame to packed RGB24
+// of the same size with the arithmetic of libswscale's unscaled special converter on x86
+// (yuv420_rgb24 in libswscale/x86/yuv_2_rgb.asm, the MMX/SSSE3 code that
+// ff_yuv2rgb_get_func_ptr returns when SWS_ACCURATE_RND is not set and the height is even:
+// what the ffmpeg CLI, decord and PyAV run by default), in plain integer C so that every
+// CPU gives these bytes: samples shifted left by 3 into 16 bits, the offsets subtracted,
+// each term the high half of its 16-bit product, the terms summed and the sum saturated to
+// 0..255; each chroma sample serves two luma columns and (4:2:0) two rows, no
+// interpolation. The integer results do not depend on how the compiler vectorizes the loop.
+int nt_yuv2rgb24(const AVFrame *src, uint8_t *dst, int dst_stride, nt_yuv2rgb k) {
+	int vshift;
+	switch (src->format) {
+	case AV_PIX_FMT_YUV420P: case AV_PIX_FMT_YUVJ420P: case AV_PIX_FMT_YUVA420P: vshift = 1; break;
+	case AV_PIX_FMT_YUV422P: case AV_PIX_FMT_YUVJ422P: vshift = 0; break;
+	default: return AVERROR(ENOSYS);
+	}
+	const int w = src->width, h = src->height;
+	const int yc = k.y, yoff = k.yoff, vr = k.vr, ub = k.ub, ug = k.ug, vg = k.vg;
+	for (int y = 0; y < h; y++) {
+		const uint8_t *py = src->data[0] + (ptrdiff_t)y * src->linesize[0];
+		const uint8_t *pu = src->data[1] + (ptrdiff_t)(y >> vshift) * src->linesize[1];
+		const uint8_t *pv = src->data[2] + (ptrdiff_t)(y >> vshift) * src->linesize[2];
+		uint8_t *o = dst + (ptrdiff_t)y * dst_stride;
+		for (int x = 0; x < w; x++) {
+			int u = (pu[x >> 1] << 3) - 1024, v = (pv[x >> 1] << 3) - 1024;
+			int l = nt_mulhi((py[x] << 3) - yoff, yc);
+			o[3 * x + 0] = nt_clip8(l + nt_mulhi(v, vr));
+			o[3 * x + 1] = nt_clip8(l + (nt_mulhi(u, ug) + nt_mulhi(v, vg)));
+			o[3 * x + 2] = nt_clip8(l + nt_mulhi(u, ub));
+		}
+	}
+	return 0;
 }

@@ -71,6 +71,13 @@ int nt_strerror(int err, char *buf, size_t size);
 int nt_sws_frame(struct SwsContext *sws, const AVFrame *src, uint8_t *dst, int dst_stride);
 void nt_sws_colorspace(struct SwsContext *sws, int colorspace, int src_range);
 int nt_frame_rotate(const AVFrame *src, AVFrame *dst, int deg);
+
+// nt_yuv2rgb holds the 16-bit coefficients of libswscale's unscaled YUV->RGB converter
+// (ff_yuv2rgb_c_init_tables: yCoeff, yOffset, vrCoeff, ubCoeff, ugCoeff, vgCoeff).
+typedef struct nt_yuv2rgb { int16_t y, yoff, vr, ub, ug, vg; } nt_yuv2rgb;
+int nt_matrix(int colorspace);
+nt_yuv2rgb nt_yuv2rgb_init(int colorspace, int full_range);
+int nt_yuv2rgb24(const AVFrame *src, uint8_t *dst, int dst_stride, nt_yuv2rgb k);
 #endif
 
 // Still-image decoding: one packet in, one frame out.

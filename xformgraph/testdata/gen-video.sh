@@ -45,6 +45,14 @@ rm -f "$out/.rot.mp4"
 # Odd dimensions: VP9 4:2:0 and H.264 4:4:4 (4:2:0 H.264 needs even sizes).
 ff -f lavfi -i "$(src 320x240 25 1)" -vf scale=321:241 -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -g 10 "$out/odd_321x241.webm"
 ff -f lavfi -i "$(src 320x240 25 1)" -vf scale=321:241 -c:v libx264 -preset veryfast -bf 2 -pix_fmt yuv444p "$out/odd_321x241_444.mp4"
+# Colour conversion cases (native-size RGB equal to the ffmpeg CLI's and decord's): 720p
+# H.264 tagged BT.709 (the matrix comes from the stream), full-range H.264 (decoded as
+# yuvj420p), H.264 4:2:2, and VP9 with an odd width and an even height.
+ff -f lavfi -i "$(src 1280x720 25 0.6)" -c:v libx264 -preset veryfast -bf 3 -g 12 -pix_fmt yuv420p \
+	-colorspace bt709 -color_primaries bt709 -color_trc bt709 "$out/h264_720p_bt709.mp4"
+ff -f lavfi -i "$(src 176x144 25 1)" -c:v libx264 -preset veryfast -bf 2 -g 12 -pix_fmt yuvj420p "$out/h264_fullrange.mp4"
+ff -f lavfi -i "$(src 176x144 25 1)" -c:v libx264 -preset veryfast -bf 2 -g 12 -pix_fmt yuv422p "$out/h264_422.mp4"
+ff -f lavfi -i "$(src 320x240 25 1)" -vf scale=321:240 -c:v libvpx-vp9 -deadline realtime -cpu-used 8 -g 10 "$out/odd_321x240.webm"
 # Tiny clip for the leak test.
 ff -f lavfi -i "$(src 64x48 25 0.4)" -c:v libx264 -preset ultrafast -bf 2 -g 5 -pix_fmt yuv420p "$out/tiny.mp4"
 # Tiny seeds for FuzzDecodeVideo, one per codec family.

@@ -383,10 +383,11 @@ func (r *Reader) Frames(ctx context.Context, indices []int, out Output) ([]Frame
 	return res, nil
 }
 
-// scale converts src into r.img (RGB24, sw x sh), reusing the scaler when it fits.
+// scale converts src into r.img (RGB24, sw x sh), reusing the scaler when it fits (same
+// geometry, formats and flags).
 func (r *Reader) scale(src *ffmpeg.Frame, sw, sh int, flags ffmpeg.ScaleFlags) error {
 	fw, fh, pf := src.Width(), src.Height(), src.PixFmt()
-	if r.sws == nil || !r.sws.Matches(fw, fh, pf, sw, sh, ffmpeg.PixFmtRGB24) {
+	if r.sws == nil || !r.sws.Matches(fw, fh, pf, sw, sh, ffmpeg.PixFmtRGB24, flags) {
 		if r.sws != nil {
 			r.sws.Free()
 		}
