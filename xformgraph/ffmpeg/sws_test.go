@@ -87,3 +87,44 @@ func TestPortableConversionMatchesSwscale(t *testing.T) {
 		t.Error("a resize or an accurate-rounding request taken by the portable conversion")
 	}
 }
+
+// BenchmarkPortableConversion720p times the portable conversion of a 1280x720 yuv420p
+// picture (compare BenchmarkSwscaleDefault720p, libswscale's SIMD converter on this CPU).
+func BenchmarkPortableConversion720p(b *testing.B) {
+	fr, err := newFilledFrame(1280, 720, PixFmtYUV420P, 2, 1, func(_ int, p []byte) {
+		for i := range p {
+			p[i] = byte(i * 7)
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fr.Free()
+	s, _ := NewSwsContext(1280, 720, PixFmtYUV420P, 1280, 720, PixFmtRGB24, ScaleBilinear)
+	img, _ := NewImage(1280, 720, PixFmtRGB24)
+	defer img.Free()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.ScaleFrame(fr, img); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSwscaleDefault720p(b *testing.B) {
+	fr, err := newFilledFrame(1280, 720, PixFmtYUV420P, 2, 1, func(_ int, p []byte) {
+		for i := range p {
+			p[i] = byte(i * 7)
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fr.Free()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := defaultSwscale(fr); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
