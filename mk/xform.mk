@@ -60,8 +60,16 @@ $(SIMD_VENV)/.ok:
 	CC="cc -mavx2" $(SIMD_VENV)/bin/pip install -q --no-binary :all: pillow-simd
 	touch $@
 
+# The contenders of issue 24: TorchCodec 0.17 (video; it loads the system's FFmpeg) and
+# torchvision's decode_jpeg + v2 transforms (image). PyPI's torch is the CUDA build: with its
+# nvidia-* wheels several GB, none of which the one-core CPU runs use.
+TORCH_PINS := torch==2.15.0 torchvision==0.29.2 torchcodec==0.17.0
+$(BENCH_VENV)/.ok-torch: $(BENCH_VENV)/.ok
+	$(BENCH_VENV)/bin/pip install -q $(TORCH_PINS)
+	touch $@
+
 .PHONY: bench-xform-env
-bench-xform-env: $(BENCH_VENV)/.ok $(SIMD_VENV)/.ok ## Python baselines for bench-xform
+bench-xform-env: $(BENCH_VENV)/.ok $(BENCH_VENV)/.ok-torch $(SIMD_VENV)/.ok ## Python baselines for bench-xform
 
 .PHONY: bench-xform
 bench-xform: xform-media bench-xform-env ## image + video transform benchmark, one thread each; last line BENCH xform ...

@@ -14,7 +14,8 @@ import (
 // indexes it without decoding and decodes only the frames its sampling parameters select,
 // seeking to the nearest preceding key frame for each; frames come out RGB24 in
 // presentation order, rotated per the display matrix and optionally resized by swscale in
-// the same pass. sample_frames picks frames from a stack. decode_video in mode all decodes
+// the same pass. Their pixels are decord's: at native size bit for bit (and the ffmpeg
+// CLI's), resized within 45 dB PSNR (docs/xformgraph.md, "Video pixels"). sample_frames picks frames from a stack. decode_video in mode all decodes
 // nothing by itself: its value is a pendingClip (the opened, indexed clip), so that
 // decode_video -> sample_frames decodes only the sampled frames, and any other consumer
 // (or a graph output) gets every frame, decoded once.
@@ -86,7 +87,7 @@ func init() {
 			{Name: "timestamps", Type: ParamFloats, Min: 0, Max: 1e7, Default: []float64{}, Doc: "seconds from the first frame, for mode timestamps"},
 			{Name: "width", Type: ParamInt, Min: 0, Max: maxSide, Default: 0, Doc: "output width after rotation; 0 keeps the native size (or the aspect ratio if height is set)"},
 			{Name: "height", Type: ParamInt, Min: 0, Max: maxSide, Default: 0},
-			{Name: "interpolation", Type: ParamString, Enum: []string{"bilinear", "bicubic", "area", "fast_bilinear"}, Default: "bilinear", Doc: "swscale filter for the resize"},
+			{Name: "interpolation", Type: ParamString, Enum: []string{"bilinear", "bicubic", "area", "fast_bilinear"}, Default: "bilinear", Doc: "swscale filter for the resize; at native size it only decides the chroma rows swscale interpolates (odd heights, 10-bit): bilinear gives decord's bytes, bicubic the ffmpeg CLI's"},
 		}, samplingParams...),
 		Check: checkSampling,
 		Infer: func(p Params, in Static) (Static, error) {

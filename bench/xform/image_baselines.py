@@ -2,8 +2,12 @@
 JPEG -> RandomResizedCrop(224) (torchvision's get_params, bilinear) -> random hflip ->
 normalize (ImageNet mean/std) -> CHW float32 numpy array.
 
-usage: image_baselines.py pillow|pillow-decode|cv2 FILE N REPS
-pillow: Pillow(-SIMD) decode/crop/resize + numpy; cv2: simplejpeg decode + OpenCV resize.
+usage: image_baselines.py pillow|pillow-decode|cv2|torchvision FILE N REPS
+pillow: Pillow(-SIMD) decode/crop/resize + numpy; cv2: simplejpeg decode + OpenCV resize;
+torchvision: torchvision.io.decode_jpeg of the bytes (a uint8 tensor made once) and the v2
+transforms as torchvision's docs advise for tensors: RandomResizedCrop(224) on the uint8
+image (bilinear, antialias), RandomHorizontalFlip, ToDtype(float32, scale=True), Normalize;
+torch limited to one thread, its own RNG (seeded) drawing the crops.
 Prints one "REP wall_ips=<x> cpu_ips=<y>" line per repetition.
 """
 import io
@@ -93,10 +97,34 @@ def make_cv2():
     return one
 
 
+def make_torchvision():
+    import torch
+    from torchvision.io import decode_jpeg
+    from torchvision.transforms import v2
+
+    torch.set_num_threads(1)
+    torch.manual_seed(1)
+    t = v2.Compose([
+        v2.RandomResizedCrop(size=(224, 224), antialias=True),
+        v2.RandomHorizontalFlip(),
+        v2.ToDtype(torch.float32, scale=True),
+        v2.Normalize(mean=MEAN.tolist(), std=STD.tolist()),
+    ])
+    src = {}
+
+    def one(data, rng):
+        if "t" not in src:
+            src["t"] = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+        return t(decode_jpeg(src["t"]))
+
+    return one
+
+
 def main():
     mode, path, n, reps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     data = open(path, "rb").read()
-    one = {"pillow": make_pillow, "pillow-decode": make_pillow_decode, "cv2": make_cv2}[mode]()
+    one = {"pillow": make_pillow, "pillow-decode": make_pillow_decode, "cv2": make_cv2,
+           "torchvision": make_torchvision}[mode]()
     rng = random.Random(1)
     for _ in range(20):
         one(data, rng)
@@ -104,12 +132,16 @@ def main():
         w0, c0 = time.perf_counter(), time.process_time()
         for _ in range(n):
             out = one(data, rng)
-        assert mode == "pillow-decode" or (out.shape == (3, 224, 224) and out.dtype == np.float32)
+        assert mode == "pillow-decode" or (tuple(out.shape) == (3, 224, 224) and str(out.dtype) in ("float32", "torch.float32"))
         w, c = time.perf_counter() - w0, time.process_time() - c0
         print("REP wall_ips=%.1f cpu_ips=%.1f" % (n / w, n / c), flush=True)
     if mode == "pillow":
         import PIL
         print("INFO pillow", PIL.__version__, file=sys.stderr)
+    if mode == "torchvision":
+        import torch
+        import torchvision
+        print("INFO torchvision", torchvision.__version__, "torch", torch.__version__, file=sys.stderr)
 
 
 if __name__ == "__main__":

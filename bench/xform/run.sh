@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench-xform orchestrator: image pipeline (newtricks vs Pillow-SIMD+numpy vs
-# simplejpeg+OpenCV), then the video engineer's bench/xform/video.sh. Every contender runs
+# simplejpeg+OpenCV vs torchvision decode_jpeg + v2 RandomResizedCrop), then the video
+# engineer's bench/xform/video.sh. Every contender runs
 # on one core (taskset -c $CORE) with one thread (GOMAXPROCS=1, OMP/OpenBLAS/OpenCV 1).
 # Throughput is images per CPU-second of the process (user+sys) — robust to other load on
 # a shared machine — with wall-clock figures printed alongside. Each contender runs REPS
@@ -8,7 +9,8 @@
 # timed region on every side); every figure is the median with (min, max) beside it.
 # Env: XFORM_MEDIA (media root), BENCH_VENV, SIMD_VENV, N (300), REPS (5), CORE (1),
 # PARTS ("image video"; a part left out prints n/a).
-# Last line: BENCH xform image_vs_pillowsimd=<x> video_vs_decord=<x> video_vs_floor=<x> decode_vs_ffmpeg=<x>
+# Last line: BENCH xform image_vs_pillowsimd=<x> image_vs_torchvision=<x> video_vs_decord=<x>
+# video_vs_torchcodec=<x> video_vs_floor=<x> decode_vs_ffmpeg=<x>
 # (medians of per-repetition ratios; video_vs_floor is newtricks' CPU time per clip over the
 # reference-frames-only decode's, see video.sh).
 set -uo pipefail
@@ -37,6 +39,7 @@ mmm() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a=="n/a" || b=="n/a" || b==0) print "n/a"; else printf "%.2f\n", a/b }'; }
 
 image_ratio=n/a
+image_vs_torchvision=n/a
 if [[ " $PARTS " != *" image "* ]]; then
   echo "== image: skipped (PARTS=$PARTS)"
 elif [ -f "$img" ]; then
@@ -44,9 +47,10 @@ elif [ -f "$img" ]; then
   bin=$(mktemp -d)/imagebench
   (cd "$root" && go build -o "$bin" ./bench/xform/imagebench) || { echo "build imagebench failed"; bin=; }
   declare -A cpu wall reps_out
-  have_simd=1; have_cv=1
+  have_simd=1; have_cv=1; have_tv=1
   [ -x "$simd_venv/bin/python" ] || { echo "pillow-simd venv missing ($simd_venv)"; have_simd=0; }
   [ -x "$bench_venv/bin/python" ] || { echo "bench venv missing ($bench_venv)"; have_cv=0; }
+  "$bench_venv/bin/python" -c 'import torch, torchvision' 2>/dev/null || { echo "torchvision missing in $bench_venv: run make bench-xform-env"; have_tv=0; }
   one() { # name cmd... : one repetition, appends its REP line
     local name=$1; shift
     local out
@@ -60,31 +64,37 @@ elif [ -f "$img" ]; then
   rm -f /tmp/bench-xform-*.err
   # Contenders alternate within each repetition, so drifts in machine load hit all alike;
   # the ratio reported is the median of the per-repetition ratios.
-  ratios=()
+  ratios=(); tv_ratios=()
   for r in $(seq 1 "$REPS"); do
     [ -n "$bin" ] && one newtricks pin "$bin" -file "$img" -n "$N" -reps 1
     [ $have_simd = 1 ] && one pillowsimd pin "$simd_venv/bin/python" "$here/image_baselines.py" pillow "$img" "$N" 1
     [ $have_cv = 1 ] && one opencv pin "$bench_venv/bin/python" "$here/image_baselines.py" cv2 "$img" "$N" 1
+    [ $have_tv = 1 ] && one torchvision pin "$bench_venv/bin/python" "$here/image_baselines.py" torchvision "$img" "$N" 1
     a=$(echo "${reps_out[newtricks]:-}" | tail -2 | median cpu_ips)
     b=$(echo "${reps_out[pillowsimd]:-}" | tail -2 | median cpu_ips)
+    c=$(echo "${reps_out[torchvision]:-}" | tail -2 | median cpu_ips)
     ratios+=("$(ratio "$a" "$b")")
+    tv_ratios+=("$(ratio "$a" "$c")")
   done
-  for name in newtricks pillowsimd opencv; do
+  for name in newtricks pillowsimd opencv torchvision; do
     cpu[$name]=$(echo "${reps_out[$name]:-}" | median cpu_ips)
     wall[$name]=$(echo "${reps_out[$name]:-}" | median wall_ips)
   done
-  for name in newtricks pillowsimd opencv; do
+  for name in newtricks pillowsimd opencv torchvision; do
     echo "image $name images per CPU-second: $(echo "${reps_out[$name]:-}" | mmm cpu_ips); wall images/s: $(echo "${reps_out[$name]:-}" | mmm wall_ips)"
   done
   image_ratio=$(printf '%s\n' "${ratios[@]}" | grep -v n/a | sed 's/^/REP x=/' | median x)
   echo "image per-repetition ratios newtricks/pillow-simd (CPU-time): ${ratios[*]} -> median (min, max) $(printf '%s\n' "${ratios[@]}" | grep -v n/a | sed 's/^/REP x=/' | mmm x)"
-  echo "image ratios of medians (CPU-time): vs pillow-simd=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[pillowsimd]}") vs simplejpeg+opencv=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[opencv]}")"
+  image_vs_torchvision=$(printf '%s\n' "${tv_ratios[@]}" | grep -v n/a | sed 's/^/REP x=/' | median x)
+  echo "image per-repetition ratios newtricks/torchvision (CPU-time): ${tv_ratios[*]} -> median (min, max) $(printf '%s\n' "${tv_ratios[@]}" | grep -v n/a | sed 's/^/REP x=/' | mmm x)"
+  echo "image ratios of medians (CPU-time): vs pillow-simd=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[pillowsimd]}") vs simplejpeg+opencv=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[opencv]}") vs torchvision=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[torchvision]}")"
   grep -h INFO /tmp/bench-xform-*.err 2>/dev/null | sort -u | sed "s/^/  /"
 else
   echo "image media missing ($img): run make xform-media"
 fi
 
 video_vs_decord=n/a
+video_vs_torchcodec=n/a
 video_vs_floor=n/a
 decode_vs_ffmpeg=n/a
 if [[ " $PARTS " != *" video "* ]]; then
@@ -95,6 +105,8 @@ elif [ -f "$here/video.sh" ]; then
   echo "$vout" | sed 's/^/  /'
   res=$(echo "$vout" | grep '^RESULT' | tail -1)
   v=$(echo "$res" | sed -n 's/.*video_vs_decord=\([^ ]*\).*/\1/p')
+  tc=$(echo "$res" | sed -n 's/.*video_vs_torchcodec=\([^ ]*\).*/\1/p')
+  [ -n "$tc" ] && video_vs_torchcodec=$tc
   d=$(echo "$res" | sed -n 's/.*decode_vs_ffmpeg=\([^ ]*\).*/\1/p')
   f=$(echo "$res" | sed -n 's/.*video_vs_floor=\([^ ]*\).*/\1/p')
   [ -n "$v" ] && video_vs_decord=$v
@@ -103,11 +115,11 @@ elif [ -f "$here/video.sh" ]; then
 else
   echo "== video: bench/xform/video.sh absent"
 fi
-[ -n "${vout:-}" ] && echo "$vout" | grep '^BOUND'
-echo "BENCH xform image_vs_pillowsimd=$image_ratio video_vs_decord=$video_vs_decord video_vs_floor=$video_vs_floor decode_vs_ffmpeg=$decode_vs_ffmpeg"
+[ -n "${vout:-}" ] && echo "$vout" | grep -E "^(BOUND|PIXELS)"
+echo "BENCH xform image_vs_pillowsimd=$image_ratio image_vs_torchvision=$image_vs_torchvision video_vs_decord=$video_vs_decord video_vs_torchcodec=$video_vs_torchcodec video_vs_floor=$video_vs_floor decode_vs_ffmpeg=$decode_vs_ffmpeg"
 # A contender or reference that did not run is a failed benchmark, not a quiet n/a.
-for v in $([[ " $PARTS " == *" image "* ]] && echo "$image_ratio") \
-  $([[ " $PARTS " == *" video "* ]] && echo "$video_vs_decord $video_vs_floor $decode_vs_ffmpeg"); do
+for v in $([[ " $PARTS " == *" image "* ]] && echo "$image_ratio $image_vs_torchvision") \
+  $([[ " $PARTS " == *" video "* ]] && echo "$video_vs_decord $video_vs_torchcodec $video_vs_floor $decode_vs_ffmpeg"); do
   [ "$v" = n/a ] && { echo "bench-xform: a contender or reference is missing (n/a above)" >&2; exit 1; }
 done
 exit 0

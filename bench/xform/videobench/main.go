@@ -25,8 +25,9 @@ func main() {
 	size := flag.Int("size", 224, "output side")
 	num := flag.Int("num", 8, "frames per clip")
 	mode := flag.String("mode", "clips", "clips | clips-separate | decode")
+	dump := flag.String("dump", "", "clips modes: write the last clip's TCHW uint8 tensor to this file")
 	flag.Parse()
-	if err := run(*clip, *mode, *runs, *clips, *size, *num, *warmup); err != nil {
+	if err := run(*clip, *mode, *runs, *clips, *size, *num, *warmup, *dump); err != nil {
 		fmt.Fprintln(os.Stderr, "videobench:", err)
 		os.Exit(1)
 	}
@@ -40,7 +41,7 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func run(path, mode string, runs, clips, size, num, warmup int) error {
+func run(path, mode string, runs, clips, size, num, warmup int, dump string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -69,6 +70,7 @@ func run(path, mode string, runs, clips, size, num, warmup int) error {
 			return err
 		}
 		var shape []int
+		var last []byte
 		for w := 0; w < warmup; w++ {
 			if _, err := g.Run(ctx, xformgraph.Sample{Key: path, Data: data}); err != nil {
 				return err
@@ -82,12 +84,18 @@ func run(path, mode string, runs, clips, size, num, warmup int) error {
 					return err
 				}
 				shape = o.Values[0].Tensor.Shape
+				last = o.Values[0].Tensor.Data
 			}
 			rates = append(rates, float64(clips)/time.Since(start).Seconds())
 			cpuRates = append(cpuRates, float64(clips)/(cpuTime()-cpu0).Seconds())
 		}
 		out["shape"] = shape
 		out["clips_per_s"] = stats.Median(rates)
+		if dump != "" {
+			if err := os.WriteFile(dump, last, 0o644); err != nil {
+				return err
+			}
+		}
 	case "decode":
 		for w := 0; w < warmup; w++ {
 			rd, err := video.OpenBytes(ctx, path, data, video.Options{Threads: 1})
