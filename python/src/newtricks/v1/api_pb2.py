@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from newtricks.v1 import host_pb2 as newtricks_dot_v1_dot_host__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16newtricks/v1/api.proto\x12\x0cnewtricks.v1\x1a\x17newtricks/v1/host.proto\"+\n\rLocateRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\"9\n\x13RecentEventsRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x13\n\x0bpath_prefix\x18\x02 \x01(\t\"\x8c\x01\n\rRecordedEvent\x12\x13\n\x0breceived_ms\x18\x01 \x01(\x03\x12*\n\x05\x61udit\x18\x02 \x01(\x0b\x32\x19.newtricks.v1.AuditRecordH\x00\x12\x32\n\tnamespace\x18\x03 \x01(\x0b\x32\x1d.newtricks.v1.NamespaceRecordH\x00\x42\x06\n\x04kind\"w\n\x0b\x41uditRecord\x12\x0b\n\x03\x63md\x18\x01 \x01(\t\x12\x0b\n\x03src\x18\x02 \x01(\t\x12\x0b\n\x03\x64st\x18\x03 \x01(\t\x12\x0c\n\x04user\x18\x04 \x01(\t\x12\x11\n\tclient_ip\x18\x05 \x01(\t\x12\x0f\n\x07\x61llowed\x18\x06 \x01(\x08\x12\x0f\n\x07time_ms\x18\x07 \x01(\x03\"l\n\x0fNamespaceRecord\x12\x0c\n\x04txid\x18\x01 \x01(\x03\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0c\n\x04path\x18\x03 \x01(\t\x12\x10\n\x08\x64st_path\x18\x04 \x01(\t\x12\x0c\n\x04size\x18\x05 \x01(\x03\x12\x0f\n\x07time_ms\x18\x06 \x01(\x03\"s\n\x14RecentEventsResponse\x12+\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1b.newtricks.v1.RecordedEvent\x12\x1b\n\x13\x61udit_dropped_total\x18\x02 \x01(\x03\x12\x11\n\tlast_txid\x18\x03 \x01(\x03\"c\n\x12ReadReplicaRequest\x12)\n\x05\x62lock\x18\x01 \x01(\x0b\x32\x1a.newtricks.v1.LocatedBlock\x12\x0c\n\x04user\x18\x02 \x01(\t\x12\x14\n\x0cinclude_data\x18\x03 \x01(\x08\"[\n\x13ReadReplicaResponse\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\tnum_bytes\x18\x02 \x01(\x03\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12\x15\n\rdatanode_uuid\x18\x04 \x01(\t2\xa6\x01\n\tNamespace\x12\x42\n\x06Locate\x12\x1b.newtricks.v1.LocateRequest\x1a\x1b.newtricks.v1.LocatedBlocks\x12U\n\x0cRecentEvents\x12!.newtricks.v1.RecentEventsRequest\x1a\".newtricks.v1.RecentEventsResponse2W\n\x08Replicas\x12K\n\x04Read\x12 .newtricks.v1.ReadReplicaRequest\x1a!.newtricks.v1.ReadReplicaResponseB[\n\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16newtricks/v1/api.proto\x12\x0cnewtricks.v1\x1a\x17newtricks/v1/host.proto\"+\n\rLocateRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\"1\n\x12LocateBatchRequest\x12\r\n\x05paths\x18\x01 \x03(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\"A\n\x13LocateBatchResponse\x12*\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x1b.newtricks.v1.LocatedBlocks\"`\n\x1aRegisterDataNodeExtRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x15\n\rdatanode_uuid\x18\x02 \x01(\t\x12\x10\n\x08\x61pi_port\x18\x03 \x01(\r\x12\x0b\n\x03tls\x18\x04 \x01(\x08\"h\n\x1bRegisterDataNodeExtResponse\x12\'\n\x04node\x18\x01 \x01(\x0b\x32\x19.newtricks.v1.DataNodeExt\x12\x10\n\x08renew_ms\x18\x02 \x01(\r\x12\x0e\n\x06ttl_ms\x18\x03 \x01(\r\"\'\n\x17ListDataNodeExtsRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\"D\n\x18ListDataNodeExtsResponse\x12(\n\x05nodes\x18\x01 \x03(\x0b\x32\x19.newtricks.v1.DataNodeExt\"{\n\x0b\x44\x61taNodeExt\x12\x15\n\rdatanode_uuid\x18\x01 \x01(\t\x12\x13\n\x0b\x61pi_address\x18\x02 \x01(\t\x12\x10\n\x08hostname\x18\x03 \x01(\t\x12\x11\n\txfer_addr\x18\x04 \x01(\t\x12\x0b\n\x03tls\x18\x05 \x01(\x08\x12\x0e\n\x06\x61ge_ms\x18\x06 \x01(\x03\"9\n\x13RecentEventsRequest\x12\r\n\x05limit\x18\x01 \x01(\x05\x12\x13\n\x0bpath_prefix\x18\x02 \x01(\t\"\x8c\x01\n\rRecordedEvent\x12\x13\n\x0breceived_ms\x18\x01 \x01(\x03\x12*\n\x05\x61udit\x18\x02 \x01(\x0b\x32\x19.newtricks.v1.AuditRecordH\x00\x12\x32\n\tnamespace\x18\x03 \x01(\x0b\x32\x1d.newtricks.v1.NamespaceRecordH\x00\x42\x06\n\x04kind\"w\n\x0b\x41uditRecord\x12\x0b\n\x03\x63md\x18\x01 \x01(\t\x12\x0b\n\x03src\x18\x02 \x01(\t\x12\x0b\n\x03\x64st\x18\x03 \x01(\t\x12\x0c\n\x04user\x18\x04 \x01(\t\x12\x11\n\tclient_ip\x18\x05 \x01(\t\x12\x0f\n\x07\x61llowed\x18\x06 \x01(\x08\x12\x0f\n\x07time_ms\x18\x07 \x01(\x03\"l\n\x0fNamespaceRecord\x12\x0c\n\x04txid\x18\x01 \x01(\x03\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0c\n\x04path\x18\x03 \x01(\t\x12\x10\n\x08\x64st_path\x18\x04 \x01(\t\x12\x0c\n\x04size\x18\x05 \x01(\x03\x12\x0f\n\x07time_ms\x18\x06 \x01(\x03\"s\n\x14RecentEventsResponse\x12+\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1b.newtricks.v1.RecordedEvent\x12\x1b\n\x13\x61udit_dropped_total\x18\x02 \x01(\x03\x12\x11\n\tlast_txid\x18\x03 \x01(\x03\"c\n\x12ReadReplicaRequest\x12)\n\x05\x62lock\x18\x01 \x01(\x0b\x32\x1a.newtricks.v1.LocatedBlock\x12\x0c\n\x04user\x18\x02 \x01(\t\x12\x14\n\x0cinclude_data\x18\x03 \x01(\x08\"[\n\x13ReadReplicaResponse\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x11\n\tnum_bytes\x18\x02 \x01(\x03\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12\x15\n\rdatanode_uuid\x18\x04 \x01(\t2\xfa\x01\n\tNamespace\x12\x42\n\x06Locate\x12\x1b.newtricks.v1.LocateRequest\x1a\x1b.newtricks.v1.LocatedBlocks\x12R\n\x0bLocateBatch\x12 .newtricks.v1.LocateBatchRequest\x1a!.newtricks.v1.LocateBatchResponse\x12U\n\x0cRecentEvents\x12!.newtricks.v1.RecentEventsRequest\x1a\".newtricks.v1.RecentEventsResponse2\xcb\x01\n\x11\x44\x61taNodeDirectory\x12_\n\x08Register\x12(.newtricks.v1.RegisterDataNodeExtRequest\x1a).newtricks.v1.RegisterDataNodeExtResponse\x12U\n\x04List\x12%.newtricks.v1.ListDataNodeExtsRequest\x1a&.newtricks.v1.ListDataNodeExtsResponse2W\n\x08Replicas\x12K\n\x04Read\x12 .newtricks.v1.ReadReplicaRequest\x1a!.newtricks.v1.ReadReplicaResponseB[\n\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,22 +35,38 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._serialized_options = b'\n\025io.newtricks.proto.v1P\001Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1'
   _globals['_LOCATEREQUEST']._serialized_start=65
   _globals['_LOCATEREQUEST']._serialized_end=108
-  _globals['_RECENTEVENTSREQUEST']._serialized_start=110
-  _globals['_RECENTEVENTSREQUEST']._serialized_end=167
-  _globals['_RECORDEDEVENT']._serialized_start=170
-  _globals['_RECORDEDEVENT']._serialized_end=310
-  _globals['_AUDITRECORD']._serialized_start=312
-  _globals['_AUDITRECORD']._serialized_end=431
-  _globals['_NAMESPACERECORD']._serialized_start=433
-  _globals['_NAMESPACERECORD']._serialized_end=541
-  _globals['_RECENTEVENTSRESPONSE']._serialized_start=543
-  _globals['_RECENTEVENTSRESPONSE']._serialized_end=658
-  _globals['_READREPLICAREQUEST']._serialized_start=660
-  _globals['_READREPLICAREQUEST']._serialized_end=759
-  _globals['_READREPLICARESPONSE']._serialized_start=761
-  _globals['_READREPLICARESPONSE']._serialized_end=852
-  _globals['_NAMESPACE']._serialized_start=855
-  _globals['_NAMESPACE']._serialized_end=1021
-  _globals['_REPLICAS']._serialized_start=1023
-  _globals['_REPLICAS']._serialized_end=1110
+  _globals['_LOCATEBATCHREQUEST']._serialized_start=110
+  _globals['_LOCATEBATCHREQUEST']._serialized_end=159
+  _globals['_LOCATEBATCHRESPONSE']._serialized_start=161
+  _globals['_LOCATEBATCHRESPONSE']._serialized_end=226
+  _globals['_REGISTERDATANODEEXTREQUEST']._serialized_start=228
+  _globals['_REGISTERDATANODEEXTREQUEST']._serialized_end=324
+  _globals['_REGISTERDATANODEEXTRESPONSE']._serialized_start=326
+  _globals['_REGISTERDATANODEEXTRESPONSE']._serialized_end=430
+  _globals['_LISTDATANODEEXTSREQUEST']._serialized_start=432
+  _globals['_LISTDATANODEEXTSREQUEST']._serialized_end=471
+  _globals['_LISTDATANODEEXTSRESPONSE']._serialized_start=473
+  _globals['_LISTDATANODEEXTSRESPONSE']._serialized_end=541
+  _globals['_DATANODEEXT']._serialized_start=543
+  _globals['_DATANODEEXT']._serialized_end=666
+  _globals['_RECENTEVENTSREQUEST']._serialized_start=668
+  _globals['_RECENTEVENTSREQUEST']._serialized_end=725
+  _globals['_RECORDEDEVENT']._serialized_start=728
+  _globals['_RECORDEDEVENT']._serialized_end=868
+  _globals['_AUDITRECORD']._serialized_start=870
+  _globals['_AUDITRECORD']._serialized_end=989
+  _globals['_NAMESPACERECORD']._serialized_start=991
+  _globals['_NAMESPACERECORD']._serialized_end=1099
+  _globals['_RECENTEVENTSRESPONSE']._serialized_start=1101
+  _globals['_RECENTEVENTSRESPONSE']._serialized_end=1216
+  _globals['_READREPLICAREQUEST']._serialized_start=1218
+  _globals['_READREPLICAREQUEST']._serialized_end=1317
+  _globals['_READREPLICARESPONSE']._serialized_start=1319
+  _globals['_READREPLICARESPONSE']._serialized_end=1410
+  _globals['_NAMESPACE']._serialized_start=1413
+  _globals['_NAMESPACE']._serialized_end=1663
+  _globals['_DATANODEDIRECTORY']._serialized_start=1666
+  _globals['_DATANODEDIRECTORY']._serialized_end=1869
+  _globals['_REPLICAS']._serialized_start=1871
+  _globals['_REPLICAS']._serialized_end=1958
 # @@protoc_insertion_point(module_scope)

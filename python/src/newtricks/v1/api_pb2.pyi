@@ -15,6 +15,70 @@ class LocateRequest(_message.Message):
     user: str
     def __init__(self, path: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
 
+class LocateBatchRequest(_message.Message):
+    __slots__ = ("paths", "user")
+    PATHS_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    paths: _containers.RepeatedScalarFieldContainer[str]
+    user: str
+    def __init__(self, paths: _Optional[_Iterable[str]] = ..., user: _Optional[str] = ...) -> None: ...
+
+class LocateBatchResponse(_message.Message):
+    __slots__ = ("files",)
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[_host_pb2.LocatedBlocks]
+    def __init__(self, files: _Optional[_Iterable[_Union[_host_pb2.LocatedBlocks, _Mapping]]] = ...) -> None: ...
+
+class RegisterDataNodeExtRequest(_message.Message):
+    __slots__ = ("user", "datanode_uuid", "api_port", "tls")
+    USER_FIELD_NUMBER: _ClassVar[int]
+    DATANODE_UUID_FIELD_NUMBER: _ClassVar[int]
+    API_PORT_FIELD_NUMBER: _ClassVar[int]
+    TLS_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    datanode_uuid: str
+    api_port: int
+    tls: bool
+    def __init__(self, user: _Optional[str] = ..., datanode_uuid: _Optional[str] = ..., api_port: _Optional[int] = ..., tls: _Optional[bool] = ...) -> None: ...
+
+class RegisterDataNodeExtResponse(_message.Message):
+    __slots__ = ("node", "renew_ms", "ttl_ms")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    RENEW_MS_FIELD_NUMBER: _ClassVar[int]
+    TTL_MS_FIELD_NUMBER: _ClassVar[int]
+    node: DataNodeExt
+    renew_ms: int
+    ttl_ms: int
+    def __init__(self, node: _Optional[_Union[DataNodeExt, _Mapping]] = ..., renew_ms: _Optional[int] = ..., ttl_ms: _Optional[int] = ...) -> None: ...
+
+class ListDataNodeExtsRequest(_message.Message):
+    __slots__ = ("user",)
+    USER_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    def __init__(self, user: _Optional[str] = ...) -> None: ...
+
+class ListDataNodeExtsResponse(_message.Message):
+    __slots__ = ("nodes",)
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[DataNodeExt]
+    def __init__(self, nodes: _Optional[_Iterable[_Union[DataNodeExt, _Mapping]]] = ...) -> None: ...
+
+class DataNodeExt(_message.Message):
+    __slots__ = ("datanode_uuid", "api_address", "hostname", "xfer_addr", "tls", "age_ms")
+    DATANODE_UUID_FIELD_NUMBER: _ClassVar[int]
+    API_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    HOSTNAME_FIELD_NUMBER: _ClassVar[int]
+    XFER_ADDR_FIELD_NUMBER: _ClassVar[int]
+    TLS_FIELD_NUMBER: _ClassVar[int]
+    AGE_MS_FIELD_NUMBER: _ClassVar[int]
+    datanode_uuid: str
+    api_address: str
+    hostname: str
+    xfer_addr: str
+    tls: bool
+    age_ms: int
+    def __init__(self, datanode_uuid: _Optional[str] = ..., api_address: _Optional[str] = ..., hostname: _Optional[str] = ..., xfer_addr: _Optional[str] = ..., tls: _Optional[bool] = ..., age_ms: _Optional[int] = ...) -> None: ...
+
 class RecentEventsRequest(_message.Message):
     __slots__ = ("limit", "path_prefix")
     LIMIT_FIELD_NUMBER: _ClassVar[int]

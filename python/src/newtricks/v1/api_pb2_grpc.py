@@ -41,6 +41,11 @@ class NamespaceStub:
                 request_serializer=newtricks_dot_v1_dot_api__pb2.LocateRequest.SerializeToString,
                 response_deserializer=newtricks_dot_v1_dot_host__pb2.LocatedBlocks.FromString,
                 _registered_method=True)
+        self.LocateBatch = channel.unary_unary(
+                '/newtricks.v1.Namespace/LocateBatch',
+                request_serializer=newtricks_dot_v1_dot_api__pb2.LocateBatchRequest.SerializeToString,
+                response_deserializer=newtricks_dot_v1_dot_api__pb2.LocateBatchResponse.FromString,
+                _registered_method=True)
         self.RecentEvents = channel.unary_unary(
                 '/newtricks.v1.Namespace/RecentEvents',
                 request_serializer=newtricks_dot_v1_dot_api__pb2.RecentEventsRequest.SerializeToString,
@@ -60,6 +65,17 @@ class NamespaceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def LocateBatch(self, request, context):
+        """LocateBatch is Locate for many files in one call (a dataset's index lists thousands):
+        the same checks, as the user, file by file. It answers the first files of the request, in
+        order, at least one: when the answer would grow past its size budget (16 MiB) it stops
+        early and the caller asks again for the rest. The first file that fails fails the call
+        with the NameNode's code (PERMISSION_DENIED, NOT_FOUND, ...) and a message naming it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def RecentEvents(self, request, context):
         """RecentEvents returns the newest events namenode-ext received (for the demo and tests).
         """
@@ -74,6 +90,11 @@ def add_NamespaceServicer_to_server(servicer, server):
                     servicer.Locate,
                     request_deserializer=newtricks_dot_v1_dot_api__pb2.LocateRequest.FromString,
                     response_serializer=newtricks_dot_v1_dot_host__pb2.LocatedBlocks.SerializeToString,
+            ),
+            'LocateBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.LocateBatch,
+                    request_deserializer=newtricks_dot_v1_dot_api__pb2.LocateBatchRequest.FromString,
+                    response_serializer=newtricks_dot_v1_dot_api__pb2.LocateBatchResponse.SerializeToString,
             ),
             'RecentEvents': grpc.unary_unary_rpc_method_handler(
                     servicer.RecentEvents,
@@ -120,6 +141,33 @@ class Namespace:
             _registered_method=True)
 
     @staticmethod
+    def LocateBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/newtricks.v1.Namespace/LocateBatch',
+            newtricks_dot_v1_dot_api__pb2.LocateBatchRequest.SerializeToString,
+            newtricks_dot_v1_dot_api__pb2.LocateBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def RecentEvents(request,
             target,
             options=(),
@@ -136,6 +184,143 @@ class Namespace:
             '/newtricks.v1.Namespace/RecentEvents',
             newtricks_dot_v1_dot_api__pb2.RecentEventsRequest.SerializeToString,
             newtricks_dot_v1_dot_api__pb2.RecentEventsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class DataNodeDirectoryStub:
+    """DataNodeDirectory is served by namenode-ext: where the datanode-ext of each live DataNode
+    listens. Every datanode-ext registers itself every few seconds (soft state); namenode-ext
+    accepts a registration only for a DataNode the NameNode reports live, made from that
+    DataNode's own IP address (and, with Kerberos, by the co-processes' service identity), and
+    lists it until it is not renewed within ttl_ms or the DataNode stops being live. Offload
+    readers and datanode-ext peers take every datanode-ext address they dial from List, never
+    from a request.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Register = channel.unary_unary(
+                '/newtricks.v1.DataNodeDirectory/Register',
+                request_serializer=newtricks_dot_v1_dot_api__pb2.RegisterDataNodeExtRequest.SerializeToString,
+                response_deserializer=newtricks_dot_v1_dot_api__pb2.RegisterDataNodeExtResponse.FromString,
+                _registered_method=True)
+        self.List = channel.unary_unary(
+                '/newtricks.v1.DataNodeDirectory/List',
+                request_serializer=newtricks_dot_v1_dot_api__pb2.ListDataNodeExtsRequest.SerializeToString,
+                response_deserializer=newtricks_dot_v1_dot_api__pb2.ListDataNodeExtsResponse.FromString,
+                _registered_method=True)
+
+
+class DataNodeDirectoryServicer:
+    """DataNodeDirectory is served by namenode-ext: where the datanode-ext of each live DataNode
+    listens. Every datanode-ext registers itself every few seconds (soft state); namenode-ext
+    accepts a registration only for a DataNode the NameNode reports live, made from that
+    DataNode's own IP address (and, with Kerberos, by the co-processes' service identity), and
+    lists it until it is not renewed within ttl_ms or the DataNode stops being live. Offload
+    readers and datanode-ext peers take every datanode-ext address they dial from List, never
+    from a request.
+    """
+
+    def Register(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def List(self, request, context):
+        """List returns the current entries, in DataNode UUID order. Any authenticated caller.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_DataNodeDirectoryServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Register': grpc.unary_unary_rpc_method_handler(
+                    servicer.Register,
+                    request_deserializer=newtricks_dot_v1_dot_api__pb2.RegisterDataNodeExtRequest.FromString,
+                    response_serializer=newtricks_dot_v1_dot_api__pb2.RegisterDataNodeExtResponse.SerializeToString,
+            ),
+            'List': grpc.unary_unary_rpc_method_handler(
+                    servicer.List,
+                    request_deserializer=newtricks_dot_v1_dot_api__pb2.ListDataNodeExtsRequest.FromString,
+                    response_serializer=newtricks_dot_v1_dot_api__pb2.ListDataNodeExtsResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'newtricks.v1.DataNodeDirectory', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('newtricks.v1.DataNodeDirectory', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class DataNodeDirectory:
+    """DataNodeDirectory is served by namenode-ext: where the datanode-ext of each live DataNode
+    listens. Every datanode-ext registers itself every few seconds (soft state); namenode-ext
+    accepts a registration only for a DataNode the NameNode reports live, made from that
+    DataNode's own IP address (and, with Kerberos, by the co-processes' service identity), and
+    lists it until it is not renewed within ttl_ms or the DataNode stops being live. Offload
+    readers and datanode-ext peers take every datanode-ext address they dial from List, never
+    from a request.
+    """
+
+    @staticmethod
+    def Register(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/newtricks.v1.DataNodeDirectory/Register',
+            newtricks_dot_v1_dot_api__pb2.RegisterDataNodeExtRequest.SerializeToString,
+            newtricks_dot_v1_dot_api__pb2.RegisterDataNodeExtResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def List(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/newtricks.v1.DataNodeDirectory/List',
+            newtricks_dot_v1_dot_api__pb2.ListDataNodeExtsRequest.SerializeToString,
+            newtricks_dot_v1_dot_api__pb2.ListDataNodeExtsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -26,7 +26,7 @@ from newtricks.v1 import host_pb2 as newtricks_dot_v1_dot_host__pb2
 from newtricks.v1 import schedule_pb2 as newtricks_dot_v1_dot_schedule__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1anewtricks/v1/offload.proto\x12\x0cnewtricks.v1\x1a\x17newtricks/v1/host.proto\x1a\x1bnewtricks/v1/schedule.proto\"\x8f\x02\n\x12OpenSessionRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12,\n\x08schedule\x18\x02 \x01(\x0b\x32\x1a.newtricks.v1.ScheduleSpec\x12\x0c\n\x04rank\x18\x03 \x01(\r\x12\x12\n\nstart_step\x18\x04 \x01(\x04\x12\x11\n\tlookahead\x18\x05 \x01(\r\x12,\n\x07sources\x18\x06 \x03(\x0b\x32\x1b.newtricks.v1.SessionSource\x12,\n\x07members\x18\x07 \x03(\x0b\x32\x1b.newtricks.v1.SessionMember\x12\x1a\n\x12\x64\x65terminism_domain\x18\x08 \x01(\t\x12\x10\n\x08raw_only\x18\t \x01(\x08\"\x84\x01\n\rSessionSource\x12\x14\n\x0cindex_sha256\x18\x01 \x01(\x0c\x12\x31\n\x0cindex_blocks\x18\x02 \x01(\x0b\x32\x1b.newtricks.v1.LocatedBlocks\x12*\n\x05\x66iles\x18\x03 \x03(\x0b\x32\x1b.newtricks.v1.LocatedBlocks\";\n\rSessionMember\x12\x15\n\rdatanode_uuid\x18\x01 \x01(\t\x12\x13\n\x0b\x61pi_address\x18\x02 \x01(\t\"\xbb\x01\n\x13OpenSessionResponse\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rdatanode_uuid\x18\x02 \x01(\t\x12\x11\n\txfer_addr\x18\x03 \x01(\t\x12\x1a\n\x12\x64\x65terminism_domain\x18\x04 \x01(\t\x12\x14\n\x0c\x64omain_match\x18\x05 \x01(\x08\x12\x11\n\tlookahead\x18\x06 \x01(\r\x12\x10\n\x08shedding\x18\x07 \x01(\x08\x12\x0f\n\x07version\x18\x08 \x01(\t\"d\n\x0eGetStepRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0c\n\x04step\x18\x03 \x01(\x04\x12\r\n\x05slots\x18\x04 \x03(\r\x12\x13\n\x0bmax_wait_ms\x18\x05 \x01(\r\"\x9f\x01\n\rOffloadSample\x12\x0c\n\x04step\x18\x01 \x01(\x04\x12\x0c\n\x04slot\x18\x02 \x01(\r\x12\x0e\n\x06source\x18\x03 \x01(\r\x12\x0b\n\x03key\x18\x04 \x01(\t\x12\r\n\x05\x65poch\x18\x05 \x01(\x04\x12\x0e\n\x06\x66rames\x18\x06 \x01(\x0c\x12\x12\n\nerror_code\x18\x07 \x01(\x05\x12\r\n\x05\x65rror\x18\x08 \x01(\t\x12\x13\n\x0bnode_micros\x18\t \x01(\r\"B\n\x12OffloadSampleBatch\x12,\n\x07samples\x18\x01 \x03(\x0b\x32\x1b.newtricks.v1.OffloadSample\"7\n\x13\x43loseSessionRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\x16\n\x14\x43loseSessionResponse\"k\n\x10ReadRangeRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12)\n\x05\x62lock\x18\x02 \x01(\x0b\x32\x1a.newtricks.v1.LocatedBlock\x12\x0e\n\x06offset\x18\x03 \x01(\x03\x12\x0e\n\x06length\x18\x04 \x01(\x03\"!\n\x11ReadRangeResponse\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"(\n\x18OffloadNodeStatusRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\"\x87\x03\n\x11OffloadNodeStatus\x12\x15\n\rdatanode_uuid\x18\x01 \x01(\t\x12\x11\n\txfer_addr\x18\x02 \x01(\t\x12\x1a\n\x12\x64\x65terminism_domain\x18\x03 \x01(\t\x12\x10\n\x08shedding\x18\x04 \x01(\x08\x12\x11\n\tcpu_other\x18\x05 \x01(\x01\x12\x0f\n\x07\x63pu_own\x18\x06 \x01(\x01\x12\x16\n\x0ethreshold_high\x18\x07 \x01(\x01\x12\x15\n\rthreshold_low\x18\x08 \x01(\x01\x12\x0f\n\x07workers\x18\t \x01(\r\x12\x12\n\ncpu_budget\x18\n \x01(\x01\x12\x10\n\x08sessions\x18\x0b \x01(\r\x12\x14\n\x0cqueued_bytes\x18\x0c \x01(\x03\x12\x17\n\x0fqueue_max_bytes\x18\r \x01(\x03\x12\x1b\n\x13samples_transformed\x18\x0e \x01(\x03\x12\x13\n\x0bsamples_raw\x18\x0f \x01(\x03\x12\x15\n\rsample_errors\x18\x10 \x01(\x03\x12\x18\n\x10shed_transitions\x18\x11 \x01(\x03\"Q\n\x12SetGovernorRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x16\n\x0ethreshold_high\x18\x02 \x01(\x01\x12\x15\n\rthreshold_low\x18\x03 \x01(\x01\x32\xc5\x04\n\x07Offload\x12R\n\x0bOpenSession\x12 .newtricks.v1.OpenSessionRequest\x1a!.newtricks.v1.OpenSessionResponse\x12\x46\n\x07GetStep\x12\x1c.newtricks.v1.GetStepRequest\x1a\x1b.newtricks.v1.OffloadSample0\x01\x12P\n\x0cGetStepBatch\x12\x1c.newtricks.v1.GetStepRequest\x1a .newtricks.v1.OffloadSampleBatch0\x01\x12U\n\x0c\x43loseSession\x12!.newtricks.v1.CloseSessionRequest\x1a\".newtricks.v1.CloseSessionResponse\x12L\n\tReadRange\x12\x1e.newtricks.v1.ReadRangeRequest\x1a\x1f.newtricks.v1.ReadRangeResponse\x12U\n\nNodeStatus\x12&.newtricks.v1.OffloadNodeStatusRequest\x1a\x1f.newtricks.v1.OffloadNodeStatus\x12P\n\x0bSetGovernor\x12 .newtricks.v1.SetGovernorRequest\x1a\x1f.newtricks.v1.OffloadNodeStatusB[\n\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1anewtricks/v1/offload.proto\x12\x0cnewtricks.v1\x1a\x17newtricks/v1/host.proto\x1a\x1bnewtricks/v1/schedule.proto\"\x8f\x02\n\x12OpenSessionRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12,\n\x08schedule\x18\x02 \x01(\x0b\x32\x1a.newtricks.v1.ScheduleSpec\x12\x0c\n\x04rank\x18\x03 \x01(\r\x12\x12\n\nstart_step\x18\x04 \x01(\x04\x12\x11\n\tlookahead\x18\x05 \x01(\r\x12,\n\x07sources\x18\x06 \x03(\x0b\x32\x1b.newtricks.v1.SessionSource\x12,\n\x07members\x18\x07 \x03(\x0b\x32\x1b.newtricks.v1.SessionMember\x12\x1a\n\x12\x64\x65terminism_domain\x18\x08 \x01(\t\x12\x10\n\x08raw_only\x18\t \x01(\x08\"F\n\rSessionSource\x12\x14\n\x0cindex_sha256\x18\x01 \x01(\x0cJ\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04R\x0cindex_blocksR\x05\x66iles\"9\n\rSessionMember\x12\x15\n\rdatanode_uuid\x18\x01 \x01(\tJ\x04\x08\x02\x10\x03R\x0b\x61pi_address\"\xbb\x01\n\x13OpenSessionResponse\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x15\n\rdatanode_uuid\x18\x02 \x01(\t\x12\x11\n\txfer_addr\x18\x03 \x01(\t\x12\x1a\n\x12\x64\x65terminism_domain\x18\x04 \x01(\t\x12\x14\n\x0c\x64omain_match\x18\x05 \x01(\x08\x12\x11\n\tlookahead\x18\x06 \x01(\r\x12\x10\n\x08shedding\x18\x07 \x01(\x08\x12\x0f\n\x07version\x18\x08 \x01(\t\"d\n\x0eGetStepRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0c\n\x04step\x18\x03 \x01(\x04\x12\r\n\x05slots\x18\x04 \x03(\r\x12\x13\n\x0bmax_wait_ms\x18\x05 \x01(\r\"\x9f\x01\n\rOffloadSample\x12\x0c\n\x04step\x18\x01 \x01(\x04\x12\x0c\n\x04slot\x18\x02 \x01(\r\x12\x0e\n\x06source\x18\x03 \x01(\r\x12\x0b\n\x03key\x18\x04 \x01(\t\x12\r\n\x05\x65poch\x18\x05 \x01(\x04\x12\x0e\n\x06\x66rames\x18\x06 \x01(\x0c\x12\x12\n\nerror_code\x18\x07 \x01(\x05\x12\r\n\x05\x65rror\x18\x08 \x01(\t\x12\x13\n\x0bnode_micros\x18\t \x01(\r\"B\n\x12OffloadSampleBatch\x12,\n\x07samples\x18\x01 \x03(\x0b\x32\x1b.newtricks.v1.OffloadSample\"7\n\x13\x43loseSessionRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"\x16\n\x14\x43loseSessionResponse\"k\n\x10ReadRangeRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12)\n\x05\x62lock\x18\x02 \x01(\x0b\x32\x1a.newtricks.v1.LocatedBlock\x12\x0e\n\x06offset\x18\x03 \x01(\x03\x12\x0e\n\x06length\x18\x04 \x01(\x03\"!\n\x11ReadRangeResponse\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\"(\n\x18OffloadNodeStatusRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\"\x87\x03\n\x11OffloadNodeStatus\x12\x15\n\rdatanode_uuid\x18\x01 \x01(\t\x12\x11\n\txfer_addr\x18\x02 \x01(\t\x12\x1a\n\x12\x64\x65terminism_domain\x18\x03 \x01(\t\x12\x10\n\x08shedding\x18\x04 \x01(\x08\x12\x11\n\tcpu_other\x18\x05 \x01(\x01\x12\x0f\n\x07\x63pu_own\x18\x06 \x01(\x01\x12\x16\n\x0ethreshold_high\x18\x07 \x01(\x01\x12\x15\n\rthreshold_low\x18\x08 \x01(\x01\x12\x0f\n\x07workers\x18\t \x01(\r\x12\x12\n\ncpu_budget\x18\n \x01(\x01\x12\x10\n\x08sessions\x18\x0b \x01(\r\x12\x14\n\x0cqueued_bytes\x18\x0c \x01(\x03\x12\x17\n\x0fqueue_max_bytes\x18\r \x01(\x03\x12\x1b\n\x13samples_transformed\x18\x0e \x01(\x03\x12\x13\n\x0bsamples_raw\x18\x0f \x01(\x03\x12\x15\n\rsample_errors\x18\x10 \x01(\x03\x12\x18\n\x10shed_transitions\x18\x11 \x01(\x03\"Q\n\x12SetGovernorRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x16\n\x0ethreshold_high\x18\x02 \x01(\x01\x12\x15\n\rthreshold_low\x18\x03 \x01(\x01\x32\xc5\x04\n\x07Offload\x12R\n\x0bOpenSession\x12 .newtricks.v1.OpenSessionRequest\x1a!.newtricks.v1.OpenSessionResponse\x12\x46\n\x07GetStep\x12\x1c.newtricks.v1.GetStepRequest\x1a\x1b.newtricks.v1.OffloadSample0\x01\x12P\n\x0cGetStepBatch\x12\x1c.newtricks.v1.GetStepRequest\x1a .newtricks.v1.OffloadSampleBatch0\x01\x12U\n\x0c\x43loseSession\x12!.newtricks.v1.CloseSessionRequest\x1a\".newtricks.v1.CloseSessionResponse\x12L\n\tReadRange\x12\x1e.newtricks.v1.ReadRangeRequest\x1a\x1f.newtricks.v1.ReadRangeResponse\x12U\n\nNodeStatus\x12&.newtricks.v1.OffloadNodeStatusRequest\x1a\x1f.newtricks.v1.OffloadNodeStatus\x12P\n\x0bSetGovernor\x12 .newtricks.v1.SetGovernorRequest\x1a\x1f.newtricks.v1.OffloadNodeStatusB[\n\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,32 +36,32 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._serialized_options = b'\n\025io.newtricks.proto.v1P\001Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1'
   _globals['_OPENSESSIONREQUEST']._serialized_start=99
   _globals['_OPENSESSIONREQUEST']._serialized_end=370
-  _globals['_SESSIONSOURCE']._serialized_start=373
-  _globals['_SESSIONSOURCE']._serialized_end=505
-  _globals['_SESSIONMEMBER']._serialized_start=507
-  _globals['_SESSIONMEMBER']._serialized_end=566
-  _globals['_OPENSESSIONRESPONSE']._serialized_start=569
-  _globals['_OPENSESSIONRESPONSE']._serialized_end=756
-  _globals['_GETSTEPREQUEST']._serialized_start=758
-  _globals['_GETSTEPREQUEST']._serialized_end=858
-  _globals['_OFFLOADSAMPLE']._serialized_start=861
-  _globals['_OFFLOADSAMPLE']._serialized_end=1020
-  _globals['_OFFLOADSAMPLEBATCH']._serialized_start=1022
-  _globals['_OFFLOADSAMPLEBATCH']._serialized_end=1088
-  _globals['_CLOSESESSIONREQUEST']._serialized_start=1090
-  _globals['_CLOSESESSIONREQUEST']._serialized_end=1145
-  _globals['_CLOSESESSIONRESPONSE']._serialized_start=1147
-  _globals['_CLOSESESSIONRESPONSE']._serialized_end=1169
-  _globals['_READRANGEREQUEST']._serialized_start=1171
-  _globals['_READRANGEREQUEST']._serialized_end=1278
-  _globals['_READRANGERESPONSE']._serialized_start=1280
-  _globals['_READRANGERESPONSE']._serialized_end=1313
-  _globals['_OFFLOADNODESTATUSREQUEST']._serialized_start=1315
-  _globals['_OFFLOADNODESTATUSREQUEST']._serialized_end=1355
-  _globals['_OFFLOADNODESTATUS']._serialized_start=1358
-  _globals['_OFFLOADNODESTATUS']._serialized_end=1749
-  _globals['_SETGOVERNORREQUEST']._serialized_start=1751
-  _globals['_SETGOVERNORREQUEST']._serialized_end=1832
-  _globals['_OFFLOAD']._serialized_start=1835
-  _globals['_OFFLOAD']._serialized_end=2416
+  _globals['_SESSIONSOURCE']._serialized_start=372
+  _globals['_SESSIONSOURCE']._serialized_end=442
+  _globals['_SESSIONMEMBER']._serialized_start=444
+  _globals['_SESSIONMEMBER']._serialized_end=501
+  _globals['_OPENSESSIONRESPONSE']._serialized_start=504
+  _globals['_OPENSESSIONRESPONSE']._serialized_end=691
+  _globals['_GETSTEPREQUEST']._serialized_start=693
+  _globals['_GETSTEPREQUEST']._serialized_end=793
+  _globals['_OFFLOADSAMPLE']._serialized_start=796
+  _globals['_OFFLOADSAMPLE']._serialized_end=955
+  _globals['_OFFLOADSAMPLEBATCH']._serialized_start=957
+  _globals['_OFFLOADSAMPLEBATCH']._serialized_end=1023
+  _globals['_CLOSESESSIONREQUEST']._serialized_start=1025
+  _globals['_CLOSESESSIONREQUEST']._serialized_end=1080
+  _globals['_CLOSESESSIONRESPONSE']._serialized_start=1082
+  _globals['_CLOSESESSIONRESPONSE']._serialized_end=1104
+  _globals['_READRANGEREQUEST']._serialized_start=1106
+  _globals['_READRANGEREQUEST']._serialized_end=1213
+  _globals['_READRANGERESPONSE']._serialized_start=1215
+  _globals['_READRANGERESPONSE']._serialized_end=1248
+  _globals['_OFFLOADNODESTATUSREQUEST']._serialized_start=1250
+  _globals['_OFFLOADNODESTATUSREQUEST']._serialized_end=1290
+  _globals['_OFFLOADNODESTATUS']._serialized_start=1293
+  _globals['_OFFLOADNODESTATUS']._serialized_end=1684
+  _globals['_SETGOVERNORREQUEST']._serialized_start=1686
+  _globals['_SETGOVERNORREQUEST']._serialized_end=1767
+  _globals['_OFFLOAD']._serialized_start=1770
+  _globals['_OFFLOAD']._serialized_end=2351
 # @@protoc_insertion_point(module_scope)

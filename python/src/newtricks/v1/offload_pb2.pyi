@@ -31,22 +31,16 @@ class OpenSessionRequest(_message.Message):
     def __init__(self, user: _Optional[str] = ..., schedule: _Optional[_Union[_schedule_pb2.ScheduleSpec, _Mapping]] = ..., rank: _Optional[int] = ..., start_step: _Optional[int] = ..., lookahead: _Optional[int] = ..., sources: _Optional[_Iterable[_Union[SessionSource, _Mapping]]] = ..., members: _Optional[_Iterable[_Union[SessionMember, _Mapping]]] = ..., determinism_domain: _Optional[str] = ..., raw_only: _Optional[bool] = ...) -> None: ...
 
 class SessionSource(_message.Message):
-    __slots__ = ("index_sha256", "index_blocks", "files")
+    __slots__ = ("index_sha256",)
     INDEX_SHA256_FIELD_NUMBER: _ClassVar[int]
-    INDEX_BLOCKS_FIELD_NUMBER: _ClassVar[int]
-    FILES_FIELD_NUMBER: _ClassVar[int]
     index_sha256: bytes
-    index_blocks: _host_pb2.LocatedBlocks
-    files: _containers.RepeatedCompositeFieldContainer[_host_pb2.LocatedBlocks]
-    def __init__(self, index_sha256: _Optional[bytes] = ..., index_blocks: _Optional[_Union[_host_pb2.LocatedBlocks, _Mapping]] = ..., files: _Optional[_Iterable[_Union[_host_pb2.LocatedBlocks, _Mapping]]] = ...) -> None: ...
+    def __init__(self, index_sha256: _Optional[bytes] = ...) -> None: ...
 
 class SessionMember(_message.Message):
-    __slots__ = ("datanode_uuid", "api_address")
+    __slots__ = ("datanode_uuid",)
     DATANODE_UUID_FIELD_NUMBER: _ClassVar[int]
-    API_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     datanode_uuid: str
-    api_address: str
-    def __init__(self, datanode_uuid: _Optional[str] = ..., api_address: _Optional[str] = ...) -> None: ...
+    def __init__(self, datanode_uuid: _Optional[str] = ...) -> None: ...
 
 class OpenSessionResponse(_message.Message):
     __slots__ = ("session_id", "datanode_uuid", "xfer_addr", "determinism_domain", "domain_match", "lookahead", "shedding", "version")

@@ -122,8 +122,8 @@ class OffloadServicer:
         raise NotImplementedError('Method not implemented!')
 
     def NodeStatus(self, request, context):
-        """NodeStatus reports the node's identity, its governor and its queues. Readers call it first
-        to learn every node's UUID and transfer address (to build the member list).
+        """NodeStatus reports the node's identity, its governor and its queues. Readers call it on
+        every member DataNodeDirectory.List named (its determinism domain decides raw-only).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
