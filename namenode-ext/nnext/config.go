@@ -3,6 +3,7 @@ package nnext
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/newtricks/newtricks/internal/coproc"
 	"github.com/newtricks/newtricks/namenode-ext/events"
@@ -24,6 +25,15 @@ type Config struct {
 	// newtricks.namenode.ext.events.subscribe.prefixes (comma-separated, default every path)
 	// limits those namespace events to paths starting with one of the prefixes.
 	Events events.Interest
+	// DataNodesTTL (newtricks.namenode.ext.datanodes.ttl.ms, default 15000, 3000..600000) is how
+	// long a datanode-ext's registration in the DataNodeDirectory lasts without renewal; each
+	// renews every third of it.
+	DataNodesTTL time.Duration
+	// RegisterUsers (newtricks.namenode.ext.datanodes.register.users, comma-separated short
+	// names; default: the user namenode-ext's own Kerberos principal maps to) may register
+	// datanode-ext endpoints when the caller's identity is proven (Kerberos, tokens). Under
+	// simple authentication a registration is checked only against the DataNode's address.
+	RegisterUsers []string
 }
 
 // ConfigFromConf reads and validates Config.
@@ -44,7 +54,12 @@ func ConfigFromConf(c coproc.Conf) (Config, error) {
 			in.PathPrefixes = append(in.PathPrefixes, p)
 		}
 	}
-	cfg := Config{EventsRetain: int(retain), LogLevel: c.String(Prefix+".log.level", "info"), Events: in}
+	ttl, err := c.Duration(Prefix+".datanodes.ttl.ms", 15*time.Second)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := Config{EventsRetain: int(retain), LogLevel: c.String(Prefix+".log.level", "info"), Events: in,
+		DataNodesTTL: ttl, RegisterUsers: splitList(c.String(Prefix+".datanodes.register.users", ""))}
 	return cfg, cfg.Validate()
 }
 
@@ -52,6 +67,9 @@ func ConfigFromConf(c coproc.Conf) (Config, error) {
 func (c Config) Validate() error {
 	if c.EventsRetain < 1 || c.EventsRetain > 10_000_000 {
 		return fmt.Errorf("%w: %s.events.retain=%d must be in [1, 10000000]", coproc.ErrBadConfig, Prefix, c.EventsRetain)
+	}
+	if c.DataNodesTTL < 3*time.Second || c.DataNodesTTL > 10*time.Minute {
+		return fmt.Errorf("%w: %s.datanodes.ttl.ms=%d must be in [3000, 600000]", coproc.ErrBadConfig, Prefix, c.DataNodesTTL.Milliseconds())
 	}
 	return nil
 }

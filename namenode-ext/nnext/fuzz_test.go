@@ -42,6 +42,7 @@ func FuzzNamespaceRequests(f *testing.F) {
 	for _, seed := range []proto.Message{
 		&pb.LocateRequest{Path: "/data/f", User: "alice"}, &pb.LocateRequest{Path: "data/../f"},
 		&pb.RecentEventsRequest{Limit: -1, PathPrefix: "/"},
+		&pb.LocateBatchRequest{Paths: []string{"/data/f", "/data/g"}, User: "alice"},
 	} {
 		b, _ := proto.Marshal(seed)
 		f.Add(b)
@@ -56,6 +57,16 @@ func FuzzNamespaceRequests(f *testing.F) {
 				}
 				if i != 1 && err == nil {
 					t.Fatalf("caller %d got alice's blocks with %v", i, &loc)
+				}
+			}
+			var batch pb.LocateBatchRequest
+			if proto.Unmarshal(b, &batch) == nil {
+				_, err := api.LocateBatch(ctx, &batch)
+				if _, ok := status.FromError(err); !ok {
+					t.Fatalf("LocateBatch(%v): error without a status: %v", &batch, err)
+				}
+				if i != 1 && err == nil {
+					t.Fatalf("caller %d got alice's blocks with %v", i, &batch)
 				}
 			}
 			var ev pb.RecentEventsRequest

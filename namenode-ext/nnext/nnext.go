@@ -2,10 +2,12 @@ package nnext
 
 import (
 	"context"
+	"net"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
 
+	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
 	"github.com/newtricks/newtricks/namenode-ext/events"
 	"github.com/newtricks/newtricks/namenode-ext/nnhost"
@@ -55,6 +57,7 @@ func (e *Ext) Start(ctx context.Context, env coproc.Env) error {
 	// they are: the Namespace API answers with the host's own message, so it keeps the
 	// generated client.
 	pb.RegisterNamespaceServer(env.API, &namespaceAPI{host: host, sink: e.sink})
+	pb.RegisterDataNodeDirectoryServer(env.API, newDirectory(host, cfg.DataNodesTTL, e.registrants(env, cfg), env.Log.Named("directory")))
 	if err := startSubsystems(ctx, env, nnhost.New(host), e.sink); err != nil {
 		return err
 	}
@@ -70,4 +73,18 @@ func (e *Ext) Counters() coproc.Counters {
 	last, received, dropped := e.sink.Stats()
 	return coproc.Counters{LastTxid: last, EventsReceived: received,
 		Named: map[string]int64{"audit_dropped_total": dropped}}
+}
+
+// registrants is who may register datanode-ext endpoints with a proven identity: the
+// configured users, or the short name of namenode-ext's own principal (Config.RegisterUsers).
+func (e *Ext) registrants(env coproc.Env, cfg Config) func(context.Context) (map[string]bool, error) {
+	sec := authn.ConfigFrom(func(k string) string { return env.Conf[k] }, Prefix)
+	principal := ""
+	if sec.Method == authn.MethodKerberos {
+		apiHost, _, _ := net.SplitHostPort(env.Conf.String(Prefix+coproc.KeyAPIAddress, ""))
+		if p, err := authn.ReplaceHost(sec.Principal, apiHost); err == nil {
+			principal = p
+		}
+	}
+	return registrantUsers(cfg.RegisterUsers, principal, authn.NewHost(env.Host).MapPrincipal)
 }
