@@ -5,8 +5,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 
+	"github.com/newtricks/newtricks/datanode-ext/offload"
 	"github.com/newtricks/newtricks/internal/coproc"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
@@ -34,6 +36,20 @@ type Ext struct {
 	mu   sync.Mutex
 	uuid string
 	xfer string // data transfer address, for offload readers
+	// nn is namenode-ext (nil without newtricks.datanode.ext.namenode.api); apiTLS: this
+	// node's API serves TLS. Both set by Start, read when the API serves.
+	nn     *offload.NameNodeExt
+	apiTLS bool
+	logger hclog.Logger
+}
+
+func (e *Ext) log() hclog.Logger {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.logger == nil {
+		return hclog.NewNullLogger()
+	}
+	return e.logger
 }
 
 // New returns datanode-ext.
@@ -46,10 +62,13 @@ func (e *Ext) Start(ctx context.Context, env coproc.Env) error {
 		return err
 	}
 	host := pb.NewDataNodeHostClient(env.Host)
+	e.mu.Lock()
+	e.logger = env.Log
+	e.mu.Unlock()
 	e.setUUID(env.Request.GetDaemonId())
 	pb.RegisterReplicasServer(env.API, &replicasAPI{host: host, cfg: cfg, uuid: e.getUUID})
 	go e.learnIdentity(ctx, host, env)
-	return e.startOffload(ctx, env, host)
+	return e.startOffload(ctx, env, host, cfg)
 }
 
 // learnIdentity asks the DataNode who it is, for logs and responses; the hook may have

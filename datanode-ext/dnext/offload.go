@@ -3,10 +3,13 @@ package dnext
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/newtricks/newtricks/datanode-ext/governor"
 	"github.com/newtricks/newtricks/datanode-ext/offload"
+	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	"github.com/newtricks/newtricks/xformgraph/frame"
@@ -14,7 +17,7 @@ import (
 
 // startOffload starts the governor and the session workers and registers the Offload service
 // (package offload) on the public API server.
-func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNodeHostClient) error {
+func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNodeHostClient, dcfg Config) error {
 	gcfg, scfg, err := offload.ConfigFromConf(env.Conf)
 	if err != nil {
 		return err
@@ -38,12 +41,36 @@ func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNode
 		env.Log.Warn("TEST ONLY: this node reports a determinism domain that is not its own; readers will transform every sample themselves",
 			"key", offload.TestDomainKey, "domain", domain)
 	}
+	apiHost, _, _ := net.SplitHostPort(Options.APIAddress(env.Conf))
+	auth, err := newClientAuth(env.Conf, dcfg, apiHost)
+	if err != nil {
+		return err
+	}
 	var met *offload.Metrics
-	mgr, err := offload.NewManager(scfg, offload.Options{
-		Host: offload.GRPCHost{Client: host}, Peers: offload.NewGRPCPeers(), Gov: gov,
+	peers := &offload.GRPCPeers{Options: auth.forPeer, Max: scfg.PeerConns, Idle: scfg.PeerIdle, Log: env.Log.Named("peers")}
+	opts := offload.Options{
+		Host: offload.GRPCHost{Client: host}, Peers: peers, Gov: gov,
 		Self: e.getUUID, Log: env.Log.Named("offload"), Domain: domain,
 		Transformed: func(d time.Duration) { met.Observe(d) },
-	})
+	}
+	if len(dcfg.NameNodeAPI) > 0 {
+		nn, err := offload.NewNameNodeExt(dcfg.NameNodeAPI, auth.forNameNode, auth.self(), env.Log.Named("namenode-ext"))
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", coproc.ErrBadConfig, KeyNameNodeAPI, err)
+		}
+		opts.Namespace, opts.Directory = nn, nn
+		e.mu.Lock()
+		e.nn, e.apiTLS = nn, authn.ConfigFrom(func(k string) string { return env.Conf[k] }, Prefix).TLSCert != ""
+		e.mu.Unlock()
+	} else {
+		env.Log.Warn("offload sessions are refused: set " + KeyNameNodeAPI + " to namenode-ext's address, through which datanode-ext locates datasets and finds the other DataNodes")
+	}
+	go func() {
+		<-ctx.Done()
+		peers.Close()
+		auth.close()
+	}()
+	mgr, err := offload.NewManager(scfg, opts)
 	if err != nil {
 		return err
 	}
@@ -59,4 +86,42 @@ func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNode
 	env.Log.Info("offload ready", "cpu_high", gcfg.High, "cpu_low", gcfg.Low, "workers", scfg.Workers,
 		"nice", scfg.Nice, "lookahead", scfg.Lookahead, "queue_max_bytes", scfg.QueueMaxBytes)
 	return nil
+}
+
+// APIServing implements coproc.APIListener: once the public API listens, this node registers
+// it (its port, and whether it serves TLS) in namenode-ext's directory, and renews it for as
+// long as it runs, so that readers and peers find it there.
+func (e *Ext) APIServing(ctx context.Context, addr string) {
+	e.mu.Lock()
+	nn, tls := e.nn, e.apiTLS
+	e.mu.Unlock()
+	_, p, err := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(p)
+	if nn == nil || err != nil || port == 0 {
+		return
+	}
+	go e.register(ctx, nn, port, tls)
+}
+
+func (e *Ext) register(ctx context.Context, nn *offload.NameNodeExt, port int, tls bool) {
+	failing := false
+	for delay := 200 * time.Millisecond; ; {
+		if uuid := e.getUUID(); uuid != "" {
+			renew, err := nn.Register(ctx, uuid, port, tls)
+			switch {
+			case err != nil && !failing:
+				e.log().Warn("cannot register in namenode-ext's directory; retrying (readers and peers do not find this node meanwhile)", "error", err)
+				failing = true
+			case err == nil && failing:
+				e.log().Info("registered in namenode-ext's directory", "datanode", uuid, "port", port, "tls", tls)
+				failing = false
+			}
+			delay = renew
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
 }

@@ -45,6 +45,10 @@ type Config struct {
 	MaxWait time.Duration
 	// MaxMembers (members.max, default 256).
 	MaxMembers int
+	// PeerConns (peers.max, default 64) bounds the connections kept to other datanode-ext
+	// nodes; PeerIdle (peers.idle.ms, default 120000) closes one unused for that long.
+	PeerConns int
+	PeerIdle  time.Duration
 	// Limits bound every transform (pixels, frames, bytes); zero fields take xformgraph's
 	// defaults, and a graph's own limits can only tighten them.
 	Limits xformgraph.Limits
@@ -62,6 +66,10 @@ func (c Config) Defaults() Config {
 	def(&c.MaxLookahead, 64)
 	def(&c.MaxSessions, 64)
 	def(&c.MaxMembers, 256)
+	def(&c.PeerConns, DefaultPeerConns)
+	if c.PeerIdle == 0 {
+		c.PeerIdle = DefaultPeerIdle
+	}
 	if c.QueueMaxBytes == 0 {
 		c.QueueMaxBytes = 512 << 20
 	}
@@ -89,6 +97,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: sessions.max and members.max must be positive", ErrConfig)
 	case c.Idle < time.Second || c.MaxWait < time.Millisecond:
 		return fmt.Errorf("%w: session.idle.ms >= 1000 and max.wait.ms >= 1", ErrConfig)
+	case c.PeerConns < 1 || c.PeerConns > 4096 || c.PeerIdle < time.Second:
+		return fmt.Errorf("%w: peers.max %d must be in [1, 4096] and peers.idle.ms >= 1000", ErrConfig, c.PeerConns)
 	}
 	return nil
 }
@@ -96,7 +106,8 @@ func (c Config) Validate() error {
 // ConfigFromConf reads the offload keys: the governor's
 // (cpu.high 0.8, cpu.low 0.7, cpu.interval.ms 500) and the sessions' (workers 1, nice 10,
 // lookahead 4, lookahead.max 64, queue.max.bytes 512 MiB, sessions.max 64,
-// session.idle.ms 600000, max.wait.ms 5000, members.max 256). Both come back with their
+// session.idle.ms 600000, max.wait.ms 5000, members.max 256, peers.max 64, peers.idle.ms
+// 120000). Both come back with their
 // defaults filled and validated; every error wraps coproc.ErrBadConfig.
 func ConfigFromConf(c coproc.Conf) (governor.Config, Config, error) {
 	var g governor.Config
@@ -134,6 +145,10 @@ func ConfigFromConf(c coproc.Conf) (governor.Config, Config, error) {
 	integer(".lookahead.max", &s.MaxLookahead)
 	integer(".sessions.max", &s.MaxSessions)
 	integer(".members.max", &s.MaxMembers)
+	integer(".peers.max", &s.PeerConns)
+	if err == nil {
+		s.PeerIdle, err = c.Duration(Prefix+".peers.idle.ms", 0)
+	}
 	if err == nil {
 		s.QueueMaxBytes, err = c.Int(Prefix+".queue.max.bytes", 0)
 	}

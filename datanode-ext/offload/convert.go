@@ -25,13 +25,13 @@ func openRequestFromProto(r *pb.OpenSessionRequest) OpenRequest {
 	if len(r.GetSources()) > 0 {
 		out.Sources = make([]Source, len(r.GetSources()))
 		for i, s := range r.GetSources() {
-			out.Sources[i] = Source{IndexSHA256: s.GetIndexSha256(), Index: s.GetIndexBlocks(), Files: s.GetFiles()}
+			out.Sources[i] = Source{IndexSHA256: s.GetIndexSha256()}
 		}
 	}
 	if len(r.GetMembers()) > 0 {
-		out.Members = make([]Member, len(r.GetMembers()))
+		out.Members = make([]string, len(r.GetMembers()))
 		for i, m := range r.GetMembers() {
-			out.Members[i] = Member{UUID: m.GetDatanodeUuid(), APIAddress: m.GetApiAddress()}
+			out.Members[i] = m.GetDatanodeUuid()
 		}
 	}
 	return out

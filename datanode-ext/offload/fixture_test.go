@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,6 +48,11 @@ type world struct {
 	ix      *dataset.Index
 	spec    *schedule.Spec
 	corrupt string // key of the sample that is not an image ("" for none)
+	// readers may read the dataset (default alice only: anyone else is refused by the
+	// "NameNode", as a 0700 directory would be); badTokens makes the files' tokens (not the
+	// index's) ones the DataNode refuses, as an expired token would be.
+	readers   map[string]bool
+	badTokens bool
 
 	mu     sync.Mutex
 	nextID int64
@@ -88,7 +94,8 @@ func newWorld(t *testing.T, n int, corrupt string) *world {
 	t.Helper()
 	base := t.TempDir()
 	w := &world{t: t, root: "/data/t", dir: filepath.Join(base, "t"), repDir: filepath.Join(base, "replicas"), blockSize: 512,
-		nodes: []string{"dn-a"}, corrupt: corrupt, blocks: map[string]*pb.LocatedBlocks{}, paths: map[int64]string{}}
+		nodes: []string{"dn-a"}, corrupt: corrupt, blocks: map[string]*pb.LocatedBlocks{}, paths: map[int64]string{},
+		readers: map[string]bool{"alice": true}}
 	for _, d := range []string{w.dir, w.repDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -161,28 +168,69 @@ func (w *world) locate(p, user string) *pb.LocatedBlocks {
 		w.blocks[p] = lb
 	}
 	out := proto.Clone(lb).(*pb.LocatedBlocks)
+	tok := "user=" + user
+	if w.badTokens && p != path.Join(w.root, dataset.IndexName) {
+		tok = "user=expired"
+	}
 	for _, b := range out.Blocks {
-		b.Token = &pb.Token{Identifier: []byte("user=" + user), Password: []byte("x")}
+		b.Token = &pb.Token{Identifier: []byte(tok), Password: []byte("x")}
 	}
 	return out
 }
 
-// source is the session source of the dataset, with user's tokens.
-func (w *world) source(user string) Source {
-	src := Source{IndexSHA256: w.ix.SHA256(), Index: w.locate(path.Join(w.root, dataset.IndexName), user)}
-	for i := range w.ix.Files() {
-		src.Files = append(src.Files, w.locate(w.ix.FilePath(i), user))
+// forget drops what the world located for a path (after its local file changed).
+func (w *world) forget(p string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.blocks, p)
+}
+
+// worldNS is the world's Namespace: what namenode-ext's LocateBatch answers, as the user
+// (a user not among the world's readers is refused, as the NameNode refuses a 0700 dataset).
+type worldNS struct {
+	w     *world
+	calls atomic.Int64
+}
+
+func (ns *worldNS) Locate(_ context.Context, user string, paths []string) ([]*pb.LocatedBlocks, error) {
+	ns.calls.Add(1)
+	var out []*pb.LocatedBlocks
+	for _, p := range paths {
+		if !ns.w.readers[user] {
+			return nil, fmt.Errorf("namenode-ext: locate %s: %w: Permission denied: user=%s, access=READ_EXECUTE, inode=%q", p, ErrPermission, user, ns.w.root)
+		}
+		if !strings.HasPrefix(p, ns.w.root+"/") {
+			return nil, fmt.Errorf("namenode-ext: locate %s: %w: File does not exist", p, ErrNotFound)
+		}
+		if _, err := os.Stat(filepath.Join(ns.w.dir, filepath.FromSlash(p[len(ns.w.root)+1:]))); err != nil {
+			return nil, fmt.Errorf("namenode-ext: locate %s: %w: File does not exist", p, ErrNotFound)
+		}
+		out = append(out, ns.w.locate(p, user))
 	}
-	return src
+	return out, nil
+}
+
+// worldDir is a Directory of fixed endpoints.
+type worldDir map[string]Endpoint
+
+func (d worldDir) Lookup(_ context.Context, uuid string) (Endpoint, bool) {
+	ep, ok := d[uuid]
+	return ep, ok
+}
+
+// directory lists every node of the world at "<uuid>:1".
+func (w *world) directory() worldDir {
+	d := worldDir{}
+	for _, u := range w.nodes {
+		d[u] = Endpoint{UUID: u, Addr: u + ":1"}
+	}
+	return d
 }
 
 // openRequest opens rank 0 from step 0 on every node of the world, as alice.
 func (w *world) openRequest() OpenRequest {
-	req := OpenRequest{Schedule: w.spec, Sources: []Source{w.source("alice")}, DeterminismDomain: xformgraph.Domain().String()}
-	for _, u := range w.nodes {
-		req.Members = append(req.Members, Member{UUID: u, APIAddress: u + ":1"})
-	}
-	return req
+	return OpenRequest{Schedule: w.spec, Sources: []Source{{IndexSHA256: w.ix.SHA256()}}, Members: append([]string(nil), w.nodes...),
+		DeterminismDomain: xformgraph.Domain().String()}
 }
 
 // openProto is openRequest on the wire.
@@ -191,10 +239,10 @@ func (w *world) openProto() *pb.OpenSessionRequest {
 	// A deep copy: ToProto shares the graphs, and tests edit the request.
 	out := &pb.OpenSessionRequest{User: "alice", Schedule: proto.Clone(r.Schedule.ToProto()).(*pb.ScheduleSpec), DeterminismDomain: r.DeterminismDomain}
 	for _, s := range r.Sources {
-		out.Sources = append(out.Sources, &pb.SessionSource{IndexSha256: s.IndexSHA256, IndexBlocks: s.Index, Files: s.Files})
+		out.Sources = append(out.Sources, &pb.SessionSource{IndexSha256: s.IndexSHA256})
 	}
 	for _, m := range r.Members {
-		out.Members = append(out.Members, &pb.SessionMember{DatanodeUuid: m.UUID, ApiAddress: m.APIAddress})
+		out.Members = append(out.Members, &pb.SessionMember{DatanodeUuid: m})
 	}
 	return out
 }
@@ -273,6 +321,7 @@ type node struct {
 	mgr  *Manager
 	gov  *governor.Governor
 	host *fakeHost
+	ns   *worldNS
 	cpu  governor.Sample
 	c    pb.OffloadClient
 	// self is what the node says its UUID is ("" until the DataNode told it).
@@ -284,6 +333,10 @@ type nodeOpts struct {
 	run    bool // start the workers and the reaper
 	peers  Peers
 	domain string
+	// dir is where the node finds its peers (default: every node of the world at
+	// "<uuid>:1"); noNamespace starts it without namenode-ext.
+	dir         Directory
+	noNamespace bool
 }
 
 func startNode(t *testing.T, w *world, uuid string, o nodeOpts) *node {
@@ -292,13 +345,20 @@ func startNode(t *testing.T, w *world, uuid string, o nodeOpts) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &node{uuid: uuid, gov: gov, host: &fakeHost{w: w, uuid: uuid}}
+	n := &node{uuid: uuid, gov: gov, host: &fakeHost{w: w, uuid: uuid}, ns: &worldNS{w: w}}
 	n.self.Store(uuid)
 	if o.cfg.Workers == 0 {
 		o.cfg.Workers = 1
 	}
-	n.mgr, err = NewManager(o.cfg, Options{Host: n.host, Peers: o.peers, Gov: gov, Domain: o.domain,
-		Self: func() string { return n.self.Load().(string) }})
+	if o.dir == nil {
+		o.dir = w.directory()
+	}
+	opts := Options{Host: n.host, Peers: o.peers, Gov: gov, Domain: o.domain, Directory: o.dir,
+		Self: func() string { return n.self.Load().(string) }}
+	if !o.noNamespace {
+		opts.Namespace = n.ns
+	}
+	n.mgr, err = NewManager(o.cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,8 +434,8 @@ func (n *node) getStep(t *testing.T, req *pb.GetStepRequest) (map[uint32]*pb.Off
 	}
 }
 
-// worldPeers stand in for the other members' Offload.ReadRange: the same token check, then the
-// world's replica file; fail makes the member at an address answer an error instead.
+// worldPeers stand in for the other nodes' Offload.ReadRange: the same token check, then the
+// world's replica file; fail makes the node at an address answer an error instead.
 type worldPeers struct {
 	w    *world
 	fail map[string]error
@@ -384,7 +444,8 @@ type worldPeers struct {
 	calls []string // addresses asked, in order
 }
 
-func (p *worldPeers) ReadRange(_ context.Context, addr, user string, b *pb.LocatedBlock, off, n int64) ([]byte, error) {
+func (p *worldPeers) ReadRange(_ context.Context, ep Endpoint, user string, b *pb.LocatedBlock, off, n int64) ([]byte, error) {
+	addr := ep.Addr
 	p.mu.Lock()
 	p.calls = append(p.calls, addr)
 	p.mu.Unlock()

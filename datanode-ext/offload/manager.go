@@ -42,6 +42,8 @@ type Manager struct {
 	cfg   Config
 	host  Host
 	peers Peers
+	ns    Namespace
+	dir   Directory
 	gov   Governor
 	self  func() string
 	log   hclog.Logger
@@ -62,8 +64,14 @@ type Manager struct {
 type Options struct {
 	// Host is the DataNode's token-checked access to its replicas.
 	Host Host
-	// Peers read the pieces of samples stored on other members.
+	// Peers read the pieces of samples stored on other DataNodes.
 	Peers Peers
+	// Namespace locates a session's index and files as its user (namenode-ext); nil refuses
+	// every session (FAILED_PRECONDITION: no namenode-ext configured).
+	Namespace Namespace
+	// Directory lists where other DataNodes' datanode-ext listen (namenode-ext); nil reads
+	// only local replicas.
+	Directory Directory
 	// Gov says when to shed transforms.
 	Gov Governor
 	// Self returns this DataNode's UUID ("" until known).
@@ -86,7 +94,7 @@ func NewManager(cfg Config, o Options) (*Manager, error) {
 	if o.Log == nil {
 		o.Log = hclog.NewNullLogger()
 	}
-	m := &Manager{cfg: cfg, host: o.Host, peers: o.Peers, gov: o.Gov, self: o.Self, log: o.Log, sessions: map[string]*Session{},
+	m := &Manager{cfg: cfg, host: o.Host, peers: o.Peers, ns: o.Namespace, dir: o.Directory, gov: o.Gov, self: o.Self, log: o.Log, sessions: map[string]*Session{},
 		domain: o.Domain, transformed: o.Transformed}
 	if m.domain == "" {
 		m.domain = xformgraph.Domain().String()

@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/newtricks/newtricks/dataset"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
@@ -18,10 +20,40 @@ type Host interface {
 	ResolveReplica(ctx context.Context, user string, b *pb.LocatedBlock) (path string, numBytes int64, err error)
 }
 
-// Peers reads a range of a block from another member's DataNode (its Offload.ReadRange).
+// Peers reads a range of a block from another DataNode's datanode-ext (its
+// Offload.ReadRange), at the endpoint the Directory lists for it.
 type Peers interface {
-	ReadRange(ctx context.Context, apiAddr, user string, b *pb.LocatedBlock, off, n int64) ([]byte, error)
+	ReadRange(ctx context.Context, ep Endpoint, user string, b *pb.LocatedBlock, off, n int64) ([]byte, error)
 }
+
+// Namespace locates files as a user: their lengths, blocks, replica holders and block access
+// tokens issued to that user (namenode-ext's Namespace.LocateBatch, which the NameNode
+// answers as the user). A session takes everything about a file's layout from it, never from
+// the request.
+type Namespace interface {
+	Locate(ctx context.Context, user string, paths []string) ([]*pb.LocatedBlocks, error)
+}
+
+// Directory says where the datanode-ext of a DataNode listens (namenode-ext's
+// DataNodeDirectory): the only source of the addresses a node dials.
+type Directory interface {
+	Lookup(ctx context.Context, uuid string) (Endpoint, bool)
+}
+
+// Endpoint is where one DataNode's datanode-ext listens, as the Directory lists it.
+type Endpoint struct {
+	UUID string
+	// Addr is host:port (the DataNode's IP as the NameNode reports it, and the registered
+	// port).
+	Addr string
+	// Hostname is the DataNode's host name: the TLS server name and the host of its Kerberos
+	// service principal.
+	Hostname string
+	TLS      bool
+}
+
+// maxPeerTries bounds how many replica holders one piece is asked of.
+const maxPeerTries = 3
 
 // MaxRangeBytes bounds one ReadRange.
 const MaxRangeBytes = 16 << 20
@@ -61,10 +93,11 @@ func readFile(p string, size, blockID, off, n int64) ([]byte, error) {
 type reader struct {
 	host    Host
 	peers   Peers
+	dir     Directory
 	user    string
 	self    string                 // this DataNode's UUID
-	members map[string]string      // UUID -> API address
 	counted func(n int, err error) // told about every read from a peer (may be nil)
+	log     hclog.Logger
 
 	mu    sync.Mutex
 	paths map[int64]resolved
@@ -94,17 +127,19 @@ func (r *reader) read(ctx context.Context, lb *pb.LocatedBlocks, off, n int64) (
 }
 
 // piece reads one block's part of a range: from the local replica when this node holds the
-// block, else from the first member that holds it and answers (a refusal of the user's token
-// is final: another replica's DataNode would refuse it too).
+// block, else from a replica holder's datanode-ext at the address the Directory lists for it
+// (the block's locations come from the NameNode; a holder without a listed datanode-ext is
+// skipped). A refusal of the user's token is final: another replica's DataNode would refuse
+// it too.
 func (r *reader) piece(ctx context.Context, p dataset.Piece) ([]byte, error) {
 	b := p.Block
 	local := false
-	var peers []string
+	var holders []string
 	for _, loc := range b.GetLocations() {
 		if loc.GetUuid() == r.self {
 			local = true
-		} else if addr, ok := r.members[loc.GetUuid()]; ok {
-			peers = append(peers, addr)
+		} else if loc.GetUuid() != "" {
+			holders = append(holders, loc.GetUuid())
 		}
 	}
 	if local {
@@ -123,9 +158,18 @@ func (r *reader) piece(ctx context.Context, p dataset.Piece) ([]byte, error) {
 		}
 		return readFile(rs.path, rs.size, b.GetBlockId(), p.Offset, p.Length)
 	}
-	var last error = fmt.Errorf("%w: block %d is on no member of the session", ErrUnavailable, b.GetBlockId())
-	for _, addr := range peers {
-		data, err := r.peers.ReadRange(ctx, addr, r.user, b, p.Offset, p.Length)
+	var last error = fmt.Errorf("%w: block %d is on no DataNode with a datanode-ext in namenode-ext's directory", ErrUnavailable, b.GetBlockId())
+	tries := 0
+	for _, uuid := range holders {
+		if tries == maxPeerTries || r.dir == nil || r.peers == nil {
+			break
+		}
+		ep, ok := r.dir.Lookup(ctx, uuid)
+		if !ok {
+			continue
+		}
+		tries++
+		data, err := r.peers.ReadRange(ctx, ep, r.user, b, p.Offset, p.Length)
 		if r.counted != nil {
 			r.counted(len(data), err)
 		}

@@ -62,11 +62,7 @@ func TestReadFile(t *testing.T) {
 
 // sessionReader is a session's reader on node self as user.
 func sessionReader(w *world, host Host, peers Peers, self, user string, counted func(int, error)) *reader {
-	r := &reader{host: host, peers: peers, user: user, self: self, members: map[string]string{}, paths: map[int64]resolved{}, counted: counted}
-	for _, u := range w.nodes {
-		r.members[u] = u + ":1"
-	}
-	return r
+	return &reader{host: host, peers: peers, dir: w.directory(), user: user, self: self, paths: map[int64]resolved{}, counted: counted}
 }
 
 // TestReadLocalAcrossBlocks: a range spanning blocks comes from the local replica files, each
@@ -105,9 +101,10 @@ func TestReadLocalAcrossBlocks(t *testing.T) {
 	}
 }
 
-// TestReadFromPeers: pieces this node does not hold come from a member that holds them, in the
-// order of the block's locations; an unavailable member is skipped, a refused token is final,
-// and a block no member holds is unavailable. Every peer read is counted.
+// TestReadFromPeers: pieces this node does not hold come from a holder's datanode-ext at the
+// address the directory lists, in the order of the block's locations; an unavailable holder is
+// skipped, a refused token is final, and a block no listed node holds is unavailable. Every
+// peer read is counted.
 func TestReadFromPeers(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t, 8, "")
@@ -179,12 +176,15 @@ func TestReadFromPeers(t *testing.T) {
 		})
 	}
 
-	t.Run("block on no member", func(t *testing.T) {
-		r := sessionReader(w, &fakeHost{w: w, uuid: "dn-a"}, &worldPeers{w: w}, "dn-a", "alice", nil)
-		delete(r.members, "dn-b")
-		delete(r.members, "dn-c")
-		if _, err := r.read(ctx, lb, 0, int64(len(data))); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "on no member of the session") {
-			t.Errorf("%v, want ErrUnavailable: on no member", err)
+	t.Run("block on no listed node", func(t *testing.T) {
+		peers := &worldPeers{w: w}
+		r := sessionReader(w, &fakeHost{w: w, uuid: "dn-a"}, peers, "dn-a", "alice", nil)
+		r.dir = worldDir{"dn-x": {UUID: "dn-x", Addr: "dn-x:1"}}
+		if _, err := r.read(ctx, lb, 0, int64(len(data))); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no DataNode with a datanode-ext in namenode-ext's directory") {
+			t.Errorf("%v, want ErrUnavailable: no listed DataNode", err)
+		}
+		if asked := peers.asked(); len(asked) != 0 {
+			t.Errorf("asked %v: a holder without a directory entry is never dialed", asked)
 		}
 	})
 }
@@ -196,12 +196,11 @@ func TestPeersOverGRPC(t *testing.T) {
 	w := newWorld(t, 8, "")
 	w.nodes = []string{"dn-a", "dn-b"}
 	w.holders = func(id int64) []string { return w.nodes[id%2 : id%2+1] }
-	a := startNode(t, w, "dn-a", nodeOpts{peers: NewGRPCPeers()})
 	b := startNode(t, w, "dn-b", nodeOpts{})
 	addr := serveTCP(t, b)
+	a := startNode(t, w, "dn-a", nodeOpts{peers: NewGRPCPeers(), dir: worldDir{"dn-b": {UUID: "dn-b", Addr: addr}}})
 	req := w.openRequest()
 	req.RawOnly = true
-	req.Members = []Member{{UUID: "dn-a", APIAddress: "127.0.0.1:1"}, {UUID: "dn-b", APIAddress: addr}}
 	s := a.open(t, req) // the index's first block is on dn-b
 	got, err := a.getStep(t, &pb.GetStepRequest{User: "alice", SessionId: s.id, Slots: []uint32{0, 1}})
 	if err != nil {

@@ -97,48 +97,54 @@ func TestOpenCountsModes(t *testing.T) {
 }
 
 // TestOpenRejects: a bad request is refused with its own code and a message that says what is
-// wrong; the checks that do not need the index run before the node reads a byte, and no
-// refused request leaves a session or a job behind.
+// wrong; the checks that do not need the index run before the node locates or reads anything,
+// and no refused request leaves a session or a job behind.
 func TestOpenRejects(t *testing.T) {
 	w := newWorld(t, 8, "")
+	w.readers["bob"] = false
 	n := startNode(t, w, "dn-a", nodeOpts{})
 	for _, tc := range []struct {
-		name  string
-		edit  func(r *pb.OpenSessionRequest)
-		code  codes.Code
-		msg   string
-		reads bool // the node asked the DataNode for the index before it refused
+		name    string
+		edit    func(r *pb.OpenSessionRequest)
+		code    codes.Code
+		msg     string
+		reads   bool // the node asked the DataNode for the index before it refused
+		locates bool // the node asked namenode-ext before it refused
 	}{
-		{"no user", func(r *pb.OpenSessionRequest) { r.User = "" }, codes.InvalidArgument, "user", false},
-		{"no schedule", func(r *pb.OpenSessionRequest) { r.Schedule = nil }, codes.InvalidArgument, "no spec", false},
-		{"world size 0", func(r *pb.OpenSessionRequest) { r.Schedule.WorldSize = 0 }, codes.InvalidArgument, "world", false},
-		{"huge batch", func(r *pb.OpenSessionRequest) { r.Schedule.GlobalBatch = 1 << 30 }, codes.InvalidArgument, "batch", false},
-		{"bad graph", func(r *pb.OpenSessionRequest) { r.Schedule.Sources[0].Graph.Nodes[0].Op = "rm_rf" }, codes.InvalidArgument, `source "img"`, false},
-		{"rank", func(r *pb.OpenSessionRequest) { r.Rank = 2 }, codes.InvalidArgument, "rank 2, world_size 2", false},
-		{"sources", func(r *pb.OpenSessionRequest) { r.Sources = nil }, codes.InvalidArgument, "0 sources for a schedule of 1", false},
-		{"lookahead", func(r *pb.OpenSessionRequest) { r.Lookahead = 100000 }, codes.InvalidArgument, "lookahead 100000, limit 64", false},
-		{"no members", func(r *pb.OpenSessionRequest) { r.Members = nil }, codes.InvalidArgument, "0 members, want 1..256", false},
-		{"member without address", func(r *pb.OpenSessionRequest) { r.Members[0].ApiAddress = "" }, codes.InvalidArgument, "member 0 needs a UUID and an API address", false},
-		{"member twice", func(r *pb.OpenSessionRequest) { r.Members = append(r.Members, r.Members[0]) }, codes.InvalidArgument, "member dn-a listed twice", false},
-		{"not a member", func(r *pb.OpenSessionRequest) { r.Members[0].DatanodeUuid = "dn-x" }, codes.InvalidArgument, "this DataNode (dn-a) is not among the session's members", false},
-		{"empty index", func(r *pb.OpenSessionRequest) { r.Sources[0].IndexBlocks.FileLength = 0 }, codes.InvalidArgument, "index of 0 bytes", false},
-		{"changed index", func(r *pb.OpenSessionRequest) { r.Sources[0].IndexSha256 = make([]byte, 32) }, codes.FailedPrecondition, "the index changed", true},
-		{"another dataset", func(r *pb.OpenSessionRequest) { r.Schedule.Sources[0].Dataset = "/data/u" }, codes.InvalidArgument, "index is of /data/t, not /data/u", true},
-		{"file lists", func(r *pb.OpenSessionRequest) { r.Sources[0].Files = r.Sources[0].Files[1:] }, codes.InvalidArgument, "7 file block lists for 8 files", true},
-		{"stale file", func(r *pb.OpenSessionRequest) { r.Sources[0].Files[0].FileLength++ }, codes.FailedPrecondition, "stale index", true},
-		{"another user's tokens", func(r *pb.OpenSessionRequest) { r.User = "bob" }, codes.PermissionDenied, "block token not valid for bob", true},
-		{"past the end", func(r *pb.OpenSessionRequest) { r.StartStep = 20 }, codes.InvalidArgument, "start step 20 is past the schedule", true},
+		{"no user", func(r *pb.OpenSessionRequest) { r.User = "" }, codes.InvalidArgument, "user", false, false},
+		{"no schedule", func(r *pb.OpenSessionRequest) { r.Schedule = nil }, codes.InvalidArgument, "no spec", false, false},
+		{"world size 0", func(r *pb.OpenSessionRequest) { r.Schedule.WorldSize = 0 }, codes.InvalidArgument, "world", false, false},
+		{"huge batch", func(r *pb.OpenSessionRequest) { r.Schedule.GlobalBatch = 1 << 30 }, codes.InvalidArgument, "batch", false, false},
+		{"bad graph", func(r *pb.OpenSessionRequest) { r.Schedule.Sources[0].Graph.Nodes[0].Op = "rm_rf" }, codes.InvalidArgument, `source "img"`, false, false},
+		{"rank", func(r *pb.OpenSessionRequest) { r.Rank = 2 }, codes.InvalidArgument, "rank 2, world_size 2", false, false},
+		{"sources", func(r *pb.OpenSessionRequest) { r.Sources = nil }, codes.InvalidArgument, "0 sources for a schedule of 1", false, false},
+		{"lookahead", func(r *pb.OpenSessionRequest) { r.Lookahead = 100000 }, codes.InvalidArgument, "lookahead 100000, limit 64", false, false},
+		{"no members", func(r *pb.OpenSessionRequest) { r.Members = nil }, codes.InvalidArgument, "0 members, want 1..256", false, false},
+		{"member without a UUID", func(r *pb.OpenSessionRequest) { r.Members[0].DatanodeUuid = "" }, codes.InvalidArgument, "member 0: a DataNode UUID has 1..128 characters", false, false},
+		{"member not a UUID", func(r *pb.OpenSessionRequest) { r.Members[0].DatanodeUuid = "127.0.0.1:22" }, codes.InvalidArgument, "member 0: a DataNode UUID has only", false, false},
+		{"member twice", func(r *pb.OpenSessionRequest) { r.Members = append(r.Members, r.Members[0]) }, codes.InvalidArgument, "member dn-a listed twice", false, false},
+		{"not a member", func(r *pb.OpenSessionRequest) { r.Members[0].DatanodeUuid = "dn-x" }, codes.InvalidArgument, "this DataNode (dn-a) is not among the session's members", false, false},
+		{"no index SHA-256", func(r *pb.OpenSessionRequest) { r.Sources[0].IndexSha256 = nil }, codes.InvalidArgument, "source 0: index_sha256 of 0 bytes", false, false},
+		{"changed index", func(r *pb.OpenSessionRequest) { r.Sources[0].IndexSha256 = make([]byte, 32) }, codes.FailedPrecondition, "the index changed", true, true},
+		{"another dataset", func(r *pb.OpenSessionRequest) { r.Schedule.Sources[0].Dataset = "/data/u" }, codes.NotFound, "locate /data/u/_newtricks_index.pb", false, true},
+		// The NameNode refuses bob (the dataset is alice's): before a byte is read, with its
+		// own message.
+		{"another user's dataset", func(r *pb.OpenSessionRequest) { r.User = "bob" }, codes.PermissionDenied, "Permission denied: user=bob", false, true},
+		{"past the end", func(r *pb.OpenSessionRequest) { r.StartStep = 20 }, codes.InvalidArgument, "start step 20 is past the schedule", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := w.openProto()
 			tc.edit(req)
-			before := n.host.calls.Load()
+			before, located := n.host.calls.Load(), n.ns.calls.Load()
 			_, err := n.c.OpenSession(context.Background(), req)
 			if status.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("%v, want %v saying %q", err, tc.code, tc.msg)
 			}
 			if read := n.host.calls.Load() > before; read != tc.reads {
 				t.Errorf("the node read the index: %v, want %v", read, tc.reads)
+			}
+			if loc := n.ns.calls.Load() > located; loc != tc.locates {
+				t.Errorf("the node asked namenode-ext: %v, want %v", loc, tc.locates)
 			}
 			if c := n.mgr.Counters(); c.Sessions != 0 || c.SessionsOpened != 0 || c.QueuedJobs != 0 {
 				t.Errorf("a refused open left %d sessions, %d jobs", c.Sessions, c.QueuedJobs)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path"
 	"time"
 
 	"github.com/newtricks/newtricks/dataset"
@@ -33,31 +35,22 @@ type OpenRequest struct {
 	Lookahead int
 	// Sources are one per schedule source, in the same order.
 	Sources []Source
-	// Members are every datanode-ext of the session, this one included; ownership is
-	// computed over exactly this list, in this order.
-	Members []Member
+	// Members are the DataNode UUIDs of every datanode-ext of the session, this one included;
+	// ownership is computed over exactly this list, in this order. Only UUIDs: where a member
+	// listens comes from the Directory, never from a request.
+	Members []string
 	// DeterminismDomain is the reader's (xformgraph.Domain); the node compares it with its own.
 	DeterminismDomain string
 	// RawOnly: the reader transforms everything itself; the node only reads raw bytes.
 	RawOnly bool
 }
 
-// Source is where a session finds one source's index and files, with the caller's tokens.
+// Source is what the reader says about one source: which version of its index it loaded.
+// The index's and its files' blocks, lengths and replica holders the node locates itself,
+// as the session's user (Namespace).
 type Source struct {
 	// IndexSHA256 is the SHA-256 of the index the reader loaded; another one is refused.
 	IndexSHA256 []byte
-	// Index are the blocks of <dataset>/_newtricks_index.pb.
-	Index *pb.LocatedBlocks
-	// Files are the blocks of every file of the index, in the index's order.
-	Files []*pb.LocatedBlocks
-}
-
-// Member is one datanode-ext of a session.
-type Member struct {
-	// UUID is the DataNode's (OpenResult.DatanodeUUID of that node).
-	UUID string
-	// APIAddress is its datanode-ext public API address (host:port).
-	APIAddress string
 }
 
 // OpenResult is an opened session.
@@ -170,23 +163,32 @@ func (m *Manager) openSession(ctx context.Context, user string, req OpenRequest)
 	}
 	s := &Session{id: newID(), user: user, self: -1, lo: 0, ahead: ahead, rawOnly: req.RawOnly,
 		steps: map[uint64]map[int]*job{}, cur: req.StartStep, lastUsed: time.Now()}
-	s.rd = &reader{host: m.host, peers: m.peers, user: user, self: selfUUID, members: map[string]string{}, paths: map[int64]resolved{},
-		counted: m.peerRead}
-	for i, mb := range ms {
-		if mb.UUID == "" || mb.APIAddress == "" {
-			return nil, fmt.Errorf("%w: member %d needs a UUID and an API address", ErrInvalid, i)
+	s.rd = &reader{host: m.host, peers: m.peers, dir: m.dir, user: user, self: selfUUID, paths: map[int64]resolved{},
+		counted: m.peerRead, log: m.log}
+	seen := make(map[string]bool, len(ms))
+	for i, uuid := range ms {
+		if err := checkUUID(uuid); err != nil {
+			return nil, fmt.Errorf("%w: member %d: %w", ErrInvalid, i, err)
 		}
-		if _, dup := s.rd.members[mb.UUID]; dup {
-			return nil, fmt.Errorf("%w: member %s listed twice", ErrInvalid, mb.UUID)
+		if seen[uuid] {
+			return nil, fmt.Errorf("%w: member %s listed twice", ErrInvalid, uuid)
 		}
-		s.rd.members[mb.UUID] = mb.APIAddress
-		s.members = append(s.members, mb.UUID)
-		if mb.UUID == selfUUID {
+		seen[uuid] = true
+		s.members = append(s.members, uuid)
+		if uuid == selfUUID {
 			s.self = i
 		}
 	}
 	if s.self < 0 {
 		return nil, fmt.Errorf("%w: this DataNode (%s) is not among the session's members", ErrInvalid, selfUUID)
+	}
+	if m.ns == nil {
+		return nil, fmt.Errorf("%w: offload needs namenode-ext's address (newtricks.datanode.ext.namenode.api) to locate a dataset", ErrPrecondition)
+	}
+	for i, src := range req.Sources {
+		if len(src.IndexSHA256) != sha256.Size {
+			return nil, fmt.Errorf("%w: source %d: index_sha256 of %d bytes", ErrInvalid, i, len(src.IndexSHA256))
+		}
 	}
 	// Graphs compile before any byte is read.
 	for _, src := range spec.Sources {
@@ -198,12 +200,12 @@ func (m *Manager) openSession(ctx context.Context, user string, req OpenRequest)
 	}
 	sizes := make([]int, len(spec.Sources))
 	for i, src := range req.Sources {
-		ix, err := s.loadSource(ctx, i, spec.Sources[i], src)
+		ix, files, err := m.loadSource(ctx, s, spec.Sources[i], src)
 		if err != nil {
 			return nil, err
 		}
 		s.idx = append(s.idx, ix)
-		s.files = append(s.files, src.Files)
+		s.files = append(s.files, files)
 		sizes[i] = ix.Len()
 	}
 	lookup := func(src int, key string) (int, bool) { return s.idx[src].Lookup(key) }
@@ -218,37 +220,74 @@ func (m *Manager) openSession(ctx context.Context, user string, req OpenRequest)
 	return s, nil
 }
 
-// loadSource reads source i's index through the session's reader (as its user, with the
-// caller's tokens) and checks it against what the reader saw: its SHA-256, its dataset and
-// the length of every file.
-func (s *Session) loadSource(ctx context.Context, i int, spec schedule.Source, src Source) (*dataset.Index, error) {
-	ib := src.Index
+// loadSource locates source's index as the session's user (Namespace, with tokens the
+// NameNode issues to that user: a dataset the user may not read fails here with the
+// NameNode's PERMISSION_DENIED), reads it, checks it is the version the reader loaded (its
+// SHA-256) and of this dataset, then locates every file it names and checks each file's real
+// length against the index. The index's own validation (dataset.Parse) keeps every sample's
+// byte range inside its file's declared length, so after these checks every sample lies
+// inside a real file: nothing a sample reads is sized by the caller.
+func (m *Manager) loadSource(ctx context.Context, s *Session, spec schedule.Source, src Source) (*dataset.Index, []*pb.LocatedBlocks, error) {
+	ip := path.Join(spec.Dataset, dataset.IndexName)
+	lbs, err := m.ns.Locate(ctx, s.user, []string{ip})
+	if err != nil {
+		return nil, nil, fmt.Errorf("source %q: locate %s: %w", spec.Name, ip, err)
+	}
+	ib := lbs[0]
 	if ib.GetFileLength() <= 0 || ib.GetFileLength() > dataset.MaxIndexBytes {
-		return nil, fmt.Errorf("%w: source %d: index of %d bytes", ErrInvalid, i, ib.GetFileLength())
+		return nil, nil, fmt.Errorf("%w: source %q: index %s is %d bytes (limit %d)", ErrInvalid, spec.Name, ip, ib.GetFileLength(), dataset.MaxIndexBytes)
+	}
+	if ib.GetUnderConstruction() {
+		return nil, nil, fmt.Errorf("%w: source %q: index %s is still being written", ErrPrecondition, spec.Name, ip)
 	}
 	b, err := s.rd.read(ctx, ib, 0, ib.GetFileLength())
 	if err != nil {
-		return nil, fmt.Errorf("source %q: read index: %w", spec.Name, err)
+		return nil, nil, fmt.Errorf("source %q: read index: %w", spec.Name, err)
 	}
 	ix, err := dataset.Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: source %q: %w", ErrInvalid, spec.Name, err)
+		return nil, nil, fmt.Errorf("%w: source %q: %w", ErrInvalid, spec.Name, err)
 	}
 	if !bytes.Equal(ix.SHA256(), src.IndexSHA256) {
-		return nil, fmt.Errorf("%w: source %q: the index changed (SHA-256 %x, reader has %x)", ErrPrecondition, spec.Name, ix.SHA256(), src.IndexSHA256)
+		return nil, nil, fmt.Errorf("%w: source %q: the index changed (SHA-256 %x, reader has %x)", ErrPrecondition, spec.Name, ix.SHA256(), src.IndexSHA256)
 	}
 	if ix.Root() != spec.Dataset {
-		return nil, fmt.Errorf("%w: source %q: index is of %s, not %s", ErrInvalid, spec.Name, ix.Root(), spec.Dataset)
+		return nil, nil, fmt.Errorf("%w: source %q: index is of %s, not %s", ErrInvalid, spec.Name, ix.Root(), spec.Dataset)
 	}
-	if len(src.Files) != len(ix.Files()) {
-		return nil, fmt.Errorf("%w: source %q: %d file block lists for %d files", ErrInvalid, spec.Name, len(src.Files), len(ix.Files()))
+	paths := make([]string, len(ix.Files()))
+	for j := range paths {
+		paths[j] = ix.FilePath(j)
+	}
+	files, err := m.ns.Locate(ctx, s.user, paths)
+	if err != nil {
+		return nil, nil, fmt.Errorf("source %q: locate its files: %w", spec.Name, err)
+	}
+	if len(files) != len(paths) {
+		return nil, nil, fmt.Errorf("%w: source %q: %d files located for %d", ErrUnavailable, spec.Name, len(files), len(paths))
 	}
 	for j, f := range ix.Files() {
-		if got := src.Files[j].GetFileLength(); got != f.GetLength() {
-			return nil, fmt.Errorf("%w: source %q: %s has %d bytes, the index says %d (stale index)", ErrPrecondition, spec.Name, f.GetPath(), got, f.GetLength())
+		if got := files[j].GetFileLength(); got != f.GetLength() {
+			return nil, nil, fmt.Errorf("%w: source %q: %s has %d bytes, the index says %d (stale index)", ErrPrecondition, spec.Name, f.GetPath(), got, f.GetLength())
+		}
+		if files[j].GetUnderConstruction() {
+			return nil, nil, fmt.Errorf("%w: source %q: %s is still being written", ErrPrecondition, spec.Name, f.GetPath())
 		}
 	}
-	return ix, nil
+	return ix, files, nil
+}
+
+// checkUUID refuses what cannot be a DataNode UUID (they are short and plain) before it is
+// kept or logged.
+func checkUUID(u string) error {
+	if u == "" || len(u) > 128 {
+		return fmt.Errorf("a DataNode UUID has 1..128 characters, not %d", len(u))
+	}
+	for _, c := range u {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return fmt.Errorf("a DataNode UUID has only [A-Za-z0-9._-]")
+		}
+	}
+	return nil
 }
 
 // session returns user's session id and marks it used; Manager.mu is held.

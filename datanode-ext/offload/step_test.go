@@ -177,8 +177,8 @@ func TestSampleErrors(t *testing.T) {
 		code      codes.Code
 		msg       string
 	}{
-		{"another user's tokens on the files", func(w *world, req *OpenRequest) {
-			req.Sources[0].Files = w.source("bob").Files // the index itself has alice's
+		{"tokens the DataNode refuses on the files", func(w *world, req *OpenRequest) {
+			w.badTokens = true // the index's are good
 		}, false, codes.PermissionDenied, "block token not valid for alice"},
 		{"replica gone", func(w *world, req *OpenRequest) {
 			for _, p := range w.paths {

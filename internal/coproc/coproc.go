@@ -32,6 +32,13 @@ type Component interface {
 	Counters() Counters
 }
 
+// APIListener is implemented by a Component that needs to know where its public API listens
+// (the address bound, e.g. with port 0 configured): APIServing is called once, right after the
+// API started serving, with the context of the component's background work.
+type APIListener interface {
+	APIServing(ctx context.Context, addr string)
+}
+
 // Env is what a Component gets at Start.
 type Env struct {
 	Conf       Conf
@@ -158,6 +165,9 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 		host.Close()
 		return nil, status.Errorf(codes.FailedPrecondition, "configure: %v", err)
 	}
+	if l, ok := c.comp.(APIListener); ok && apiAddr != "" {
+		l.APIServing(runCtx, apiAddr)
+	}
 	metricsAddr, err := serveMetrics(conf.String(c.opts.Prefix+KeyMetricsAddress, c.opts.DefaultMetrics), reg, c.log)
 	if err != nil {
 		c.log.Warn("metrics endpoint disabled", "error", err)
@@ -202,13 +212,17 @@ func (c *Coprocess) Status(context.Context, *pb.StatusRequest) (*pb.StatusRespon
 // apiAddress is <prefix>.api.address, or the default. A default (or configured) address
 // without a host binds to the daemon's own address (Options.DaemonAddressKey), not to every
 // interface: the public API is exactly as reachable as the daemon's RPC port.
-func (c *Coprocess) apiAddress(conf Conf) string {
-	addr := conf.String(c.opts.Prefix+KeyAPIAddress, c.opts.DefaultAPI)
+func (c *Coprocess) apiAddress(conf Conf) string { return c.opts.APIAddress(conf) }
+
+// APIAddress is the address the public API is configured to listen on (see apiAddress); a
+// component uses its host as the _HOST of its own principal, as the authenticator does.
+func (o Options) APIAddress(conf Conf) string {
+	addr := conf.String(o.Prefix+KeyAPIAddress, o.DefaultAPI)
 	host, port, err := net.SplitHostPort(addr)
-	if err != nil || host != "" || c.opts.DaemonAddressKey == "" {
+	if err != nil || host != "" || o.DaemonAddressKey == "" {
 		return addr
 	}
-	if h, _, err := net.SplitHostPort(conf.String(c.opts.DaemonAddressKey, "")); err == nil {
+	if h, _, err := net.SplitHostPort(conf.String(o.DaemonAddressKey, "")); err == nil {
 		return net.JoinHostPort(h, port)
 	}
 	return net.JoinHostPort("127.0.0.1", port)
