@@ -64,6 +64,7 @@ type offloadEnv struct {
 	su    string
 	fs    *hdfs.Client
 	ns    pb.NamespaceClient
+	dir   pb.DataNodeDirectoryClient
 	spec  *schedule.Spec
 	nodes []pb.OffloadClient
 }
@@ -83,7 +84,8 @@ func (e *offloadEnv) open(t *testing.T, user string, rank int, start uint64, off
 	cfg := reader.Config{User: user, Spec: e.spec, Rank: rank, StartStep: start, Locator: reader.NamespaceLocator{Client: e.ns, User: user},
 		Store: store, MaxWait: 20 * time.Second, Retry: 500 * time.Millisecond, Dial: extcluster.Dial}
 	if offload {
-		cfg.Nodes = e.lay.DataNodeAPI
+		// Only namenode-ext's address: the reader finds the nodes in its directory.
+		cfg.Directory = reader.NamespaceDirectory{Client: e.dir, User: user}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -173,12 +175,12 @@ func TestOffload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.fs.Close()
-	var nsConn interface{ Close() error }
-	e.ns, nsConn, err = extcluster.NamespaceClient(lay)
+	ns, nsConn, err := extcluster.NamespaceClient(lay)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nsConn.Close()
+	e.ns, e.dir = ns, pb.NewDataNodeDirectoryClient(nsConn)
 	nodes, err := extcluster.DialOffload(ctx, lay, e.su)
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +307,7 @@ func TestOffload(t *testing.T) {
 			cfg := reader.Config{User: e.su, Spec: gspec, Locator: reader.NamespaceLocator{Client: e.ns, User: e.su}, Store: store,
 				MaxWait: 30 * time.Second, Dial: extcluster.Dial, ForceRawOnly: mode.raw}
 			if mode.offload {
-				cfg.Nodes = lay.DataNodeAPI
+				cfg.Directory = reader.NamespaceDirectory{Client: e.dir, User: e.su}
 			}
 			r, err := reader.Open(ctx, cfg)
 			if err != nil {
@@ -390,48 +392,38 @@ func TestOffload(t *testing.T) {
 
 	t.Run("permission denied", func(t *testing.T) {
 		// A dataset only its owner may read: another user cannot open a reader on it, and a
-		// session carrying the owner's block tokens is refused by the DataNode for that user.
+		// session naming it is refused: the node locates it as that user, and the NameNode
+		// says no.
 		if err := e.fs.Chmod("/data/img", 0o700); err != nil {
 			t.Fatal(err)
 		}
 		defer e.fs.Chmod("/data/img", 0o755)
 		cfg := reader.Config{User: "mallory", Spec: e.spec, Locator: reader.NamespaceLocator{Client: e.ns, User: "mallory"},
-			Store: &reader.HDFSStore{Client: mustClient(t, c, "mallory")}, Nodes: lay.DataNodeAPI, Dial: extcluster.Dial}
+			Store: &reader.HDFSStore{Client: mustClient(t, c, "mallory")}, Directory: reader.NamespaceDirectory{Client: e.dir, User: "mallory"}, Dial: extcluster.Dial}
 		_, err := reader.Open(ctx, cfg)
 		if err == nil || !(errors.Is(err, os.ErrPermission) || status.Code(errors.Unwrap(err)) == codes.PermissionDenied || strings.Contains(err.Error(), "ermission denied")) {
 			t.Fatalf("mallory opened a reader on a 0700 dataset: %v", err)
 		}
 		t.Logf("mallory: %v", err)
-		idx, err := e.ns.Locate(ctx, &pb.LocateRequest{Path: "/data/img/" + dataset.IndexName, User: e.su})
-		if err != nil {
-			t.Fatal(err)
-		}
-		files := []*pb.LocatedBlocks{}
-		for i := range ix.Files() {
-			lb, err := e.ns.Locate(ctx, &pb.LocateRequest{Path: ix.FilePath(i), User: e.su})
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, lb)
-		}
 		src := e.spec.Sources[0] // a copy: the suite's spec stays as it is
 		src.Weight = 1
 		img := &schedule.Spec{Name: "x", Seed: 1, GlobalBatch: 2, WorldSize: 1, Sources: []schedule.Source{src}}
 		var members []*pb.SessionMember
 		for i := range e.nodes {
-			members = append(members, &pb.SessionMember{DatanodeUuid: e.status(t, i).GetDatanodeUuid(), ApiAddress: lay.DataNodeAPI[i]})
+			members = append(members, &pb.SessionMember{DatanodeUuid: e.status(t, i).GetDatanodeUuid()})
 		}
 		_, err = e.nodes[0].OpenSession(ctx, &pb.OpenSessionRequest{User: "mallory", Schedule: img.ToProto(), Members: members,
-			Sources: []*pb.SessionSource{{IndexSha256: ix.SHA256(), IndexBlocks: idx, Files: files}}})
-		if status.Code(err) != codes.PermissionDenied {
-			t.Fatalf("session as mallory with the owner's tokens: %v, want PermissionDenied", err)
+			Sources: []*pb.SessionSource{{IndexSha256: ix.SHA256()}}})
+		if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "Permission denied: user=mallory") {
+			t.Fatalf("session as mallory on a 0700 dataset: %v, want PermissionDenied from the NameNode", err)
 		}
-		t.Logf("session as mallory with the owner's tokens: %v", err)
+		t.Logf("session as mallory: %v", err)
 	})
 
 	t.Run("DataNode restart mid-session: fallback, then offload again", func(t *testing.T) {
 		r := e.open(t, e.su, 1, 0, true)
 		sameSteps(t, "before restart", nextSteps(t, r, 4), local[1][:4])
+		changes := r.Stats().MemberChanges
 		if err := c.StopDataNode(0); err != nil {
 			t.Fatal(err)
 		}
@@ -451,17 +443,23 @@ func TestOffload(t *testing.T) {
 		// fails) and reads its slots from HDFS meanwhile: consume one step at a time until the
 		// session is back, then the steps made after it (past the prefetched ones) must all
 		// come from the nodes.
+		// Node 0 comes back either as a reconnect of its session or, if its registration in
+		// namenode-ext's directory expired while it was down, as a new member set.
+		back := func() bool {
+			st := r.Stats()
+			return st.Reconnects > 0 || st.MemberChanges > changes && st.Members == len(e.nodes)
+		}
 		i := 12
-		for deadline := time.Now().Add(30 * time.Second); r.Stats().Reconnects == 0; i++ {
+		for deadline := time.Now().Add(45 * time.Second); !back(); i++ {
 			if i+8 > len(local[1]) || time.Now().After(deadline) {
-				t.Fatalf("node 0's session not reopened after %d steps and %v", i-12, 30*time.Second)
+				t.Fatalf("node 0's session not reopened after %d steps and %v (stats %+v)", i-12, 45*time.Second, r.Stats())
 			}
 			sameSteps(t, "node 0 back, before the reconnect", nextSteps(t, r, 1), local[1][i:i+1])
 			time.Sleep(500 * time.Millisecond)
 		}
 		sameSteps(t, "prefetched before the reconnect", nextSteps(t, r, 4), local[1][i:i+4])
 		paths2 := sameSteps(t, "node 0 back", nextSteps(t, r, 4), local[1][i+4:i+8])
-		t.Logf("DataNode 0 back: %v (reconnects %d, after %d steps)", paths2, r.Stats().Reconnects, i-12)
+		t.Logf("DataNode 0 back: %v (reconnects %d, member changes %d, after %d steps)", paths2, r.Stats().Reconnects, r.Stats().MemberChanges, i-12)
 		if paths2["local"] > 0 {
 			t.Errorf("still reading locally after DataNode 0's session was reopened: %v", paths2)
 		}

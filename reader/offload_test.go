@@ -45,7 +45,11 @@ type fakeHDFS struct {
 	nodes     []string // UUIDs
 	repDir    string
 	denied    map[string]bool // HDFS paths the user may not read
-	queueMax  int64           // nodes' queue.max.bytes (0: default)
+	// deniedUsers may read nothing (the "NameNode" refuses them).
+	deniedUsers map[string]bool
+	queueMax    int64 // nodes' queue.max.bytes (0: default)
+	// dir is namenode-ext's directory: every node started lists itself there.
+	dir *fakeDirectory
 
 	mu     sync.Mutex
 	blocks map[string]*pb.LocatedBlocks
@@ -65,7 +69,7 @@ func (f *fakeHDFS) localPath(p string) string {
 func (f *fakeHDFS) locate(p, user string) (*pb.LocatedBlocks, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.denied[p] {
+	if f.denied[p] || f.deniedUsers[user] {
 		return nil, status.Errorf(codes.PermissionDenied, "Permission denied: user=%s, access=READ, inode=%s", user, p)
 	}
 	if lb, ok := f.blocks[p]; ok {
@@ -124,6 +128,58 @@ func (h host) ResolveReplica(_ context.Context, user string, b *pb.LocatedBlock)
 		return "", 0, fmt.Errorf("%w: no replica of block %d here", offload.ErrUnavailable, b.GetBlockId())
 	}
 	return p, b.GetNumBytes(), nil
+}
+
+// nodeNS is what a node's namenode-ext answers: the files' blocks with tokens for the
+// session's user, as the fake NameNode sees them.
+type nodeNS struct{ f *fakeHDFS }
+
+func (n nodeNS) Locate(_ context.Context, user string, paths []string) ([]*pb.LocatedBlocks, error) {
+	var out []*pb.LocatedBlocks
+	for _, p := range paths {
+		lb, err := n.f.locate(p, user)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lb)
+	}
+	return out, nil
+}
+
+// fakeDirectory is namenode-ext's DataNodeDirectory in-process: started nodes list
+// themselves; the reader lists it (Endpoints), the nodes look their peers up in it (Lookup).
+type fakeDirectory struct {
+	mu    sync.Mutex
+	addrs map[string]string // UUID -> address
+	lists atomic.Int64
+}
+
+func (d *fakeDirectory) set(uuid, addr string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if addr == "" {
+		delete(d.addrs, uuid)
+	} else {
+		d.addrs[uuid] = addr
+	}
+}
+
+func (d *fakeDirectory) Endpoints(context.Context) ([]reader.Endpoint, error) {
+	d.lists.Add(1)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []reader.Endpoint
+	for u, a := range d.addrs {
+		out = append(out, reader.Endpoint{UUID: u, Addr: a})
+	}
+	return out, nil
+}
+
+func (d *fakeDirectory) Lookup(_ context.Context, uuid string) (offload.Endpoint, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	a, ok := d.addrs[uuid]
+	return offload.Endpoint{UUID: uuid, Addr: a}, ok
 }
 
 type locator struct {
@@ -216,7 +272,8 @@ func startNodeWith(t *testing.T, f *fakeHDFS, uuid, addr string, o nodeOpts) *fa
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	mgr, err := offload.NewManager(offload.Config{Workers: 1, Lookahead: 3, QueueMaxBytes: f.queueMax}, offload.Options{
-		Host: host{f, uuid}, Peers: offload.NewGRPCPeers(), Gov: gov, Self: func() string { return uuid }, Domain: o.domain})
+		Host: host{f, uuid}, Peers: offload.NewGRPCPeers(), Namespace: nodeNS{f}, Directory: f.dir, Gov: gov,
+		Self: func() string { return uuid }, Domain: o.domain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,6 +313,7 @@ func startNodeWith(t *testing.T, f *fakeHDFS, uuid, addr string, o nodeOpts) *fa
 	}
 	go srv.Serve(lis)
 	n := &fakeNode{addr: lis.Addr().String(), gov: gov, srv: srv, lis: lis, stop: cancel, sv: sv}
+	f.dir.set(uuid, n.addr)
 	t.Cleanup(n.close)
 	return n
 }
@@ -310,7 +368,8 @@ func newFixture(t *testing.T, corrupt map[string]bool) *fixture {
 	}
 	base := t.TempDir()
 	f := &fakeHDFS{local: map[string]string{}, blockSize: 48 << 10, nodes: []string{"dn-a", "dn-b", "dn-c"},
-		repDir: filepath.Join(base, "replicas"), blocks: map[string]*pb.LocatedBlocks{}, paths: map[int64]string{}, denied: map[string]bool{}}
+		repDir: filepath.Join(base, "replicas"), blocks: map[string]*pb.LocatedBlocks{}, paths: map[int64]string{}, denied: map[string]bool{},
+		deniedUsers: map[string]bool{}, dir: &fakeDirectory{addrs: map[string]string{}}}
 	os.MkdirAll(f.repDir, 0o700)
 	fx := &fixture{f: f, keys: map[string]bool{}}
 	spec := &schedule.Spec{Name: "t", Seed: 5, GlobalBatch: 8, WorldSize: 2, MaxSteps: 40}
@@ -360,9 +419,7 @@ func (fx *fixture) open(t *testing.T, rank int, start uint64, offload bool, edit
 	cfg := reader.Config{User: "alice", Spec: fx.spec, Rank: rank, StartStep: start,
 		Locator: locator{fx.f, "alice"}, Store: store{fx.f}, Retry: 100 * time.Millisecond, MaxWait: 5 * time.Second}
 	if offload {
-		for _, n := range fx.nodes {
-			cfg.Nodes = append(cfg.Nodes, n.addr)
-		}
+		cfg.Directory = fx.f.dir // discovery, the default path
 	}
 	if edit != nil {
 		edit(&cfg)
@@ -527,9 +584,6 @@ func TestDeniedFileFailsOpen(t *testing.T) {
 	if status.Code(errors.Unwrap(errors.Unwrap(err))) != codes.PermissionDenied && !strings.Contains(fmt.Sprint(err), "Permission denied") {
 		t.Fatalf("err = %v, want permission denied", err)
 	}
-	// A session with another user's tokens is refused by the DataNode.
-	lb, _ := fx.f.locate(path.Join("/data/img", dataset.IndexName), "bob")
-	_ = lb
 }
 
 // goldenFixture puts the xformgraph golden inputs in a dataset ("<sample>.<ext>" files, so that
@@ -538,7 +592,8 @@ func goldenFixture(t *testing.T) (*fixture, []golden.Case) {
 	t.Helper()
 	base := t.TempDir()
 	f := &fakeHDFS{local: map[string]string{}, blockSize: 64 << 10, nodes: []string{"dn-a", "dn-b", "dn-c"},
-		repDir: filepath.Join(base, "replicas"), blocks: map[string]*pb.LocatedBlocks{}, paths: map[int64]string{}, denied: map[string]bool{}}
+		repDir: filepath.Join(base, "replicas"), blocks: map[string]*pb.LocatedBlocks{}, paths: map[int64]string{}, denied: map[string]bool{},
+		deniedUsers: map[string]bool{}, dir: &fakeDirectory{addrs: map[string]string{}}}
 	os.MkdirAll(f.repDir, 0o700)
 	dir := filepath.Join(base, "golden")
 	os.MkdirAll(dir, 0o755)
@@ -617,24 +672,19 @@ func TestSessionRejects(t *testing.T) {
 	good := func() *pb.OpenSessionRequest {
 		req := &pb.OpenSessionRequest{User: "alice", Schedule: proto.Clone(fx.spec.ToProto()).(*pb.ScheduleSpec)}
 		for _, src := range fx.spec.Sources {
-			ib, _ := fx.f.locate(path.Join(src.Dataset, dataset.IndexName), "alice")
 			b, _ := os.ReadFile(filepath.Join(fx.f.local[src.Dataset], dataset.IndexName))
 			ix, err := dataset.Parse(b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ss := &pb.SessionSource{IndexSha256: ix.SHA256(), IndexBlocks: ib}
-			for i := range ix.Files() {
-				lb, _ := fx.f.locate(ix.FilePath(i), "alice")
-				ss.Files = append(ss.Files, lb)
-			}
-			req.Sources = append(req.Sources, ss)
+			req.Sources = append(req.Sources, &pb.SessionSource{IndexSha256: ix.SHA256()})
 		}
-		for i, n := range fx.nodes {
-			req.Members = append(req.Members, &pb.SessionMember{DatanodeUuid: fx.f.nodes[i], ApiAddress: n.addr})
+		for i := range fx.nodes {
+			req.Members = append(req.Members, &pb.SessionMember{DatanodeUuid: fx.f.nodes[i]})
 		}
 		return req
 	}
+	fx.f.deniedUsers["mallory"] = true
 	open, err := c.OpenSession(ctx, good())
 	if err != nil {
 		t.Fatal(err)
@@ -653,8 +703,8 @@ func TestSessionRejects(t *testing.T) {
 		{"not a member", func(r *pb.OpenSessionRequest) { r.Members = r.Members[1:] }, codes.InvalidArgument},
 		{"lookahead", func(r *pb.OpenSessionRequest) { r.Lookahead = 100000 }, codes.InvalidArgument},
 		{"changed index", func(r *pb.OpenSessionRequest) { r.Sources[0].IndexSha256 = make([]byte, 32) }, codes.FailedPrecondition},
-		{"stale file", func(r *pb.OpenSessionRequest) { r.Sources[0].Files[0].FileLength++ }, codes.FailedPrecondition},
-		{"another user's tokens", func(r *pb.OpenSessionRequest) { r.User = "bob" }, codes.PermissionDenied},
+		{"a user who may not read the dataset", func(r *pb.OpenSessionRequest) { r.User = "mallory" }, codes.PermissionDenied},
+		{"a member that is not a UUID", func(r *pb.OpenSessionRequest) { r.Members[1].DatanodeUuid = "127.0.0.1:22" }, codes.InvalidArgument},
 		{"past the end", func(r *pb.OpenSessionRequest) { r.StartStep = 40 }, codes.InvalidArgument},
 	}
 	for _, tc := range cases {
@@ -879,5 +929,58 @@ func TestBatchedAndOlderNodes(t *testing.T) {
 	}
 	if msgs[0].Load()+msgs[1].Load() >= st.Offloaded-msgs[2].Load() {
 		t.Errorf("batching nodes sent %d messages for about %d samples", msgs[0].Load()+msgs[1].Load(), st.Offloaded-msgs[2].Load())
+	}
+}
+
+// TestNodesJoinAndLeave (issue 21 item 3): the reader takes its members from namenode-ext's
+// directory and follows it between steps: a node that joins is used (its own session, the
+// members' ownership recomputed), a node that leaves is dropped; the bytes equal the local
+// ones throughout and, once switched, nothing is read from HDFS.
+func TestNodesJoinAndLeave(t *testing.T) {
+	fx := newFixture(t, nil)
+	local := steps(t, fx.open(t, 0, 0, false, nil), 40)
+	fx.f.dir.set("dn-c", "") // dn-c runs but is not listed yet
+	r := fx.open(t, 0, 0, true, func(c *reader.Config) { c.Rediscover = 50 * time.Millisecond })
+	if st := r.Stats(); st.Members != 2 {
+		t.Fatalf("%d members, want the 2 listed", st.Members)
+	}
+	next := 0
+	compare(t, "two members", steps(t, r, 4), local[next:next+4])
+	next += 4
+	if c := fx.nodes[2].sv.Sessions.Counters(); c.SessionsOpened != 0 {
+		t.Fatalf("dn-c got %d sessions before it was listed", c.SessionsOpened)
+	}
+	fx.f.dir.set("dn-c", fx.nodes[2].addr)
+	waitFor := func(what string, ok func(reader.Stats) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(r.Stats()); next++ {
+			if next+1 > len(local) || time.Now().After(deadline) {
+				t.Fatalf("%s: not seen (stats %+v)", what, r.Stats())
+			}
+			compare(t, what, steps(t, r, 1), local[next:next+1])
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("dn-c joins", func(s reader.Stats) bool { return s.Members == 3 })
+	compare(t, "prefetched", steps(t, r, 3), local[next:next+3])
+	next += 3
+	joined := compare(t, "three members", steps(t, r, 6), local[next:next+6])
+	next += 6
+	if c := fx.nodes[2].sv.Sessions.Counters(); c.SessionsOpened == 0 || c.Transformed+c.Raw == 0 {
+		t.Errorf("dn-c joined but served nothing: %+v", c)
+	}
+	if joined["local"] > 0 {
+		t.Errorf("with three members: %v, want nothing read locally", joined)
+	}
+	// dn-a leaves: its registration expires, and it is stopped.
+	fx.f.dir.set("dn-a", "")
+	fx.nodes[0].close()
+	waitFor("dn-a leaves", func(s reader.Stats) bool { return s.Members == 2 && s.MemberChanges >= 2 })
+	compare(t, "prefetched", steps(t, r, 3), local[next:next+3])
+	next += 3
+	left := compare(t, "after dn-a left", steps(t, r, 6), local[next:next+6])
+	t.Logf("joined: %v, after dn-a left: %v, stats %+v", joined, left, r.Stats())
+	if left["local"] > 0 {
+		t.Errorf("after dn-a left: %v, want its samples from the remaining holders, none locally", left)
 	}
 }

@@ -40,9 +40,17 @@ type Config struct {
 	Rank int
 	// StartStep is the first step (a resumed job starts where it stopped).
 	StartStep uint64
-	// Nodes are the datanode-ext API addresses (host:port). Empty: everything is read from
-	// HDFS and transformed locally (the baseline).
+	// Directory lists the cluster's datanode-ext endpoints (namenode-ext's DataNodeDirectory:
+	// NamespaceDirectory); the reader takes its session's members from it at Open and again
+	// every Rediscover, so nodes that join or leave are picked up between steps. The nodes
+	// themselves reach each other only at the addresses this directory lists. Nil, and no
+	// Nodes: everything is read from HDFS and transformed locally (the baseline).
+	Directory Directory
+	// Nodes, if set, are datanode-ext API addresses (host:port) to use instead of the
+	// Directory's (an override for tests and tools: no rediscovery).
 	Nodes []string
+	// Rediscover is how often the Directory is asked again (default 10 s).
+	Rediscover time.Duration
 	// Dial connects to a node (default: grpc.NewClient with insecure credentials).
 	Dial func(addr string) (*grpc.ClientConn, error)
 	// Locator and Store are the reader's ways into HDFS.
@@ -122,16 +130,16 @@ func (e *SampleError) Unwrap() []error { return []error{ErrSample, e.Err} }
 type source struct {
 	ix    *dataset.Index
 	graph *xformgraph.Graph
-	files []*pb.LocatedBlocks
-	index *pb.LocatedBlocks
 }
 
+// node is one member of one membership (a node in two memberships has two, sharing the
+// connection).
 type node struct {
 	addr   string
 	uuid   string
 	domain string
 	client pb.OffloadClient
-	conn   *grpc.ClientConn
+	mem    *membership
 
 	noBatch atomic.Bool // the node does not implement GetStepBatch (an older datanode-ext)
 
@@ -146,11 +154,18 @@ type Reader struct {
 	cfg    Config
 	plan   *schedule.Plan
 	srcs   []*source
-	nodes  []*node // session members, in member order
-	uuids  []string
 	lo, hi int
 	domain string // this process's determinism domain
 	pool   bufPool
+
+	// mem is the current membership (nil: no offload); next is the step the prefetcher
+	// works on (where a new membership's sessions start).
+	mem  atomic.Pointer[membership]
+	next atomic.Uint64
+	// conns are the connections to nodes by address, shared by memberships.
+	connMu sync.Mutex
+	conns  map[string]*grpc.ClientConn
+	watch  sync.WaitGroup
 
 	// rawOnly: every sample is transformed here (the nodes only read and send raw bytes), so
 	// that all samples come from one path. Set by ForceRawOnly, or when a node's determinism
@@ -193,7 +208,11 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 	if cfg.Dial == nil {
 		cfg.Dial = dialInsecure
 	}
-	r := &Reader{cfg: cfg, sem: make(chan struct{}, cfg.LocalWorkers), domain: xformgraph.Domain().String()}
+	if cfg.Rediscover <= 0 {
+		cfg.Rediscover = 10 * time.Second
+	}
+	r := &Reader{cfg: cfg, sem: make(chan struct{}, cfg.LocalWorkers), domain: xformgraph.Domain().String(),
+		conns: map[string]*grpc.ClientConn{}}
 	if cfg.ForceRawOnly {
 		r.goRawOnly("asked for by the caller (Config.ForceRawOnly)")
 	}
@@ -212,14 +231,31 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 		return nil, err
 	}
 	r.lo, r.hi = r.plan.RankRange(cfg.Rank)
-	r.connect(ctx)
+	r.next.Store(cfg.StartStep)
 	pctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
+	if r.offload() {
+		m, err := r.discover(ctx)
+		if err != nil {
+			cancel()
+			r.closeConns()
+			return nil, err
+		}
+		r.mem.Store(m)
+		r.openAll(pctx, m, cfg.StartStep)
+		if len(cfg.Nodes) == 0 {
+			r.watch.Add(1)
+			go r.watchDirectory(pctx)
+		}
+	}
 	r.results = make(chan stepResult, cfg.Prefetch)
 	r.done = make(chan struct{})
 	go r.prefetch(pctx)
 	return r, nil
 }
+
+// offload reports whether the reader asks nodes at all.
+func (r *Reader) offload() bool { return r.cfg.Directory != nil || len(r.cfg.Nodes) > 0 }
 
 func (r *Reader) loadSource(ctx context.Context, src schedule.Source) (*source, error) {
 	p := path.Join(src.Dataset, dataset.IndexName)
@@ -245,55 +281,7 @@ func (r *Reader) loadSource(ctx context.Context, src schedule.Source) (*source, 
 	if err != nil {
 		return nil, err
 	}
-	s := &source{ix: ix, graph: g}
-	if len(r.cfg.Nodes) == 0 {
-		return s, nil // no offload: no tokens needed
-	}
-	if s.index, err = r.cfg.Locator.Locate(ctx, p); err != nil {
-		return nil, fmt.Errorf("locate %s: %w", p, err)
-	}
-	for i := range ix.Files() {
-		fp := ix.FilePath(i)
-		lb, err := r.cfg.Locator.Locate(ctx, fp)
-		if err != nil {
-			return nil, fmt.Errorf("locate %s: %w", fp, err)
-		}
-		if lb.GetFileLength() != ix.Files()[i].GetLength() {
-			return nil, fmt.Errorf("%w: %s has %d bytes, the index says %d", dataset.ErrStale, fp, lb.GetFileLength(), ix.Files()[i].GetLength())
-		}
-		s.files = append(s.files, lb)
-	}
-	return s, nil
-}
-
-// connect learns the nodes' identities and opens a session on each. Nodes that do not answer
-// are left out of the session's members for its whole life.
-func (r *Reader) connect(ctx context.Context) {
-	for _, addr := range r.cfg.Nodes {
-		cc, err := r.cfg.Dial(addr)
-		if err != nil {
-			continue
-		}
-		c := pb.NewOffloadClient(cc)
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		st, err := c.NodeStatus(sctx, &pb.OffloadNodeStatusRequest{User: r.cfg.User})
-		cancel()
-		if err != nil {
-			cc.Close()
-			continue
-		}
-		r.nodes = append(r.nodes, &node{addr: addr, uuid: st.GetDatanodeUuid(), domain: st.GetDeterminismDomain(), client: c, conn: cc})
-		r.uuids = append(r.uuids, st.GetDatanodeUuid())
-		if d := st.GetDeterminismDomain(); d != r.domain {
-			// One consistent path for every sample: this reader transforms everything.
-			r.goRawOnly(domainMismatch(addr, st.GetDatanodeUuid(), d, r.domain))
-		}
-	}
-	for _, n := range r.nodes {
-		if err := r.openSession(ctx, n, r.cfg.StartStep); err != nil {
-			n.downAt = time.Now()
-		}
-	}
+	return &source{ix: ix, graph: g}, nil
 }
 
 // openSession opens a session on n from step on. A node that answers with a determinism
@@ -305,10 +293,10 @@ func (r *Reader) openSession(ctx context.Context, n *node, step uint64) error {
 		req := &pb.OpenSessionRequest{User: r.cfg.User, Schedule: r.cfg.Spec.ToProto(), Rank: uint32(r.cfg.Rank),
 			StartStep: step, Lookahead: r.cfg.Lookahead, DeterminismDomain: r.domain, RawOnly: raw}
 		for _, s := range r.srcs {
-			req.Sources = append(req.Sources, &pb.SessionSource{IndexSha256: s.ix.SHA256(), IndexBlocks: s.index, Files: s.files})
+			req.Sources = append(req.Sources, &pb.SessionSource{IndexSha256: s.ix.SHA256()})
 		}
-		for _, m := range r.nodes {
-			req.Members = append(req.Members, &pb.SessionMember{DatanodeUuid: m.uuid, ApiAddress: m.addr})
+		for _, uuid := range n.mem.uuids {
+			req.Members = append(req.Members, &pb.SessionMember{DatanodeUuid: uuid})
 		}
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		resp, err := n.client.OpenSession(octx, req)
@@ -350,7 +338,11 @@ func (r *Reader) goRawOnly(reason string) {
 		return
 	}
 	r.stats.setRawOnly(reason)
-	for _, n := range r.nodes {
+	m := r.mem.Load()
+	if m == nil {
+		return
+	}
+	for _, n := range m.nodes {
 		n.mu.Lock()
 		old := n.session
 		n.session = ""
@@ -387,17 +379,11 @@ func (r *Reader) Next(ctx context.Context) (*Step, error) {
 func (r *Reader) Close() error {
 	r.cancel()
 	<-r.done
-	for _, n := range r.nodes {
-		n.mu.Lock()
-		id := n.session
-		n.mu.Unlock()
-		if id != "" {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			n.client.CloseSession(ctx, &pb.CloseSessionRequest{User: r.cfg.User, SessionId: id})
-			cancel()
-		}
-		n.conn.Close()
+	r.watch.Wait()
+	if m := r.mem.Load(); m != nil {
+		r.closeMembership(m)
 	}
+	r.closeConns()
 	return nil
 }
 
@@ -405,6 +391,7 @@ func (r *Reader) prefetch(ctx context.Context) {
 	defer close(r.done)
 	defer close(r.results)
 	for step := r.cfg.StartStep; ; step++ {
+		r.next.Store(step)
 		var res stepResult
 		if r.plan.End(step) {
 			res.err = fmt.Errorf("%w: step %d", ErrEnd, step)
@@ -427,8 +414,13 @@ func (r *Reader) fetch(ctx context.Context, step uint64) (*Step, error) {
 	var slots []schedule.Slot
 	var owners []int
 	var err error
-	if len(r.nodes) > 0 {
-		slots, owners, err = dataset.StepOwners(r.plan, r.ixs(), r.fileBlocks(), r.uuids, step)
+	m := r.mem.Load()
+	if m != nil {
+		m.use.RLock()
+		defer m.use.RUnlock()
+	}
+	if m != nil && len(m.nodes) > 0 {
+		slots, owners, err = dataset.StepOwners(r.plan, r.ixs(), m.files, m.uuids, step)
 	} else {
 		slots, err = r.plan.Step(step)
 	}
@@ -443,7 +435,7 @@ func (r *Reader) fetch(ctx context.Context, step uint64) (*Step, error) {
 	perNode := map[int][]uint32{}
 	var local []int
 	for k := r.lo; k < r.hi; k++ {
-		if owners != nil && owners[k] >= 0 && r.up(ctx, r.nodes[owners[k]], step) {
+		if owners != nil && owners[k] >= 0 && r.up(ctx, m.nodes[owners[k]], step) {
 			perNode[owners[k]] = append(perNode[owners[k]], uint32(k))
 		} else {
 			local = append(local, k)
@@ -459,7 +451,7 @@ func (r *Reader) fetch(ctx context.Context, step uint64) (*Step, error) {
 			mu.Lock()
 			local = append(local, missing...)
 			mu.Unlock()
-		}(r.nodes[ni], ks)
+		}(m.nodes[ni], ks)
 	}
 	wg.Wait()
 	for _, k := range local {
@@ -483,14 +475,6 @@ func (r *Reader) ixs() []*dataset.Index {
 	return out
 }
 
-func (r *Reader) fileBlocks() [][]*pb.LocatedBlocks {
-	out := make([][]*pb.LocatedBlocks, len(r.srcs))
-	for i, s := range r.srcs {
-		out[i] = s.files
-	}
-	return out
-}
-
 // up reports whether a node has a session. A node that failed is tried again every
 // cfg.Retry in the background (a dead host can take seconds to time out), so steps never wait
 // for a reconnect: its slots are read from HDFS until the new session is open.
@@ -500,7 +484,7 @@ func (r *Reader) up(ctx context.Context, n *node, step uint64) bool {
 	if n.downAt.IsZero() && n.session != "" {
 		return true
 	}
-	if n.reopening || time.Since(n.downAt) < r.cfg.Retry {
+	if n.reopening || time.Since(n.downAt) < r.cfg.Retry || n.mem.closed.Load() {
 		return false
 	}
 	n.reopening = true

@@ -20,6 +20,10 @@ type Stats struct {
 	LocalTransform time.Duration
 	// Reconnects counts sessions reopened after a node failed.
 	Reconnects int64
+	// Members is how many nodes the current sessions are over; MemberChanges counts the
+	// switches to a new set of members (nodes that joined or left namenode-ext's directory).
+	Members       int
+	MemberChanges int64
 	// RawOnly: the reader makes every sample itself (from raw bytes the nodes send, or from
 	// HDFS), so all samples come from one path; RawOnlyReason says why (Config.ForceRawOnly,
 	// or which node's determinism domain differs from the reader's). Once set it stays set.
@@ -44,7 +48,7 @@ type statsCounter struct {
 	mu                                            sync.Mutex
 	offloaded, raw, local, errors                 int64
 	bytesNodes, bytesHDFS, localNanos, reconnects int64
-	steps, refused                                int64
+	steps, refused, memberChanges                 int64
 	waitSum                                       time.Duration
 	waits                                         []time.Duration
 	rawOnly                                       string // reason; "" while not raw-only
@@ -74,10 +78,14 @@ func (c *statsCounter) wait(d time.Duration) {
 
 // Stats returns a snapshot.
 func (r *Reader) Stats() Stats {
+	members := 0
+	if m := r.mem.Load(); m != nil {
+		members = len(m.nodes)
+	}
 	c := &r.stats
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stats{Steps: c.steps, Offloaded: c.offloaded, Raw: c.raw, Local: c.local, Errors: c.errors,
+	return Stats{Members: members, MemberChanges: c.memberChanges, Steps: c.steps, Offloaded: c.offloaded, Raw: c.raw, Local: c.local, Errors: c.errors,
 		BytesFromNodes: c.bytesNodes, BytesFromHDFS: c.bytesHDFS, Wait: c.waitSum,
 		Waits: append([]time.Duration(nil), c.waits...), LocalTransform: time.Duration(c.localNanos), Reconnects: c.reconnects,
 		RawOnly: c.rawOnly != "", RawOnlyReason: c.rawOnly, RefusedTensors: c.refused}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
+	"github.com/newtricks/newtricks/internal/nsclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -18,10 +19,16 @@ type Store interface {
 	Size(ctx context.Context, path string) (int64, error)
 }
 
-// Locator returns a file's blocks with block access tokens issued to the reader's user
-// (namenode-ext's Namespace.Locate).
+// Locator returns a file's blocks (the reader needs their replica holders: ownership is
+// computed on them) from namenode-ext's Namespace.Locate.
 type Locator interface {
 	Locate(ctx context.Context, path string) (*pb.LocatedBlocks, error)
+}
+
+// BatchLocator is a Locator that locates many files in few calls (Namespace.LocateBatch);
+// the reader uses it when its Locator has it.
+type BatchLocator interface {
+	LocateMany(ctx context.Context, paths []string) ([]*pb.LocatedBlocks, error)
 }
 
 // HDFSStore reads through a colinmarc/hdfs client, keeping files open (a FileReader is not
@@ -106,4 +113,9 @@ type NamespaceLocator struct {
 // Locate implements Locator.
 func (l NamespaceLocator) Locate(ctx context.Context, path string) (*pb.LocatedBlocks, error) {
 	return l.Client.Locate(ctx, &pb.LocateRequest{Path: path, User: l.User})
+}
+
+// LocateMany implements BatchLocator.
+func (l NamespaceLocator) LocateMany(ctx context.Context, paths []string) ([]*pb.LocatedBlocks, error) {
+	return nsclient.LocateMany(ctx, l.Client, l.User, paths)
 }

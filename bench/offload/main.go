@@ -125,6 +125,7 @@ type bench struct {
 	su    string
 	fs    *hdfs.Client
 	ns    pb.NamespaceClient
+	dir   reader.Directory
 	nodes *extcluster.OffloadNodes
 }
 
@@ -206,6 +207,7 @@ func run(o options) error {
 	}
 	defer nsConn.Close()
 	b.ns = ns
+	b.dir = reader.NamespaceDirectory{Client: pb.NewDataNodeDirectoryClient(nsConn), User: b.su}
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	b.nodes, err = extcluster.DialOffload(wctx, lay, b.su)
 	cancel()
@@ -435,7 +437,7 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 		cfg := reader.Config{User: b.su, Spec: spec, StartStep: start, Locator: reader.NamespaceLocator{Client: b.ns, User: b.su},
 			Store: store, Prefetch: 2, LocalWorkers: 1, MaxWait: 10 * time.Second}
 		if mode != "a" {
-			cfg.Nodes = b.lay.DataNodeAPI
+			cfg.Directory = b.dir
 		}
 		var err error
 		if r, err = reader.Open(ctx, cfg); err != nil {
@@ -562,7 +564,7 @@ func (b *bench) memory(ctx context.Context) (int64, int64, error) {
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		r, err := reader.Open(ctx, reader.Config{User: b.su, Spec: spec, Locator: reader.NamespaceLocator{Client: b.ns, User: b.su},
-			Store: store, Nodes: b.lay.DataNodeAPI, Prefetch: 1})
+			Store: store, Directory: b.dir, Prefetch: 1})
 		if err != nil {
 			return 0, err
 		}
@@ -627,7 +629,7 @@ func (b *bench) readThroughput(ctx context.Context, base string, spec *schedule.
 		// Keep the DataNodes' workers busy: a reader asking far ahead and never consuming slowly.
 		store := &reader.HDFSStore{Client: b.fs}
 		r, err := reader.Open(ctx, reader.Config{User: b.su, Spec: spec, StartStep: 100000 + uint64(round)*1000, Locator: reader.NamespaceLocator{Client: b.ns, User: b.su},
-			Store: store, Nodes: b.lay.DataNodeAPI, Prefetch: 4, MaxWait: 10 * time.Second})
+			Store: store, Directory: b.dir, Prefetch: 4, MaxWait: 10 * time.Second})
 		if err != nil {
 			return err
 		}

@@ -39,10 +39,14 @@ type readerConfig struct {
 	User string `json:"user"`
 	// NameNode is the HDFS NameNode RPC address (host:port) for index and fallback reads.
 	NameNode string `json:"namenode"`
-	// NameNodeExt is namenode-ext's public API (host:port), for block locations with tokens.
+	// NameNodeExt is namenode-ext's public API (host:port): block locations, and the
+	// directory of datanode-ext endpoints the reader takes its nodes from (nodes that join or
+	// leave are picked up between steps).
 	NameNodeExt string `json:"namenode_ext"`
-	// DataNodes are the datanode-ext API addresses; empty reads everything from HDFS.
+	// DataNodes, if set, are datanode-ext API addresses to use instead of the directory's.
 	DataNodes []string `json:"datanodes"`
+	// Offload false reads everything from HDFS and transforms it here (default true).
+	Offload *bool `json:"offload"`
 	// Schedule is the JSON form of newtricks.v1.ScheduleSpec.
 	Schedule     json.RawMessage `json:"schedule"`
 	Rank         int             `json:"rank"`
@@ -122,10 +126,17 @@ func openReaderFromJSON(b []byte) (uint64, error) {
 	}
 	store := &reader.HDFSStore{Client: cl}
 	cfg := reader.Config{
-		User: c.User, Spec: spec, Rank: c.Rank, StartStep: c.StartStep, Nodes: c.DataNodes,
+		User: c.User, Spec: spec, Rank: c.Rank, StartStep: c.StartStep,
 		Locator: reader.NamespaceLocator{Client: pb.NewNamespaceClient(ns), User: c.User}, Store: store,
 		Prefetch: c.Prefetch, Lookahead: c.Lookahead, MaxWait: time.Duration(c.MaxWaitMs) * time.Millisecond,
 		LocalWorkers: c.LocalWorkers, Retry: time.Duration(c.RetryMs) * time.Millisecond, ForceRawOnly: c.RawOnly,
+	}
+	if c.Offload == nil || *c.Offload {
+		if len(c.DataNodes) > 0 {
+			cfg.Nodes = c.DataNodes
+		} else {
+			cfg.Directory = reader.NamespaceDirectory{Client: pb.NewDataNodeDirectoryClient(ns), User: c.User}
+		}
 	}
 	to := time.Duration(c.OpenTimeoutMs) * time.Millisecond
 	if to <= 0 {

@@ -31,6 +31,7 @@ type demo struct {
 	c        *cluster.Cluster
 	lay      extcluster.Layout
 	ns       pb.NamespaceClient
+	dir      pb.DataNodeDirectoryClient
 	mirrorDC *mirrorDemo // dc-b and the WAN, for the mirror section
 }
 
@@ -87,7 +88,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer cc.Close()
-	d := &demo{out: stdout, c: c, lay: lay, ns: pb.NewNamespaceClient(cc), mirrorDC: mdc}
+	d := &demo{out: stdout, c: c, lay: lay, ns: pb.NewNamespaceClient(cc), dir: pb.NewDataNodeDirectoryClient(cc), mirrorDC: mdc}
 	for _, step := range []func(context.Context) error{d.waitExtensions, d.writeAndRead, d.showEvents, d.showReplicas, d.hotspot, d.offload, d.mirror} {
 		if err := step(ctx); err != nil {
 			var b bytes.Buffer

@@ -66,12 +66,7 @@ func (d *demo) offload(ctx context.Context) error {
 	fmt.Fprintln(d.out, "   clip -> 4 random consecutive frames at 96x96 -> uint8")
 	store := &reader.HDFSStore{Client: fs}
 	defer store.Close()
-	r, err := reader.Open(ctx, reader.Config{User: me.Username, Spec: spec, Locator: reader.NamespaceLocator{Client: d.ns, User: me.Username},
-		Store: store, Nodes: d.lay.DataNodeAPI, Dial: extcluster.Dial, MaxWait: 10 * time.Second, Retry: time.Second})
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+	// The reader needs only namenode-ext: it finds the DataNodes' datanode-ext in its directory.
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	nodes, err := extcluster.DialOffload(wctx, d.lay, me.Username)
 	cancel()
@@ -79,6 +74,13 @@ func (d *demo) offload(ctx context.Context) error {
 		return err
 	}
 	defer nodes.Close()
+	r, err := reader.Open(ctx, reader.Config{User: me.Username, Spec: spec, Locator: reader.NamespaceLocator{Client: d.ns, User: me.Username},
+		Store: store, Directory: reader.NamespaceDirectory{Client: d.dir, User: me.Username}, Dial: extcluster.Dial,
+		MaxWait: 10 * time.Second, Retry: time.Second})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
 	shedding := func() (int, float64) {
 		n, other := 0, 0.0
 		sts, _ := nodes.Status(ctx) // a node that does not answer (nil) counts as not shedding

@@ -156,6 +156,8 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 				m["newtricks.datanode.ext.binary"] = dnExt
 				m["newtricks.datanode.ext.api.address"] = lay.DataNodeAPI[i]
 				m["newtricks.datanode.ext.metrics.address"] = lay.DataNodeMetrics[i]
+				// Offload locates datasets and finds the other DataNodes through namenode-ext.
+				m["newtricks.datanode.ext.namenode.api"] = lay.NameNodeAPI
 				// DataNodes share a host here: give each co-process log its own dir.
 				m["newtricks.ext.log.dir"] = filepath.Join(baseDir, "ext-logs", "datanode-"+strconv.Itoa(i))
 			}
@@ -211,6 +213,22 @@ func WaitServing(ctx context.Context, probe func(context.Context) error) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// WaitDirectory waits until namenode-ext's DataNodeDirectory lists n datanode-ext endpoints
+// (each registers itself a moment after it serves), or ctx ends.
+func WaitDirectory(ctx context.Context, cc grpc.ClientConnInterface, user string, n int) error {
+	c := pb.NewDataNodeDirectoryClient(cc)
+	return WaitServing(ctx, func(ctx context.Context) error {
+		resp, err := c.List(ctx, &pb.ListDataNodeExtsRequest{User: user})
+		if err != nil {
+			return err
+		}
+		if len(resp.GetNodes()) < n {
+			return fmt.Errorf("the directory lists %d of %d datanode-ext", len(resp.GetNodes()), n)
+		}
+		return nil
+	})
 }
 
 // NamespaceClient dials namenode-ext's public API.

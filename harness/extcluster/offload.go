@@ -20,7 +20,7 @@ type OffloadNodes struct {
 }
 
 // DialOffload connects to every datanode-ext of lay and waits until each answers NodeStatus as
-// user (or ctx ends).
+// user and namenode-ext's directory lists them all (or ctx ends).
 func DialOffload(ctx context.Context, lay Layout, user string) (*OffloadNodes, error) {
 	o := &OffloadNodes{User: user}
 	for _, addr := range lay.DataNodeAPI {
@@ -40,6 +40,16 @@ func DialOffload(ctx context.Context, lay Layout, user string) (*OffloadNodes, e
 			o.Close()
 			return nil, fmt.Errorf("datanode-ext %d (%s) offload: %w", i, lay.DataNodeAPI[i], err)
 		}
+	}
+	nn, err := Dial(lay.NameNodeAPI)
+	if err != nil {
+		o.Close()
+		return nil, err
+	}
+	defer nn.Close()
+	if err := WaitDirectory(ctx, nn, user, len(lay.DataNodeAPI)); err != nil {
+		o.Close()
+		return nil, fmt.Errorf("namenode-ext directory: %w", err)
 	}
 	return o, nil
 }

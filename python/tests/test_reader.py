@@ -30,10 +30,11 @@ def read_all(reader):
 
 
 def open_reader(c, datanodes=True, **kw):
+    # Offload finds the DataNodes through namenode-ext's directory (no datanode list).
     spec = kw.pop("spec", None) or schedule()
     kw.setdefault("user", c.superuser)
     return newtricks.Reader(spec, namenode=c.namenode, namenode_ext=c.namenode_ext,
-                            datanodes=c.datanode_ext if datanodes else [], max_wait=30, **kw)
+                            offload=bool(datanodes), max_wait=30, **kw)
 
 
 def as_bytes(st):

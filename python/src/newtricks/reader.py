@@ -1,7 +1,6 @@
 """newtricks.Reader: one rank's steps of a training schedule, transformed next to the data.
 
-    r = newtricks.Reader(schedule, rank=0, namenode="nn:8020", namenode_ext="nn:8119",
-                         datanodes=["dn1:8129", "dn2:8129"])
+    r = newtricks.Reader(schedule, rank=0, namenode="nn:8020", namenode_ext="nn:9880")
     for step in r:
         x = step.batch(0)          # the first graph output of every good sample: one array
         ...
@@ -9,7 +8,9 @@
 
 The reader is the Go implementation of the offload session protocol (package reader),
 running inside libnewtricks: it computes this rank's samples of every step from the
-schedule, asks the datanode-ext nodes that own them for transformed tensors, transforms
+schedule, asks the datanode-ext nodes that own them for transformed tensors (it finds them in
+namenode-ext's directory of the live DataNodes, and follows it: nodes that join or leave are
+picked up between steps), transforms
 locally (the same Go code, so the same bytes) whatever comes back raw, reads plain HDFS bytes
 when a node is unreachable, and prefetches the next steps on its own threads while Python
 trains. A failed sample is reported in its step (``sample.error``); iteration goes on.
@@ -171,13 +172,16 @@ class Reader:
     (schedule, graphs, indexes, permissions) and raises ConfigError or NewtricksError naming
     the problem; then each ``next()`` returns a Step.
 
-    ``namenode`` is the HDFS NameNode RPC address, ``namenode_ext`` namenode-ext's API
-    (block locations with the user's tokens), ``datanodes`` the datanode-ext API addresses
-    (empty: read plain HDFS bytes and transform everything here). ``graphs`` optionally maps
-    source names to graph specs (overriding the schedule's), ``world_size`` the schedule's
-    world size. ``max_wait`` seconds is how long a node may take before answering raw."""
+    ``namenode`` is the HDFS NameNode RPC address, ``namenode_ext`` namenode-ext's API (block
+    locations, and the directory of datanode-ext nodes the reader uses). ``offload=False``
+    reads plain HDFS bytes and transforms everything here; ``datanodes``, if given, are
+    datanode-ext API addresses to use instead of the directory's (for tests and tools).
+    ``graphs`` optionally maps source names to graph specs (overriding the schedule's),
+    ``world_size`` the schedule's world size. ``max_wait`` seconds is how long a node may take
+    before answering raw."""
 
-    def __init__(self, schedule, *, namenode: str, namenode_ext: str, datanodes: Sequence[str] = (),
+    def __init__(self, schedule, *, namenode: str, namenode_ext: str, offload: bool = True,
+                 datanodes: Optional[Sequence[str]] = None,
                  rank: int = 0, world_size: Optional[int] = None, start_step: int = 0,
                  graphs: Optional[Dict[str, Union[dict, str, "transforms.Graph"]]] = None, user: Optional[str] = None,
                  prefetch: int = 2, max_wait: float = 2.0, local_workers: int = 1, raw_only: bool = False,
@@ -185,8 +189,12 @@ class Reader:
         for name, v in (("namenode", namenode), ("namenode_ext", namenode_ext)):
             if not isinstance(v, str) or ":" not in v:
                 raise ConfigError("%s must be host:port, got %r" % (name, v))
+        if datanodes is None:
+            datanodes = ()
         if isinstance(datanodes, str):
             raise ConfigError("datanodes must be a list of host:port, not one string")
+        if not isinstance(offload, bool):
+            raise ConfigError("offload must be True or False, got %r" % (offload,))
         for d in datanodes:
             if not isinstance(d, str) or ":" not in d:
                 raise ConfigError("datanodes: each must be host:port, got %r" % (d,))
@@ -202,7 +210,7 @@ class Reader:
             raise ConfigError("max_wait must be > 0 seconds, got %r" % (max_wait,))
         cfg = {
             "user": resolve_user(user), "namenode": namenode, "namenode_ext": namenode_ext,
-            "datanodes": list(datanodes), "schedule": _schedule_json(schedule, graphs, world_size),
+            "offload": offload, "datanodes": list(datanodes), "schedule": _schedule_json(schedule, graphs, world_size),
             "rank": rank, "start_step": start_step, "prefetch": prefetch, "max_wait_ms": int(max_wait * 1000),
             "local_workers": local_workers, "raw_only": bool(raw_only), "open_timeout_ms": int(open_timeout * 1000),
         }

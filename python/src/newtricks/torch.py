@@ -1,7 +1,7 @@
 """PyTorch adapter: ``StepDataset``, an IterableDataset of a schedule's steps for one rank.
 
     ds = newtricks.torch.StepDataset(schedule, rank=rank, world_size=world, namenode="nn:8020",
-                                     namenode_ext="nn:8119", datanodes=dns, start_step=resume_at)
+                                     namenode_ext="nn:9880", start_step=resume_at)
     for b in torch.utils.data.DataLoader(ds, batch_size=None, num_workers=0):
         loss = model(b["outputs"][0]).loss(...)   # b["outputs"][0]: a [n, 3, 224, 224] tensor
 
