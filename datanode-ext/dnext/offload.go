@@ -104,7 +104,7 @@ func (e *Ext) APIServing(ctx context.Context, addr string) {
 }
 
 func (e *Ext) register(ctx context.Context, nn *offload.NameNodeExt, port int, tls bool) {
-	failing := false
+	failing, registered := false, false
 	for delay := 200 * time.Millisecond; ; {
 		if uuid := e.getUUID(); uuid != "" {
 			renew, err := nn.Register(ctx, uuid, port, tls)
@@ -112,9 +112,9 @@ func (e *Ext) register(ctx context.Context, nn *offload.NameNodeExt, port int, t
 			case err != nil && !failing:
 				e.log().Warn("cannot register in namenode-ext's directory; retrying (readers and peers do not find this node meanwhile)", "error", err)
 				failing = true
-			case err == nil && failing:
-				e.log().Info("registered in namenode-ext's directory", "datanode", uuid, "port", port, "tls", tls)
-				failing = false
+			case err == nil && (failing || !registered):
+				e.log().Info("registered in namenode-ext's directory", "datanode", uuid, "port", port, "tls", tls, "renew", renew)
+				failing, registered = false, true
 			}
 			delay = renew
 		}
