@@ -37,7 +37,7 @@ GRAPH = {"version": 1, "name": "train", "seed": "1", "nodes": [
 
 
 def cluster_addresses(d):
-    """NameNode RPC and HTTP, namenode-ext and datanode-ext addresses of `newtricks cluster up`."""
+    """NameNode RPC and HTTP and namenode-ext addresses of `newtricks cluster up`."""
     with open(os.path.join(d, "state.json")) as f:
         st = json.load(f)
     try:
@@ -46,7 +46,7 @@ def cluster_addresses(d):
     except FileNotFoundError:
         sys.exit("%s has no ext.json: start the cluster with --jar (the newtricks hooks)" % d)
     ports = st["namenode"]["namenode_ports"]
-    return "127.0.0.1:%d" % ports["rpc"], ports["http"], ext["NameNodeAPI"], ext["DataNodeAPI"]
+    return "127.0.0.1:%d" % ports["rpc"], ports["http"], ext["NameNodeAPI"]
 
 
 def webhdfs_put(http_port, path, user, data):
@@ -80,7 +80,7 @@ def main():
     ap.add_argument("--user", default=os.environ.get("HADOOP_USER_NAME") or getpass.getuser())
     a = ap.parse_args()
 
-    namenode, http_port, nn_ext, dn_ext = cluster_addresses(a.cluster_dir)
+    namenode, http_port, nn_ext = cluster_addresses(a.cluster_dir)
     if a.media:
         files = sorted(f for f in os.listdir(a.media) if f.lower().endswith((".jpg", ".jpeg", ".png", ".webp")))
         if not files:
@@ -100,8 +100,10 @@ def main():
     with newtricks.hint(a.dataset, readers=a.world_size, window=600, addr=nn_ext, user=a.user) as h:
         print("hint %s: %d files, replication -> %s" % (h.id, len(h.plan.files),
               sorted({f.target_replication for f in h.plan.files})))
+        # namenode-ext's address is all the reader needs: it finds the DataNodes' datanode-ext
+        # in namenode-ext's directory.
         with newtricks.Reader(schedule, rank=a.rank, namenode=namenode, namenode_ext=nn_ext,
-                              datanodes=dn_ext, user=a.user) as reader:
+                              user=a.user) as reader:
             t0, steps = time.monotonic(), 0
             for step in reader:
                 steps += 1
