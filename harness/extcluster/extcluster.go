@@ -14,7 +14,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/newtricks/newtricks/harness/cluster"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -216,11 +218,20 @@ func WaitServing(ctx context.Context, probe func(context.Context) error) error {
 }
 
 // WaitDirectory waits until namenode-ext's DataNodeDirectory lists n datanode-ext endpoints
-// (each registers itself a moment after it serves), or ctx ends.
+// (each registers itself a moment after it serves), or ctx ends; a namenode-ext without the
+// directory fails at once.
 func WaitDirectory(ctx context.Context, cc grpc.ClientConnInterface, user string, n int) error {
 	c := pb.NewDataNodeDirectoryClient(cc)
-	return WaitServing(ctx, func(ctx context.Context) error {
+	var unimplemented error
+	err := WaitServing(ctx, func(ctx context.Context) error {
+		if unimplemented != nil {
+			return nil
+		}
 		resp, err := c.List(ctx, &pb.ListDataNodeExtsRequest{User: user})
+		if status.Code(err) == codes.Unimplemented {
+			unimplemented = err
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -229,6 +240,10 @@ func WaitDirectory(ctx context.Context, cc grpc.ClientConnInterface, user string
 		}
 		return nil
 	})
+	if unimplemented != nil {
+		return fmt.Errorf("namenode-ext has no DataNodeDirectory (an older build?): %w", unimplemented)
+	}
+	return err
 }
 
 // NamespaceClient dials namenode-ext's public API.
