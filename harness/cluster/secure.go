@@ -179,10 +179,14 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 func (s *Secure) Apply(cfg *Config) {
 	k := s.KDC
 	core := map[string]string{
-		"hadoop.security.authentication":             "kerberos",
-		"hadoop.rpc.protection":                      "authentication",
-		"hadoop.proxyuser.svc.hosts":                 "*",
-		"hadoop.proxyuser.svc.users":                 "alice",
+		"hadoop.security.authentication": "kerberos",
+		"hadoop.rpc.protection":          "authentication",
+		"hadoop.proxyuser.svc.hosts":     "*",
+		"hadoop.proxyuser.svc.users":     "alice",
+		// datanode-ext (principal newtricks/localhost) locates datasets and reads from its
+		// peers for the offload readers it serves.
+		"hadoop.proxyuser.newtricks.hosts":           "127.0.0.1,localhost",
+		"hadoop.proxyuser.newtricks.users":           "alice,bob",
 		"hadoop.user.group.static.mapping.overrides": "admin=supergroup;dr.who=;",
 		// Web endpoints (WebHDFS: delegation tokens) need SPNEGO like RPC needs Kerberos; /jmx
 		// stays open on the loopback-only web port because the harness polls it for readiness.
@@ -211,6 +215,10 @@ func (s *Secure) Apply(cfg *Config) {
 		hdfsKeys[prefix+".tls.cert"] = s.APICert
 		hdfsKeys[prefix+".tls.key"] = s.APIKey
 	}
+	// datanode-ext's own calls to namenode-ext and its peers: TLS with this CA, Kerberos
+	// through this KDC.
+	hdfsKeys["newtricks.datanode.ext.client.tls.ca"] = s.CACert
+	hdfsKeys["newtricks.datanode.ext.kerberos.krb5-conf"] = k.Krb5Conf
 	cfg.CoreSite = mergedCopy(cfg.CoreSite, core)
 	cfg.HDFSSite = mergedCopy(cfg.HDFSSite, hdfsKeys)
 	prev := cfg.DataNodeSite
