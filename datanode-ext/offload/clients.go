@@ -189,11 +189,12 @@ func (p *GRPCPeers) ReadRange(ctx context.Context, ep Endpoint, user string, b *
 
 // peerError is what a caller learns of a peer's failure: the peer's own refusals (the
 // DataNode's token check, a bad range) keep their code and the peer's message; anything else
-// (the connection, a timeout, a crash) becomes UNAVAILABLE naming only the DataNode, the
-// details going to this node's log.
+// (the connection, a timeout, a crash, a busy peer's RESOURCE_EXHAUSTED) becomes UNAVAILABLE
+// naming only the DataNode, so that another holder is tried and the reader reads the sample
+// itself, and the details go to this node's log.
 func (p *GRPCPeers) peerError(ep Endpoint, b *pb.LocatedBlock, err error) error {
 	switch status.Code(err) {
-	case codes.PermissionDenied, codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.ResourceExhausted:
+	case codes.PermissionDenied, codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
 		return fmt.Errorf("DataNode %s: block %d: %w", ep.UUID, b.GetBlockId(), fromStatus(err))
 	}
 	p.logFailure(ep, b, err)
