@@ -186,7 +186,7 @@ func TestSecureOffload(t *testing.T) {
 	for _, tc := range []struct {
 		principal, msg string
 	}{
-		{"bob", "Permission denied: user=bob"},     // the NameNode, for bob (newtricks may act for him)
+		{"bob", "Permission denied: user=bob"},      // the NameNode, for bob (newtricks may act for him)
 		{"admin", "newtricks may not act as admin"}, // namenode-ext: no proxy rule for admin
 	} {
 		c := pb.NewOffloadClient(s.dial(t, s.lay.DataNodeAPI[0], s.kerberos(t, tc.principal)))
