@@ -50,12 +50,12 @@ import (
 //   - (c) a dataset the caller may not read is refused by the NameNode, through the node's
 //     own Locate as the caller, while the caller's session on her own dataset goes on.
 //
-// Throughout, every datanode-ext keeps its pid and its memory stays within hostileRSSBound.
+// Throughout, every datanode-ext keeps its pid and its memory stays within layoutRSSGrowth.
 
-// hostileRSSBound bounds each datanode-ext's peak resident memory (VmHWM) over the hostile
+// layoutRSSGrowth bounds each datanode-ext's peak resident memory (VmHWM) over the hostile
 // calls above what it was before them: a node that sized a buffer from the request would
 // pass it (or die).
-const hostileRSSBound = 64 << 20
+const layoutRSSGrowth = 64 << 20
 
 // legacyFields adds to an OpenSessionRequest, as raw wire bytes, what the old request carried
 // and the node trusted: per source the index's and the files' block maps (SessionSource fields
@@ -314,8 +314,8 @@ func TestHostileLayout(t *testing.T) {
 				continue
 			}
 			t.Logf("datanode-ext %d (pid %d): VmRSS %d MiB, VmHWM %d MiB (was %d MiB)", i, pids[i], rss>>20, hwm>>20, hwm0[i]>>20)
-			if hwm-hwm0[i] > hostileRSSBound {
-				t.Errorf("datanode-ext %d: peak RSS grew by %d MiB, bound %d MiB", i, (hwm-hwm0[i])>>20, hostileRSSBound>>20)
+			if hwm-hwm0[i] > layoutRSSGrowth {
+				t.Errorf("datanode-ext %d: peak RSS grew by %d MiB, bound %d MiB", i, (hwm-hwm0[i])>>20, layoutRSSGrowth>>20)
 			}
 			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			_, err = nodes[i].NodeStatus(cctx, &pb.OffloadNodeStatusRequest{User: "alice"})

@@ -53,9 +53,9 @@ func vmRSS(t *testing.T, c *cluster.Cluster) int64 {
 	return 0
 }
 
-// hostileRSSBound is what namenode-ext may hold after the flood of (a): it started at ~25 MB;
+// floodRSSBound is what namenode-ext may hold after the flood of (a): it started at ~25 MB;
 // before the fix it kept 3.0 GB.
-const hostileRSSBound = 256 << 20
+const floodRSSBound = 256 << 20
 
 func TestHostileNNMirror(t *testing.T) {
 	env := startMirrorEnv(t, wan.Link{Delay: time.Millisecond}, map[string]string{
@@ -181,8 +181,8 @@ func TestHostileNNMirror(t *testing.T) {
 		if other.Load() != 0 {
 			t.Errorf("%d Urgent calls with 1 MiB job names not refused (first: %v)", other.Load(), firstOther.Load())
 		}
-		if after > hostileRSSBound {
-			t.Errorf("namenode-ext RSS %d MB after the flood, bound %d MB", after>>20, hostileRSSBound>>20)
+		if after > floodRSSBound {
+			t.Errorf("namenode-ext RSS %d MB after the flood, bound %d MB", after>>20, floodRSSBound>>20)
 		}
 		// bob may not mark urgent a checkpoint under alice's own directory either.
 		if err := alice.MkdirAll("/ckpt/alicepriv", 0o755); err != nil {
