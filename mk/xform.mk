@@ -15,17 +15,22 @@ xform-media: ## generate xformgraph test media (ImageMagick + ffmpeg CLI, never 
 	@if [ -x xformgraph/testdata/gen-video.sh ]; then xformgraph/testdata/gen-video.sh $(XFORM_MEDIA)/video; \
 	else echo "xformgraph/testdata/gen-video.sh absent: no video media"; fi
 
+# tokenizers: the reference of xformgraph/tokenize (it trains its test tokenizers offline);
+# xformgraph/tokenize/unicode_tables.go was generated from this release line.
+XFORM_TOKENIZERS ?= 0.23.*
+
 $(XFORM_PYTHON):
 	python3 -m venv $(XFORM_VENV)
 	$(XFORM_VENV)/bin/pip install -q --upgrade pip
-	$(XFORM_VENV)/bin/pip install -q pillow numpy
+	$(XFORM_VENV)/bin/pip install -q pillow numpy 'tokenizers==$(XFORM_TOKENIZERS)'
 
-# decord (the video reference of xformgraph/video: a py3-none wheel bundling FFmpeg 4.1) is
-# added to a venv made before it was needed, too.
+# decord (the video reference of xformgraph/video: a py3-none wheel bundling FFmpeg 4.1) and
+# tokenizers (the tokenize op's reference) are added to a venv made before they were needed.
 .PHONY: xform-pyenv
-xform-pyenv: $(XFORM_PYTHON) ## venv with pillow + numpy + decord for the xformgraph reference tests
+xform-pyenv: $(XFORM_PYTHON) ## venv with pillow, numpy, decord and tokenizers for the xformgraph reference tests
 	@$(XFORM_PYTHON) -c 'import decord' 2>/dev/null || $(XFORM_VENV)/bin/pip install -q decord==0.6.0
-	@$(XFORM_PYTHON) -c 'import PIL, numpy, decord; print("xform-pyenv: pillow", PIL.__version__, "numpy", numpy.__version__, "decord", decord.__version__)'
+	@$(XFORM_PYTHON) -c 'import tokenizers' 2>/dev/null || $(XFORM_VENV)/bin/pip install -q 'tokenizers==$(XFORM_TOKENIZERS)'
+	@$(XFORM_PYTHON) -c 'import PIL, numpy, decord, tokenizers; print("xform-pyenv: pillow", PIL.__version__, "numpy", numpy.__version__, "decord", decord.__version__, "tokenizers", tokenizers.__version__)'
 
 .PHONY: xform-test
 xform-test: xform-media xform-pyenv ## xformgraph tests with media and Python references
