@@ -55,6 +55,8 @@ type Env struct {
 	Limits Limits
 	// Rand is seeded from SeedFor(graph seed, key, epoch, node id); private to this call.
 	Rand *rand.Rand
+	// Prepared is what OpDef.Prepare built for this node at Compile (shared, read-only).
+	Prepared any
 
 	done *[]func()
 }

@@ -40,6 +40,8 @@ type Node struct {
 	Input  string // node id or InputID
 	Params Params
 	Out    Static // statically known output
+	// Prepared is OpDef.Prepare's result (nil without Prepare).
+	Prepared any
 }
 
 // Graph is a validated, executable graph. It is immutable and safe for concurrent Run.
@@ -132,7 +134,7 @@ func Compile(spec *xformv1.Graph, reg *Registry, base Limits) (*Graph, error) {
 		if err := visit(o, nil); err != nil {
 			return nil, err
 		}
-		if b := g.Nodes[g.index[o]].Out.Bytes(); b > lim.MaxOutputBytes {
+		if b := g.Nodes[g.index[o]].Out.Bound(); b > lim.MaxOutputBytes {
 			return nil, fmt.Errorf("%w: output %q is %d bytes, limit %d", ErrLimit, o, b, lim.MaxOutputBytes)
 		}
 		g.Outputs = append(g.Outputs, o)
@@ -189,7 +191,13 @@ func compileNode(reg *Registry, n *xformv1.Node, g *Graph, lim Limits) (*Node, e
 	if out.H > 0 && out.W > 0 && int64(out.H)*int64(out.W) > lim.MaxPixels {
 		return nil, fmt.Errorf("%w: node %q (%s) makes %dx%d pixels, limit %d", ErrLimit, n.GetId(), def.Name, out.W, out.H, lim.MaxPixels)
 	}
-	return &Node{ID: n.GetId(), Op: def, Input: n.GetInput(), Params: p, Out: out}, nil
+	var prep any
+	if def.Prepare != nil {
+		if prep, err = def.Prepare(p); err != nil {
+			return nil, fmt.Errorf("node %q (%s): %w", n.GetId(), def.Name, err)
+		}
+	}
+	return &Node{ID: n.GetId(), Op: def, Input: n.GetInput(), Params: p, Out: out, Prepared: prep}, nil
 }
 
 func tighten(l Limits, s *xformv1.Limits) Limits {

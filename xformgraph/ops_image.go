@@ -149,6 +149,9 @@ func init() {
 			{Name: "scale", Type: ParamFloat, Min: 1e-12, Max: 1e6, Default: 1.0 / 255, Doc: "applied to uint8 values before mean/std (ToTensor's 1/255)"},
 		},
 		Infer: func(p Params, in Static) (Static, error) {
+			if in.Layout == LayoutL || in.Layout == LayoutNL {
+				return in, fmt.Errorf("%w: normalize takes pixels, not token ids", ErrTypeMismatch)
+			}
 			out := in
 			out.Kind, out.DType = KindTensor, DTypeFloat32
 			switch in.Kind {

@@ -7,8 +7,9 @@ import (
 )
 
 // ToFrame encodes a materialized value: a tensor as a tensor frame, encoded bytes as a raw
-// passthrough frame (media hint from the signature), an image as a uint8 HWC tensor and a
-// frame stack as a uint8 THWC tensor. Every frame carries this process's Domain.
+// passthrough frame (media hint from the signature), an image as a uint8 HWC tensor, a
+// frame stack as a uint8 THWC tensor and tokens as their ids, an int32 L or NL tensor. Every
+// frame carries this process's Domain.
 func ToFrame(v Value) (*frame.Frame, error) {
 	switch v.Kind {
 	case KindTensor:
@@ -19,6 +20,12 @@ func ToFrame(v Value) (*frame.Frame, error) {
 		return &frame.Frame{Kind: frame.KindTensor, DType: uint8(t.DType), Layout: uint8(t.Layout), Shape: t.Shape, Domain: domainString(), Payload: t.Data}, nil
 	case KindBytes:
 		return RawFrame(v.Bytes), nil
+	case KindTokens:
+		t, err := tokenTensor(v.Tokens, false, DTypeInt32)
+		if err != nil {
+			return nil, err
+		}
+		return ToFrame(Value{Kind: KindTensor, Tensor: t})
 	case KindImage, KindFrames:
 		px := v.Frames
 		layout := LayoutTHWC

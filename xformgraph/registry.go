@@ -24,7 +24,11 @@ type OpDef struct {
 	// Infer computes what is statically known about the output (optional; without it the
 	// output is Static{Kind: Out} with unknown dimensions). Used for the output-size limit.
 	Infer func(p Params, in Static) (Static, error)
-	Run   RunFunc
+	// Prepare builds what a node of this op computes once from its parameters (optional),
+	// at Compile after Check: e.g. a parsed tokenizer. Its result, immutable and shared by
+	// every Run of the graph, is Env.Prepared.
+	Prepare func(p Params) (any, error)
+	Run     RunFunc
 	// Lazy marks ops of this package that accept lazy values (see Value); others get
 	// materialized input.
 	Lazy bool

@@ -43,6 +43,7 @@ func (g *Graph) Run(ctx context.Context, s Sample) (*Output, error) {
 		}
 		env := NewEnv(g.Seed, s.Key, s.Epoch, n.ID, n.Params, g.Limits)
 		env.done = &done
+		env.Prepared = n.Prepared
 		if !n.Op.Lazy {
 			var err error
 			if in, err = in.materialize(); err != nil {

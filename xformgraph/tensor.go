@@ -18,6 +18,8 @@ const (
 	DTypeFloat16  DType = 2 // IEEE 754 binary16
 	DTypeBFloat16 DType = 3 // top 16 bits of float32, round-to-nearest-even
 	DTypeFloat32  DType = 4
+	DTypeInt32    DType = 5 // token ids and masks (little-endian two's complement)
+	DTypeInt64    DType = 6
 )
 
 // Size is the element size in bytes.
@@ -27,8 +29,10 @@ func (d DType) Size() int {
 		return 1
 	case DTypeFloat16, DTypeBFloat16:
 		return 2
-	case DTypeFloat32:
+	case DTypeFloat32, DTypeInt32:
 		return 4
+	case DTypeInt64:
+		return 8
 	}
 	return 0
 }
@@ -43,13 +47,18 @@ func (d DType) String() string {
 		return "bfloat16"
 	case DTypeFloat32:
 		return "float32"
+	case DTypeInt32:
+		return "int32"
+	case DTypeInt64:
+		return "int64"
 	}
 	return fmt.Sprintf("dtype(%d)", uint8(d))
 }
 
-// ParseDType maps the names used in graph specs ("uint8", "float16", "bfloat16", "float32").
+// ParseDType maps the names used in graph specs ("uint8", "float16", "bfloat16", "float32",
+// "int32", "int64").
 func ParseDType(s string) (DType, bool) {
-	for _, d := range []DType{DTypeUint8, DTypeFloat16, DTypeBFloat16, DTypeFloat32} {
+	for _, d := range []DType{DTypeUint8, DTypeFloat16, DTypeBFloat16, DTypeFloat32, DTypeInt32, DTypeInt64} {
 		if d.String() == s {
 			return d, true
 		}
@@ -66,6 +75,8 @@ const (
 	LayoutCHW     Layout = 2 // channel, height, width
 	LayoutTHWC    Layout = 3 // time, height, width, channel
 	LayoutTCHW    Layout = 4 // time, channel, height, width
+	LayoutL       Layout = 5 // one token sequence: length
+	LayoutNL      Layout = 6 // rows of token sequences: row, length
 )
 
 func (l Layout) String() string {
@@ -78,6 +89,10 @@ func (l Layout) String() string {
 		return "THWC"
 	case LayoutTCHW:
 		return "TCHW"
+	case LayoutL:
+		return "L"
+	case LayoutNL:
+		return "NL"
 	}
 	return fmt.Sprintf("layout(%d)", uint8(l))
 }
@@ -85,6 +100,10 @@ func (l Layout) String() string {
 // Rank is the number of axes the layout has.
 func (l Layout) Rank() int {
 	switch l {
+	case LayoutL:
+		return 1
+	case LayoutNL:
+		return 2
 	case LayoutHWC, LayoutCHW:
 		return 3
 	case LayoutTHWC, LayoutTCHW:
@@ -93,9 +112,9 @@ func (l Layout) Rank() int {
 	return 0
 }
 
-// ParseLayout maps "HWC", "CHW", "THWC", "TCHW".
+// ParseLayout maps "HWC", "CHW", "THWC", "TCHW", "L", "NL".
 func ParseLayout(s string) (Layout, bool) {
-	for _, l := range []Layout{LayoutHWC, LayoutCHW, LayoutTHWC, LayoutTCHW} {
+	for _, l := range []Layout{LayoutHWC, LayoutCHW, LayoutTHWC, LayoutTCHW, LayoutL, LayoutNL} {
 		if l.String() == s {
 			return l, true
 		}
@@ -192,8 +211,25 @@ func (t *Tensor) Float32At(i int) float32 {
 		return math.Float32frombits(uint32(binary.LittleEndian.Uint16(t.Data[2*i:])) << 16)
 	case DTypeFloat32:
 		return math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
+	case DTypeInt32:
+		return float32(int32(binary.LittleEndian.Uint32(t.Data[4*i:])))
+	case DTypeInt64:
+		return float32(int64(binary.LittleEndian.Uint64(t.Data[8*i:])))
 	}
 	return 0
+}
+
+// Int64At decodes element i of an integer tensor (int32, int64 or uint8).
+func (t *Tensor) Int64At(i int) int64 {
+	switch t.DType {
+	case DTypeUint8:
+		return int64(t.Data[i])
+	case DTypeInt32:
+		return int64(int32(binary.LittleEndian.Uint32(t.Data[4*i:])))
+	case DTypeInt64:
+		return int64(binary.LittleEndian.Uint64(t.Data[8*i:]))
+	}
+	return int64(t.Float32At(i))
 }
 
 // Float32ToBFloat16 rounds to nearest even; NaN stays NaN.

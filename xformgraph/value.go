@@ -16,6 +16,7 @@ const (
 	KindImage        // one decoded image: Value.Image
 	KindFrames       // decoded video frames, presentation order, same size: Value.Frames
 	KindTensor       // Value.Tensor
+	KindTokens       // token ids and attention mask of tokenized text: Value.Tokens
 	// KindSame is only used in OpDef.Out: the output kind is the input kind (hflip works on
 	// an image and on a frame stack).
 	KindSame Kind = 255
@@ -31,6 +32,8 @@ func (k Kind) String() string {
 		return "frames"
 	case KindTensor:
 		return "tensor"
+	case KindTokens:
+		return "tokens"
 	case KindSame:
 		return "same"
 	}
@@ -50,6 +53,7 @@ type Value struct {
 	Image  *Image
 	Frames []*Image
 	Tensor *Tensor
+	Tokens *Tokens
 
 	lazy *lazyValue
 	clip pendingClip // frames not decoded yet (decode_video mode all): see ops_video.go
@@ -64,6 +68,18 @@ type Image = ximage.Image
 // NewImage allocates a tightly packed image.
 func NewImage(w, h, c int) *Image { return ximage.NewImage(w, h, c) }
 
+// Tokens is tokenized text: Rows sequences of Len ids each, row-major, with their attention
+// mask (1 for a token, 0 for padding). Layout is LayoutL for one sequence (Rows is 1) and
+// LayoutNL for rows (packing, or one row per document). Its frame is the ids as an int32
+// tensor; token_ids and attention_mask make tensors of either.
+type Tokens struct {
+	IDs    []uint32
+	Mask   []uint8
+	Rows   int
+	Len    int
+	Layout Layout
+}
+
 // Static is what graph validation knows about a value before running: the kind and, when
 // fixed by the ops so far, its dimensions (0 = not known until run time).
 type Static struct {
@@ -72,11 +88,35 @@ type Static struct {
 	H, W     int
 	Channels int
 	DType    DType  // KindTensor only
-	Layout   Layout // KindTensor only
+	Layout   Layout // KindTensor and KindTokens
+	// Rows and Len are the dimensions of token sequences (KindTokens, and tensors of layout
+	// L, where Rows is 1, or NL).
+	Rows, Len int
+	// MaxBytes bounds Bytes when the dimensions are not all known (0: no bound known); the
+	// output-size limit is checked against it at Compile.
+	MaxBytes int64
+}
+
+// Bound is the byte size of the value if known, else MaxBytes (0: unknown).
+func (s Static) Bound() int64 {
+	if b := s.Bytes(); b > 0 {
+		return b
+	}
+	return s.MaxBytes
 }
 
 // Bytes is the byte size of the value when all dimensions are known, else 0.
 func (s Static) Bytes() int64 {
+	if s.Kind == KindTokens || s.Layout == LayoutL || s.Layout == LayoutNL {
+		if s.Rows == 0 || s.Len == 0 {
+			return 0
+		}
+		es := int64(4) // a tokens value frames as int32 ids
+		if s.Kind == KindTensor {
+			es = int64(s.DType.Size())
+		}
+		return int64(s.Rows) * int64(s.Len) * es
+	}
 	if s.H == 0 || s.W == 0 || s.Channels == 0 {
 		return 0
 	}
@@ -109,6 +149,8 @@ func (v Value) Size() int64 {
 		return n
 	case KindTensor:
 		return int64(len(v.Tensor.Data))
+	case KindTokens:
+		return 4 * int64(len(v.Tokens.IDs))
 	}
 	return 0
 }

@@ -149,6 +149,42 @@ def test_frames_reject_corruption(media):
         frames.parse(bad)
 
 
+# A byte-level BPE tokenizer.json small enough to write by hand: "ab a" is [ab, Ġ, a] = [2, 3, 0].
+TINY_TOKENIZER = json.dumps({
+    "version": "1.0", "truncation": None, "padding": None,
+    "added_tokens": [{"id": 4, "content": "<pad>", "single_word": False, "lstrip": False, "rstrip": False,
+                      "normalized": False, "special": True}],
+    "normalizer": None, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                          "use_regex": True},
+    "post_processor": None, "decoder": None,
+    "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+              "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+              "vocab": {"a": 0, "b": 1, "ab": 2, "\u0120": 3}, "merges": [["a", "b"]]}})
+
+
+def test_token_tensors():
+    """The tokenize op's int32/int64 tensors (layouts L and NL) come back as numpy arrays."""
+    tok = {"tokenizer": TINY_TOKENIZER, "max_length": 6, "truncation": "right", "padding": "max_length", "pad_id": 4}
+    g = transforms.Graph({"version": 1, "nodes": [
+        {"id": "tok", "op": "tokenize", "input": "input", "params": tok},
+        {"id": "ids", "op": "token_ids", "input": "tok", "params": {"dtype": "int64"}},
+        {"id": "mask", "op": "attention_mask", "input": "tok"}], "outputs": ["tok", "ids", "mask"]})
+    raw, ids, mask = g.run("ab a".encode(), key="caption")
+    assert (raw.dtype, raw.shape, raw.tolist()) == (np.int32, (6,), [2, 3, 0, 4, 4, 4])
+    assert (ids.dtype, ids.tolist()) == (np.int64, [2, 3, 0, 4, 4, 4])
+    assert (mask.dtype, mask.tolist()) == (np.int32, [1, 1, 1, 0, 0, 0])
+    fs = frames.parse(g.run_frames(b"ab a", key="caption"))
+    assert [(f.dtype, f.layout) for f in fs] == [("int32", "L"), ("int64", "L"), ("int32", "L")]
+    packed = transforms.Graph({"version": 1, "nodes": [
+        {"id": "tok", "op": "tokenize", "input": "input",
+         "params": {"tokenizer": TINY_TOKENIZER, "input": "jsonl", "pack": True, "max_length": 4, "padding": "max_length",
+                    "pad_id": 4}}], "outputs": ["tok"]})
+    (rows,) = packed.run(b'{"text": "ab a"}\n{"text": "b"}\n{"text": "ab ab"}\n', key="shard-0")
+    assert rows.shape == (2, 4) and rows.tolist() == [[2, 3, 0, 1], [2, 3, 2, 4]]
+    with pytest.raises(SampleError, match="not UTF-8"):
+        g.run(b"a\xff", key="bad")
+
+
 def test_missing_library_is_a_clear_error(tmp_path):
     out = run_py("""
         import json, os

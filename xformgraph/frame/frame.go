@@ -11,9 +11,10 @@
 //	0      4    magic "NTXF"
 //	4      1    version (2)
 //	5      1    kind: 1 tensor, 2 raw
-//	6      1    dtype: 1 uint8, 2 float16, 3 bfloat16, 4 float32 (tensor); media hint (raw)
-//	7      1    layout: 1 HWC, 2 CHW, 3 THWC, 4 TCHW (tensor); 0 (raw)
-//	8      1    rank: number of dims (tensor, 3 or 4); 0 (raw)
+//	6      1    dtype: 1 uint8, 2 float16, 3 bfloat16, 4 float32, 5 int32, 6 int64 (tensor);
+//	            media hint (raw)
+//	7      1    layout: 1 HWC, 2 CHW, 3 THWC, 4 TCHW, 5 L, 6 NL (tensor); 0 (raw)
+//	8      1    rank: number of dims (tensor: 3 or 4, 1 for L, 2 for NL); 0 (raw)
 //	9      1    reserved, zero
 //	10     2    D: bytes of the domain field, a multiple of 8
 //	12     4    CRC-32 (IEEE, as zlib.crc32) of the payload
@@ -90,7 +91,11 @@ type Frame struct {
 	Payload []byte
 }
 
-var elemSize = map[uint8]int{1: 1, 2: 2, 3: 2, 4: 4}
+// elemSize and layoutRank: dtypes 5, 6 (int32, int64) and layouts 5, 6 (L: a token
+// sequence, NL: rows of them) came with tokenization; frames without them read as before.
+var elemSize = map[uint8]int{1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 8}
+
+var layoutRank = map[uint8]int{1: 3, 2: 3, 3: 4, 4: 4, 5: 1, 6: 2}
 
 // Validate checks the header fields against the payload size.
 func (f *Frame) Validate() error {
@@ -113,7 +118,7 @@ func (f *Frame) Validate() error {
 		if es == 0 {
 			return fmt.Errorf("%w: dtype %d", ErrFormat, f.DType)
 		}
-		want := map[uint8]int{1: 3, 2: 3, 3: 4, 4: 4}[f.Layout]
+		want := layoutRank[f.Layout]
 		if want == 0 || len(f.Shape) != want {
 			return fmt.Errorf("%w: layout %d with %d dims", ErrFormat, f.Layout, len(f.Shape))
 		}

@@ -24,11 +24,13 @@ MAX_RANK = 8
 MAX_DOMAIN = 1024
 
 #: dtype codes -> (name, numpy dtype of the elements). bfloat16 has no numpy dtype: its
-#: elements are returned as uint16 bit patterns (torch: ``t.view(torch.bfloat16)``).
+#: elements are returned as uint16 bit patterns (torch: ``t.view(torch.bfloat16)``). int32
+#: and int64 hold token ids and attention masks (the tokenize op).
 DTYPES = {1: ("uint8", np.dtype("u1")), 2: ("float16", np.dtype("<f2")), 3: ("bfloat16", np.dtype("<u2")),
-          4: ("float32", np.dtype("<f4"))}
-LAYOUTS = {1: "HWC", 2: "CHW", 3: "THWC", 4: "TCHW"}
-RANK_OF = {1: 3, 2: 3, 3: 4, 4: 4}
+          4: ("float32", np.dtype("<f4")), 5: ("int32", np.dtype("<i4")), 6: ("int64", np.dtype("<i8"))}
+#: L is one token sequence [length]; NL rows of them [rows, length] (packing, one per document).
+LAYOUTS = {1: "HWC", 2: "CHW", 3: "THWC", 4: "TCHW", 5: "L", 6: "NL"}
+RANK_OF = {1: 3, 2: 3, 3: 4, 4: 4, 5: 1, 6: 2}
 MEDIA = {0: "unknown", 1: "jpeg", 2: "png", 3: "webp", 4: "video"}
 
 

@@ -48,7 +48,8 @@ class Sample:
     outputs: List[np.ndarray]
     error: Optional[SampleError] = None
     domain: str = ""
-    #: element type of each output: uint8, float16, float32, or bfloat16 (held as uint16 bits)
+    #: element type of each output: uint8, float16, float32, bfloat16 (held as uint16 bits),
+    #: int32 or int64 (token ids and masks)
     dtypes: List[str] = dataclasses.field(default_factory=list)
 
 
