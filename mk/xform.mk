@@ -79,3 +79,7 @@ bench-xform-env: $(BENCH_VENV)/.ok $(BENCH_VENV)/.ok-torch $(SIMD_VENV)/.ok ## P
 .PHONY: bench-xform
 bench-xform: xform-media bench-xform-env ## image + video transform benchmark, one thread each; last line BENCH xform ...
 	XFORM_MEDIA=$(XFORM_MEDIA) BENCH_VENV=$(BENCH_VENV) SIMD_VENV=$(SIMD_VENV) bench/xform/run.sh
+
+.PHONY: bench-tokenize
+bench-tokenize: xform-pyenv ## xformgraph/tokenize vs Hugging Face tokenizers, one thread each; last line BENCH tokenize ...
+	NEWTRICKS_PYTHON=$(XFORM_PYTHON) bench/tokenize/run.sh

@@ -1,6 +1,7 @@
 package xformgraph
 
 import (
+	"encoding/json"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -15,6 +16,11 @@ func FuzzCompileGraph(f *testing.F) {
 		{"id": "c", "op": "random_resized_crop", "input": "d", "params": {"size": [64]}},
 		{"id": "t", "op": "to_tensor", "input": "c", "params": {"layout": "CHW", "dtype": "float32"}}], "outputs": ["t"]}`))
 	f.Add([]byte(`{"version": 1, "nodes": [{"id": "v", "op": "decode_video", "input": "input", "params": {"mode": "uniform", "num": 100000000, "width": 100000, "height": 100000}}], "outputs": ["v"]}`))
+	tok, _ := json.Marshal(map[string]any{"version": 1, "nodes": []any{
+		map[string]any{"id": "t", "op": "tokenize", "input": "input", "params": map[string]any{"tokenizer": tinyTokenizer,
+			"input": "jsonl", "pack": true, "max_length": 16, "padding": "max_length", "pad_id": 4, "sep_token": "<eos>"}},
+		map[string]any{"id": "i", "op": "token_ids", "input": "t"}}, "outputs": []string{"i"}})
+	f.Add(tok)
 	g := &xformv1.Graph{Version: 1, Nodes: []*xformv1.Node{NewNodeSpec("d", "decode_image", "input", nil)}, Outputs: []string{"d"}}
 	b, _ := proto.Marshal(g)
 	f.Add(b)

@@ -280,3 +280,21 @@ func TestTokenizeOpAgainstTokenizers(t *testing.T) {
 	}
 	t.Logf("%d cases, %d ids compared", len(cases), ids)
 }
+
+// FuzzTokenizeSample: any sample bytes (JSON lines here: the parsing a text source gets) give
+// rows or a sample error, never a panic.
+func FuzzTokenizeSample(f *testing.F) {
+	g, err := Compile(tokenizeGraph(f, map[string]any{"input": "jsonl", "pack": true, "max_length": 4.0, "padding": "max_length",
+		"pad_id": 4.0, "sep_token": "<eos>", "max_tokens": 4096.0}), nil, Limits{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(`{"text": "ab a"}` + "\n" + `{"text": "b\u00e9\ud83d\ude00"}`))
+	f.Add([]byte(`{"text": "\\"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, err := g.Run(context.Background(), Sample{Key: "k", Data: b})
+		if err == nil && out.Values[0].Tensor.Shape[1] != 4 {
+			t.Fatalf("shape %v", out.Values[0].Tensor.Shape)
+		}
+	})
+}

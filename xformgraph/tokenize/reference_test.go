@@ -325,9 +325,10 @@ func charEnds(s string, pieces [][2]int) []int {
 	return out
 }
 
-// TestUnicodeTables checks every code point: the pre-tokenizer's classes on a string that
-// puts each one after a letter, a digit, a space and punctuation, and the normalizers on a
-// string of all of them plus decomposed sequences and mark orders, against tokenizers.
+// TestUnicodeTables checks every code point against tokenizers: the pre-tokenizer's classes
+// on a string that puts each one after a letter, a digit, a space and punctuation; the word
+// boundary of single_word added tokens; and the normalizers on a string of all of them plus
+// decomposed sequences and mark orders.
 func TestUnicodeTables(t *testing.T) {
 	dir := filepath.Join(reference(t), "unicode")
 	s, err := os.ReadFile(filepath.Join(dir, "pretok.txt"))
@@ -351,6 +352,20 @@ func TestUnicodeTables(t *testing.T) {
 			rs := []rune(string(s))
 			t.Fatalf("pre-tokenizer: piece %d ends at %d, tokenizers at %d, near %+q", i, got[i], want[i], string(rs[max(0, want[i]-10):min(len(rs), want[i]+10)]))
 		}
+	}
+	bits, err := os.ReadFile(filepath.Join(dir, "single_word.bits"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	for c := rune(0); c < 0x110000; c++ {
+		if c >= 0xD800 && c <= 0xDFFF {
+			continue
+		}
+		if matched := bits[k] == 1; matched == isWordChar(c) {
+			t.Errorf("single_word after U+%04X: tokenizers matched=%v, isWordChar=%v", c, matched, isWordChar(c))
+		}
+		k++
 	}
 	text, err := os.ReadFile(filepath.Join(dir, "norm.txt"))
 	if err != nil {

@@ -27,6 +27,7 @@ import os
 import random
 import struct
 import sys
+import time
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
@@ -336,12 +337,22 @@ def unicode_probes(out):
     open(os.path.join(d, "pretok.txt"), "w", encoding="utf-8", newline="").write("".join(units))
     with open(os.path.join(d, "pretok.ends"), "wb") as f:
         f.write(struct.pack("<%dI" % len(ends), *ends))
+    # single_word: an added token followed by a \w character is not matched; each unit is
+    # the token, the character and a space (not \w, so the next token's left is a boundary).
+    wl = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    wl.add_tokens([AddedToken("\x02", single_word=True)])
+    enc = wl.encode("".join("\x02" + c + " " for c in cps), add_special_tokens=False)
+    bits = bytearray(len(cps))
+    for i, o in zip(enc.ids, enc.offsets):
+        if i == 1:
+            bits[o[0] // 3] = 1
+    open(os.path.join(d, "single_word.bits"), "wb").write(bytes(bits))
     # Normalizers: each code point alone between \x01, then each decomposable one's NFD
     # (composition), then marks in every order (reordering).
     s = "\x01".join(cps)
     marks = "".join("a" + cps[0x300 + i] + cps[0x316 + (i % 20)] + cps[0x5b0 + (i % 30)] + "\x01" for i in range(0x70))
     nfd = normalizers.NFD()
-    decomp = "\x01".join(nfd.normalize_str(c) for c in cps if nfd.normalize_str(c) != c)
+    decomp = "\x01".join(x for x, c in ((nfd.normalize_str(c), c) for c in cps) if x != c)
     text = s + "\x01" + marks + "\x01" + decomp
     open(os.path.join(d, "norm.txt"), "w", encoding="utf-8", newline="").write(text)
     for name, n in [("NFC", normalizers.NFC()), ("NFD", normalizers.NFD()), ("NFKC", normalizers.NFKC()),
@@ -370,7 +381,9 @@ def main():
             b = d.encode("utf-8")
             f.write(struct.pack("<I", len(b)))
             f.write(b)
+    cpu = [("corpus", time.process_time())]
     names = build(docs, out)
+    cpu.append(("training", time.process_time()))
     cases = []
     with open(os.path.join(out, "results.bin"), "wb") as f:
         for name in names:
@@ -393,8 +406,12 @@ def main():
     pt = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     json.dump([[s, [o[1] for _, o in pt.pre_tokenize_str(s)]] for s in PRETOK_EDGE],
               open(os.path.join(out, "pretok.json"), "w"))
+    cpu.append(("encoding", time.process_time()))
     unicode_probes(out)
-    print("reference: %d documents, %d bytes, %d cases" % (len(docs), sum(len(d.encode()) for d in docs), len(cases)))
+    cpu.append(("unicode probes", time.process_time()))
+    print("reference: %d documents, %d bytes, %d cases; CPU s: %s" % (
+        len(docs), sum(len(d.encode()) for d in docs), len(cases),
+        ", ".join("%s %.1f" % (cpu[i][0], cpu[i][1] - (cpu[i - 1][1] if i else 0)) for i in range(len(cpu)))))
 
 
 if __name__ == "__main__":
