@@ -27,7 +27,7 @@ const (
 	DefaultMaxTokens     = 1 << 20 // max_tokens default: 4 MiB of int32 ids
 	MaxMaxTokens         = 1 << 26
 	DefaultMaxTextBytes  = 8 << 20
-	tokenizerCacheLength = 8 // parsed tokenizers kept per process
+	tokenizerCacheLength = 4 // parsed tokenizers kept per process (a large one is tens of MB)
 )
 
 func init() {

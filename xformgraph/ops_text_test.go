@@ -211,15 +211,20 @@ func TestTokenizeOpAgainstTokenizers(t *testing.T) {
 	if py == "" {
 		testreq.Missing(t, "NEWTRICKS_PYTHON is not set (make xform-pyenv builds a venv with tokenizers)")
 	}
-	if out, err := exec.Command(py, "-c", "import tokenizers").CombinedOutput(); err != nil {
-		testreq.Missing(t, "%s cannot import tokenizers (make xform-pyenv): %v\n%s", py, err, out)
+	version, err := exec.Command(py, "-c", "import tokenizers; print(tokenizers.__version__)").CombinedOutput()
+	if err != nil {
+		testreq.Missing(t, "%s cannot import tokenizers (make xform-pyenv): %v\n%s", py, err, version)
 	}
-	dir := t.TempDir()
-	cmd := exec.Command(py, "testdata/tokenize_ref.py", dir)
-	cmd.Env = append(os.Environ(), "TOKENIZERS_PARALLELISM=false", "RAYON_NUM_THREADS=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tokenize_ref.py: %v\n%s", err, out)
-	}
+	// The reference depends only on the scripts and the tokenizers release: cached.
+	dir := testreq.Cached(t, "tokenize-op-reference", []string{"testdata/tokenize_ref.py", "tokenize/testdata/reference.py"},
+		"tokenizers "+string(version), func(dir string) error {
+			cmd := exec.Command(py, "testdata/tokenize_ref.py", dir)
+			cmd.Env = append(os.Environ(), "TOKENIZERS_PARALLELISM=false", "RAYON_NUM_THREADS=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("tokenize_ref.py: %v\n%s", err, out)
+			}
+			return nil
+		})
 	b, err := os.ReadFile(filepath.Join(dir, "cases.json"))
 	if err != nil {
 		t.Fatal(err)

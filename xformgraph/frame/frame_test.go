@@ -79,3 +79,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestTokenFrames: int32/int64 token tensors in layouts L (rank 1) and NL (rank 2).
+func TestTokenFrames(t *testing.T) {
+	for _, f := range []*Frame{
+		{Kind: KindTensor, DType: 5, Layout: 5, Shape: []int{3}, Payload: make([]byte, 12)},
+		{Kind: KindTensor, DType: 6, Layout: 6, Shape: []int{2, 3}, Payload: make([]byte, 48)},
+	} {
+		b, err := f.AppendTo(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, rest, err := Parse(b)
+		if err != nil || len(rest) != 0 || back.DType != f.DType || back.Layout != f.Layout || len(back.Shape) != len(f.Shape) {
+			t.Fatalf("%+v: %+v %v", f, back, err)
+		}
+	}
+	for _, f := range []*Frame{
+		{Kind: KindTensor, DType: 5, Layout: 5, Shape: []int{1, 3}, Payload: make([]byte, 12)}, // L is rank 1
+		{Kind: KindTensor, DType: 6, Layout: 6, Shape: []int{2, 3}, Payload: make([]byte, 24)}, // int64 is 8 bytes
+		{Kind: KindTensor, DType: 7, Layout: 5, Shape: []int{3}, Payload: make([]byte, 12)},
+	} {
+		if _, err := f.AppendTo(nil); err == nil {
+			t.Errorf("%+v accepted", f)
+		}
+	}
+}

@@ -277,14 +277,15 @@ type merge struct {
 	newID uint32
 }
 
-// mergeHeap is a binary min-heap on key.
+// mergeHeap is a 4-ary min-heap on key (tokenizers uses a quaternary heap too; only the
+// order of keys matters, and keys are distinct except for duplicates of one pair).
 type mergeHeap []merge
 
 func (h *mergeHeap) push(m merge) {
 	s := append(*h, m)
 	i := len(s) - 1
 	for i > 0 {
-		p := (i - 1) >> 1
+		p := (i - 1) >> 2
 		if s[p].key <= m.key {
 			break
 		}
@@ -303,18 +304,22 @@ func (h *mergeHeap) pop() merge {
 	s = s[:n]
 	i := 0
 	for {
-		c := 2*i + 1
+		c := 4*i + 1
 		if c >= n {
 			break
 		}
-		if c+1 < n && s[c+1].key < s[c].key {
-			c++
+		best, bk := c, s[c].key
+		end := min(c+4, n)
+		for j := c + 1; j < end; j++ {
+			if k := s[j].key; k < bk {
+				best, bk = j, k
+			}
 		}
-		if s[c].key >= last.key {
+		if bk >= last.key {
 			break
 		}
-		s[i] = s[c]
-		i = c
+		s[i] = s[best]
+		i = best
 	}
 	if n > 0 {
 		s[i] = last

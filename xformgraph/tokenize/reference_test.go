@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -17,62 +16,42 @@ import (
 )
 
 // The reference: testdata/reference.py trains tokenizers with the `tokenizers` package and
-// writes what it gives for a generated corpus (see the script's doc). It runs once per test
-// binary, in a temporary directory.
+// writes what it gives for a generated corpus (see the script's doc). Its output depends only
+// on the script and the tokenizers release, so it is cached between runs (testreq.Cached:
+// about two CPU-minutes of Python, made again when either changes); the Go side always runs.
 
-var (
-	refOnce sync.Once
-	refDir  string
-	refErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if refDir != "" {
-		os.RemoveAll(refDir)
-	}
-	os.Exit(code)
-}
-
-// pythonWithTokenizers returns the reference Python (NEWTRICKS_PYTHON) if it imports
-// tokenizers, else fails or skips t (testreq).
-func pythonWithTokenizers(t testing.TB) string {
+// pythonWithTokenizers returns the reference Python (NEWTRICKS_PYTHON) and its tokenizers
+// version if it imports tokenizers, else fails or skips t (testreq).
+func pythonWithTokenizers(t testing.TB) (string, string) {
 	t.Helper()
 	py := os.Getenv("NEWTRICKS_PYTHON")
 	if py == "" {
 		testreq.Missing(t, "NEWTRICKS_PYTHON is not set (make xform-pyenv builds a venv with tokenizers)")
 	}
-	if out, err := exec.Command(py, "-c", "import tokenizers").CombinedOutput(); err != nil {
+	out, err := exec.Command(py, "-c", "import tokenizers; print(tokenizers.__version__)").CombinedOutput()
+	if err != nil {
 		testreq.Missing(t, "%s cannot import tokenizers (make xform-pyenv): %v\n%s", py, err, out)
 	}
-	return py
+	return py, strings.TrimSpace(string(out))
 }
 
 // reference returns the reference directory: NT_TOKENIZE_REF if set (an earlier output of
-// reference.py, e.g. the benchmark's), else a fresh run of the script.
+// reference.py, e.g. the benchmark's), else the cached one.
 func reference(t testing.TB) string {
 	t.Helper()
 	if d := os.Getenv("NT_TOKENIZE_REF"); d != "" {
 		return d
 	}
-	py := pythonWithTokenizers(t)
-	refOnce.Do(func() {
-		refDir, refErr = os.MkdirTemp("", "tokenize-ref-")
-		if refErr != nil {
-			return
-		}
-		cmd := exec.Command(py, "testdata/reference.py", refDir)
+	py, version := pythonWithTokenizers(t)
+	return testreq.Cached(t, "tokenize-reference", []string{"testdata/reference.py"}, "tokenizers "+version, func(dir string) error {
+		cmd := exec.Command(py, "testdata/reference.py", dir)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			refErr = fmt.Errorf("reference.py: %v\n%s", err, out)
-			return
+			return fmt.Errorf("reference.py: %v\n%s", err, out)
 		}
 		fmt.Fprintf(os.Stderr, "%s", out)
+		return nil
 	})
-	if refErr != nil {
-		t.Fatal(refErr)
-	}
-	return refDir
 }
 
 type refCase struct {
@@ -253,8 +232,8 @@ func TestAgainstTokenizers(t *testing.T) {
 	if len(rr.b) != 0 {
 		t.Fatalf("%d bytes of reference results left over", len(rr.b))
 	}
-	t.Logf("%d cases over 4 tokenizers: %d document encodings and %d packed samples, %d MB of text, %d ids compared",
-		nCases, nDocs, countPacked(cases), nBytes>>20, nTokens)
+	t.Logf("%d cases over %d tokenizers: %d document encodings and %d packed samples, %d MB of text, %d ids compared",
+		nCases, len(toks), nDocs, countPacked(cases), nBytes>>20, nTokens)
 }
 
 func countPacked(cases []refCase) int {

@@ -126,7 +126,9 @@ func normalizeString(s string, f normForm) string {
 	}
 	t := unormTables()
 	compat := f == formNFKD || f == formNFKC
-	buf := make([]rune, 0, len(s)+8)
+	rb := runePool.Get().(*runeBufs)
+	defer runePool.Put(rb)
+	buf := rb.a[:0]
 	for _, r := range s {
 		buf = t.decompose(buf, r, compat)
 	}
@@ -146,15 +148,26 @@ func normalizeString(s string, f normForm) string {
 		}
 		i = j
 	}
+	rb.a = buf
 	if f == formNFC || f == formNFKC {
-		buf = t.recompose(buf)
+		rb.b = t.recompose(buf, rb.b[:0])
+		buf = rb.b
 	}
-	out := make([]byte, 0, len(s)+len(buf))
+	out := rb.out[:0]
 	for _, r := range buf {
 		out = utf8.AppendRune(out, r)
 	}
+	rb.out = out
 	return string(out)
 }
+
+// runeBufs are normalizeString's scratch buffers, reused across calls.
+type runeBufs struct {
+	a, b []rune
+	out  []byte
+}
+
+var runePool = sync.Pool{New: func() any { return &runeBufs{} }}
 
 func (t *normTables) decompose(buf []rune, r rune, compat bool) []rune {
 	if r < 0xC0 && (!compat || r < 0xA0) {
@@ -193,8 +206,7 @@ func (t *normTables) composePair(a, b rune) (rune, bool) {
 }
 
 // recompose is the crate's Recompositions iterator over a canonically ordered buffer.
-func (t *normTables) recompose(in []rune) []rune {
-	out := make([]rune, 0, len(in))
+func (t *normTables) recompose(in, out []rune) []rune {
 	var pending []rune // uncomposed characters after the composee
 	composee := rune(-1)
 	lastCCC := -1 // -1: no character after the composee yet

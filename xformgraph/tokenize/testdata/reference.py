@@ -217,6 +217,47 @@ def build(docs, out):
                                                     ("<s>", t.token_to_id("<s>")))
     t.save(os.path.join(out, "suffix.json"))
     names.append("suffix")
+
+    # Variants made by editing the files above (no training): the settings no trained file
+    # has, checked on a subset of the corpus (cases_for).
+    def variant(src, name, edit):
+        j = json.load(open(os.path.join(out, src + ".json"), encoding="utf-8"))
+        edit(j)
+        json.dump(j, open(os.path.join(out, name + ".json"), "w", encoding="utf-8"), ensure_ascii=False)
+        names.append(name)
+
+    def noregex(j):
+        j["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+            {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": False}]}
+    variant("gpt2", "v-noregex", noregex)
+
+    def ignore_merges(j):
+        j["model"]["ignore_merges"] = True
+        j["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "NFKD"}, {"type": "StripAccents"},
+                                                              {"type": "Replace", "pattern": {"String": "ab"}, "content": "<s>"},
+                                                              {"type": "Strip", "strip_left": False, "strip_right": True}]}
+    variant("gpt2", "v-ignore-merges", ignore_merges)
+
+    def seq_post(j):
+        ids = {t["content"]: t["id"] for t in j["added_tokens"]}
+        j["post_processor"] = {"type": "Sequence", "processors": [
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+            {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                                      {"Sequence": {"id": "A", "type_id": 0}},
+                                                      {"SpecialToken": {"id": "eos", "type_id": 0}}],
+             "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+             "special_tokens": {"<s>": {"id": "<s>", "ids": [ids["<s>"]], "tokens": ["<s>"]},
+                                "eos": {"id": "eos", "ids": [ids["</s>"], ids["<|endoftext|>"]],
+                                        "tokens": ["</s>", "<|endoftext|>"]}}}]}
+        j["normalizer"] = {"type": "NFD"}
+    variant("gpt2", "v-seq-post", seq_post)
+
+    def bert(j):
+        ids = {t["content"]: t["id"] for t in j["added_tokens"]}
+        j["post_processor"] = {"type": "BertProcessing", "sep": ["</s>", ids["</s>"]], "cls": ["<s>", ids["<s>"]]}
+        j["model"]["fuse_unk"] = True
+        j["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "NFKD"}, {"type": "Lowercase"}]}
+    variant("suffix", "v-bert", bert)
     return names
 
 
@@ -263,6 +304,10 @@ def pack(tok, docs, case):
 
 def cases_for(name, tok, n_docs):
     pad_id = tok.token_to_id("<pad>")
+    if name.startswith("v-"):
+        sub = [0, min(n_docs, 250)]
+        return [dict(tokenizer=name, name=n, add_special_tokens=True, truncation=tr, padding=None, pack=None, docs=sub)
+                for n, tr in [("plain", None), ("trunc-left-32", dict(max_length=32, direction="left"))]]
     sub = [0, min(n_docs, 400)]
     allr = [0, n_docs]
     out = [
