@@ -21,7 +21,7 @@ func init() {
 
 const doctorUsage = `usage:
   newtricks doctor --conf DIR [--user U] [--classpath CP] [--namenode-http HOST:PORT]
-                   [--metrics HOST:PORT ...] [--ca PEM ...] [--offline] [--timeout 10s] [--json]
+                   [--metrics HOST:PORT ...] [--ca PEM ...] [--offline | --remote] [--timeout 10s] [--json]
 
 Checks what an admin must get right to run newtricks, and prints one line per finding:
 PASS, WARN or FAIL, what was found, and in brackets the hdfs-site key to change.
@@ -49,6 +49,8 @@ e.g. --classpath "$(hadoop classpath)". --namenode-http defaults to dfs.namenode
 daemons (dfs.http.policy=HTTPS_ONLY) are read over HTTPS, trusting the system's CAs and --ca;
 doctor does not speak SPNEGO, so on a Kerberized cluster /jmx must be whitelisted for it
 (hadoop.http.authentication.kerberos.endpoint.whitelist) or run it with --offline.
+--remote runs from another host than the daemon's (a client or the conformance kit): the
+binaries, socket dir and jar are not checked, nor metrics on the daemon's loopback.
 Exit status: 0 when nothing failed (warnings allowed), 1 when a check failed, 2 for bad usage.
 `
 
@@ -66,6 +68,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(&cas, "ca", "a PEM `file` of CA certificates to trust for HTTPS web endpoints (repeatable)")
 	fs.Var(&metrics, "metrics", "a co-process metrics `host:port` to scrape (repeatable)")
 	fs.BoolVar(&o.Offline, "offline", false, "check the configuration and this host only, not the running cluster")
+	fs.BoolVar(&o.Remote, "remote", false, "this host is not the daemon's: skip the checks of its binaries, socket dir and jar, and its loopback metrics")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "bound on each network call and binary probe")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {

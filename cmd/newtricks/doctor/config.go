@@ -77,9 +77,13 @@ func (d *doctor) checkConfig(ctx context.Context) {
 		}
 	}
 	if d.nnEnabled || d.dnEnabled {
-		d.checkSocketDir()
-		d.checkJar()
-		d.checkVersions()
+		if d.o.Remote {
+			d.r.warn("host", "", "--remote: the co-process binaries, the socket dir and the hooks jar on the classpath are the daemons' hosts' and were not checked (run doctor there for those)")
+		} else {
+			d.checkSocketDir()
+			d.checkJar()
+			d.checkVersions()
+		}
 		d.checkSecurity()
 	}
 }
@@ -100,7 +104,8 @@ func (d *doctor) checkSide(ctx context.Context, s side, enabled bool) {
 		d.r.fail(check, s.binKey, "%s is not set: the hook is loaded but launches no co-process", s.binKey)
 	} else {
 		bin = d.conf.Get(s.binKey, "")
-		if d.checkBinary(check, s.binKey, bin) {
+		// From another host (Remote) the binary is not visible: the "host" finding says so.
+		if !d.o.Remote && d.checkBinary(check, s.binKey, bin) {
 			d.probeBinary(ctx, s, bin)
 		}
 	}

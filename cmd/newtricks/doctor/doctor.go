@@ -95,6 +95,10 @@ type Options struct {
 	Classpath []string
 	// Offline skips the running-cluster checks.
 	Offline bool
+	// Remote: this host is not the daemon's. The checks of files on the daemon's host (the
+	// co-process binaries, the socket dir, the jar on the classpath) are skipped, and so are
+	// metrics addresses on loopback (the daemon host's own) unless Metrics names them.
+	Remote bool
 	// NameNodeHTTP is the NameNode's web address (host:port). Empty: dfs.namenode.http-address.
 	NameNodeHTTP string
 	// Metrics are co-process /metrics addresses (host:port) to check besides the one in

@@ -191,8 +191,21 @@ func (d *doctor) checkLive(ctx context.Context) {
 		}
 	}
 	for _, m := range metrics {
+		if d.o.Remote && !contains(d.o.Metrics, m) && onLoopback(m) {
+			continue // the daemon host's loopback, not this host's
+		}
 		d.checkMetrics(ctx, m)
 	}
+}
+
+// onLoopback reports whether host:port addr names a loopback address.
+func onLoopback(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(h)
+	return h == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 func contains(l []string, s string) bool {
