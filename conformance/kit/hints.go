@@ -75,7 +75,7 @@ func raise(t T, e *Env, hc *hintclient.Client, file string, window time.Duration
 // restored waits until file is back at factor 1 with no marker left, the hint finished.
 func restored(t T, e *Env, hc *hintclient.Client, plan *hotspot.Plan, file string, slack time.Duration) {
 	t.Helper()
-	took := eventually(t, time.Until(plan.Deadline)+slack, file+" restored to factor 1", func() error {
+	eventually(t, time.Until(plan.Deadline)+slack, file+" restored to factor 1", func() error {
 		r, err := replication(e.SU, file)
 		if err != nil {
 			return err
@@ -85,6 +85,7 @@ func restored(t T, e *Env, hc *hintclient.Client, plan *hotspot.Plan, file strin
 		}
 		return nil
 	})
+	back := time.Since(plan.Deadline)
 	eventually(t, 30*time.Second, "the hint finished and its marker removed", func() error {
 		if xa, err := e.SU.ListXAttrs(file); err == nil && xa[hotspotXAttr] != "" {
 			return fmt.Errorf("marker %s still on %s: %s", hotspotXAttr, file, xa[hotspotXAttr])
@@ -101,7 +102,7 @@ func restored(t T, e *Env, hc *hintclient.Client, plan *hotspot.Plan, file strin
 		}
 		return nil
 	})
-	t.Logf("%s back at factor 1 %v after the deadline", file, (took - time.Until(plan.Deadline)).Round(100*time.Millisecond))
+	t.Logf("%s back at factor 1 %v after the hint's deadline", file, back.Round(100*time.Millisecond))
 }
 
 // caseHints: a hint raises a file's factor, the replicas get placed, and at the end of the

@@ -130,7 +130,7 @@ func caseOffload(t T, e *Env) {
 		}
 	}
 	if rpaths["offload"] == 0 {
-		t.Errorf("no case was transformed by a DataNode: paths %v", rpaths)
+		notTransformed(t, e, rpaths)
 	}
 	checked := 0
 	if dom := xformgraph.Domain().String(); dom == golden.RecordedDomain() {
@@ -190,4 +190,31 @@ func casePermission(t T, e *Env) {
 		t.Errorf("%s's offload reader on %s's private dataset: %v, want permission denied", who, e.C.User, err)
 	}
 	t.Logf("%s denied on HDFS, Locate, hints and offload of %s's private files", who, e.C.User)
+}
+
+// notTransformed fails the case because no sample was transformed by a DataNode, unless the
+// DataNodes said why: their governors shed (the node's CPU is busy with other work), so they
+// sent raw bytes, which is what they must do then. A busy cluster is not a broken one; the case
+// then says that the transform on the DataNodes was not exercised.
+func notTransformed(t T, e *Env, paths map[string]int) {
+	t.Helper()
+	var shedding []string
+	for _, addr := range e.C.DataNodeAPIs {
+		cc, err := Dial(addr)
+		if err != nil {
+			continue
+		}
+		st, err := pb.NewOffloadClient(cc).NodeStatus(e.Ctx, &pb.OffloadNodeStatusRequest{User: e.C.User})
+		cc.Close()
+		if err == nil && st.GetShedding() {
+			shedding = append(shedding, fmt.Sprintf("%s (cpu used by others %.2f)", addr, st.GetCpuOther()))
+		}
+	}
+	if len(shedding) > 0 {
+		t.Logf("no sample was transformed by a DataNode (paths %v): the DataNodes shed, %s, and sent raw bytes; "+
+			"the bytes agree, but the transform on the DataNodes was not exercised (run the kit when the cluster is idler, "+
+			"or with newtricks.datanode.ext.offload.cpu.high=1)", paths, strings.Join(shedding, ", "))
+		return
+	}
+	t.Errorf("no sample was transformed by a DataNode, and none sheds: paths %v", paths)
 }
