@@ -7,10 +7,11 @@
 # everything down at the end, failed or not, and fails if any container, network or volume
 # of its project is left.
 #
-#   compose-test.sh [PROJECT]     (default project: newtricks-test)
+#   compose-test.sh [PROJECT]     (default project: newtricks-test-<pid>, one per run, so
+#                                 that runs from two checkouts on one machine never meet)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-P=${1:-newtricks-test}
+P=${1:-newtricks-test-$$}
 COMPOSE=(podman-compose -p "$P" -f "$here/compose.yaml")
 # Free host ports for the published ones: no clash with another cluster on this machine.
 export NEWTRICKS_NAMENODE_WEB_PORT= NEWTRICKS_NAMENODE_RPC_PORT= NEWTRICKS_NAMENODE_API_PORT=
@@ -22,12 +23,23 @@ say() { echo "compose-test [$(( $(date +%s) - start ))s]: $*"; }
 compose() { "${COMPOSE[@]}" "$@" >>"$log" 2>&1; }
 container() { echo "${P}_$1_1"; }
 
-# Everything of the project, whatever state it is in.
+# Everything of project $1 (default: this run's), whatever state it is in.
 teardown() {
-  "${COMPOSE[@]}" down -v -t 10 >>"$log" 2>&1 || true
-  podman ps -aq --filter "label=$LABEL" | xargs -r podman rm -f -t 5 >>"$log" 2>&1 || true
-  podman volume ls -q --filter "label=$LABEL" | xargs -r podman volume rm -f >>"$log" 2>&1 || true
-  podman network ls -q --filter "label=$LABEL" | xargs -r podman network rm -f >>"$log" 2>&1 || true
+  local p=${1:-$P} label=io.podman.compose.project=${1:-$P}
+  podman-compose -p "$p" -f "$here/compose.yaml" down -v -t 10 >>"$log" 2>&1 || true
+  podman ps -aq --filter "label=$label" | xargs -r podman rm -f -t 5 >>"$log" 2>&1 || true
+  podman volume ls -q --filter "label=$label" | xargs -r podman volume rm -f >>"$log" 2>&1 || true
+  podman network ls -q --filter "label=$label" | xargs -r podman network rm -f >>"$log" 2>&1 || true
+}
+
+# Projects of earlier runs whose script is gone (killed before its own teardown).
+stale() {
+  { podman ps -a --format '{{index .Labels "io.podman.compose.project"}}'
+    podman volume ls --format '{{index .Labels "io.podman.compose.project"}}'
+    podman network ls --format '{{index .Labels "io.podman.compose.project"}}'; } 2>/dev/null |
+    grep -E '^newtricks-test-[0-9]+$' | sort -u | while read -r p; do
+      kill -0 "${p##*-}" 2>/dev/null || echo "$p"
+    done
 }
 
 leftovers() {
@@ -71,7 +83,7 @@ finish() {
 trap finish EXIT
 trap 'exit 130' INT TERM
 
-teardown # a run killed before its own teardown
+for p in $(stale); do say "removing $p, left by a run that was killed"; teardown "$p"; done
 podman image exists newtricks/hdfs:dev || { echo "compose-test: no image newtricks/hdfs:dev: run make compose-image" >&2; exit 1; }
 
 # The kit inside the compose network: the one-off `conformance` service (no deps: they run).

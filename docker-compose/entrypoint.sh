@@ -10,7 +10,8 @@ for p in java.io java.lang java.lang.reflect java.math java.net java.text java.u
   OPENS="$OPENS --add-opens=java.base/$p=ALL-UNNAMED"
 done
 CP="/opt/newtricks/conf/$role:/opt/hadoop/lib/*"
-JAVA="java $OPENS -Dhadoop.log.dir=/var/log/hadoop -cp $CP"
+# NEWTRICKS_JAVA_OPTS: more JVM options (compose.yaml passes C1-only JIT by default).
+JAVA="java $OPENS ${NEWTRICKS_JAVA_OPTS:-} -Dhadoop.log.dir=/var/log/hadoop -cp $CP"
 mkdir -p /var/log/hadoop /data
 case "$role" in
   namenode)
