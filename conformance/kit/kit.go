@@ -34,28 +34,13 @@ func Run(t *testing.T, c Cluster) {
 // test, printing progress to w, and returns the results.
 func RunStandalone(w io.Writer, c Cluster, filter *regexp.Regexp) *Result {
 	res := &Result{}
-	top := &standalone{name: "kit", out: w, filter: nil, res: res, mu: &sync.Mutex{}}
-	top.run(func(t T) {
-		// The filter applies below the top level, which sets the cluster up for every case.
-		top.filter = filter
-		run(t, c)
-	})
-	// The top level's own entry only repeats its sub-cases unless it failed by itself.
-	if n := len(res.Cases); n > 0 && res.Cases[n-1].Name == "kit" {
-		last := res.Cases[n-1]
-		res.Cases = res.Cases[:n-1]
-		switch last.Outcome {
-		case Passed:
-			res.Pass--
-		case Skipped:
-			res.Skip--
-		case Failed:
-			if strings.HasSuffix(last.Reason, " failed") && res.Fail > 1 {
-				res.Fail--
-			} else {
-				res.Cases = append(res.Cases, last)
-			}
-		}
+	// The top level sets the cluster up for every case; the filter picks among its cases.
+	top := &standalone{name: "kit", out: w, filter: filter, res: res, mu: &sync.Mutex{}, top: true}
+	if r := top.run(func(t T) { run(t, c) }); r.Outcome == Failed && res.Fail == 0 {
+		// It failed outside every case: the set-up.
+		res.Cases = append(res.Cases, r)
+		res.Fail++
+		fmt.Fprintf(w, "--- FAIL: %s (%.1fs): %s\n", r.Name, r.Duration.Seconds(), r.Reason)
 	}
 	return res
 }

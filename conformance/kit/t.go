@@ -76,6 +76,8 @@ type standalone struct {
 	filter *regexp.Regexp
 	res    *Result
 	mu     *sync.Mutex
+	// top: the run's top level, whose result the caller records (its sub-cases are the cases).
+	top bool
 
 	cmu      sync.Mutex
 	failed   bool
@@ -183,6 +185,9 @@ func (s *standalone) run(f func(T)) CaseResult {
 		r.Outcome = Failed
 	case s.skipped:
 		r.Outcome = Skipped
+	}
+	if s.top {
+		return r
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
