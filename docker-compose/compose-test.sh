@@ -20,7 +20,11 @@ LABEL=io.podman.compose.project=$P
 start=$(date +%s)
 say() { echo "compose-test [$(( $(date +%s) - start ))s]: $*"; }
 
-compose() { "${COMPOSE[@]}" "$@" >>"$log" 2>&1; }
+# Long commands run in the background and are waited for: a signal then ends the wait at once
+# and the EXIT trap tears down (bash runs no trap while a foreground child runs). `<&0` keeps
+# the caller's standard input (a background command's is /dev/null otherwise).
+bg() { "$@" <&0 & wait $!; }
+compose() { bg "${COMPOSE[@]}" "$@" >>"$log" 2>&1; }
 container() { echo "${P}_$1_1"; }
 
 # Everything of project $1 (default: this run's), whatever state it is in.
@@ -81,7 +85,7 @@ finish() {
   exit "$rc"
 }
 trap finish EXIT
-trap 'exit 130' INT TERM
+trap 'echo "compose-test: interrupted" >&2; exit 130' INT TERM
 
 for p in $(stale); do say "removing $p, left by a run that was killed"; teardown "$p"; done
 podman image exists newtricks/hdfs:dev || { echo "compose-test: no image newtricks/hdfs:dev: run make compose-image" >&2; exit 1; }
@@ -95,7 +99,7 @@ kit() {
   local name="${P}_kit_$runs" rc
   compose run -d -T --no-deps --name "$name" conformance conformance --datanodes 3 "$@"
   podman container exists "$name" || { echo "compose-test: the conformance service did not start ($name)" >&2; return 1; }
-  podman logs -f "$name" || true
+  bg podman logs -f "$name" || true
   rc=$(podman wait "$name")
   podman rm -f "$name" >/dev/null 2>&1 || true
   return "$rc"
@@ -110,7 +114,7 @@ up() {
   kit --wait-only --wait 5m
 }
 # Hadoop's own shell in the NameNode's container, as the superuser (root there).
-fsshell() { podman exec -i "$(container namenode)" java -cp '/opt/newtricks/conf/namenode:/opt/hadoop/lib/*' org.apache.hadoop.fs.FsShell "$@"; }
+fsshell() { bg podman exec -i "$(container namenode)" java -cp '/opt/newtricks/conf/namenode:/opt/hadoop/lib/*' org.apache.hadoop.fs.FsShell "$@"; }
 dnext_pid() { podman exec "$(container datanode1)" pgrep -x datanode-ext || true; }
 
 up
@@ -136,7 +140,7 @@ echo "kept across down/up $$" | fsshell -put - "$marker" 2>>"$log"
 compose down -t 10
 podman volume ls -q --filter "label=$LABEL" | grep -q namenode || { echo "compose-test: down removed the volumes" >&2; exit 1; }
 up
-got=$(fsshell -cat "$marker" 2>>"$log")
+got=$(fsshell -cat "$marker" </dev/null 2>>"$log")
 [ "$got" = "kept across down/up $$" ] || { echo "compose-test: $marker after down/up: got '$got'" >&2; exit 1; }
 fsshell -rm -skipTrash "$marker" >>"$log" 2>&1
 say "namespace kept across down/up"
