@@ -76,6 +76,8 @@ type Env struct {
 	Dir             string
 	SU, FS, OtherFS *hdfs.Client
 	NS              pb.NamespaceClient
+	// Directory is namenode-ext's directory of datanode-ext endpoints, as readers find them.
+	Directory pb.DataNodeDirectoryClient
 	// LiveDataNodes the NameNode reported when the kit started.
 	LiveDataNodes int
 }
@@ -101,6 +103,7 @@ func run(t T, c Cluster) {
 	}
 	t.Cleanup(func() { cc.Close() })
 	e.NS = pb.NewNamespaceClient(cc)
+	e.Directory = pb.NewDataNodeDirectoryClient(cc)
 
 	// The run's directory, made by the superuser and given to User; everything the kit makes
 	// lies below it and goes with it.

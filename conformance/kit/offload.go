@@ -69,12 +69,13 @@ func goldenDataset(t T, e *Env, dir string, only func(golden.Case) bool) (*sched
 	return spec, cases
 }
 
-// readerConfig is a reader of spec as user through fs; offload sends it to the DataNodes.
+// readerConfig is a reader of spec as user through fs; offload sends it to the DataNodes it
+// finds as a trainer's reader does, in namenode-ext's directory.
 func readerConfig(e *Env, user string, fs *hdfs.Client, spec *schedule.Spec, offload bool) reader.Config {
 	cfg := reader.Config{User: user, Spec: spec, Locator: reader.NamespaceLocator{Client: e.NS, User: user},
 		Store: &reader.HDFSStore{Client: fs}, MaxWait: 30 * time.Second, Retry: 500 * time.Millisecond, Dial: Dial}
 	if offload {
-		cfg.Nodes = e.C.DataNodeAPIs
+		cfg.Directory = reader.NamespaceDirectory{Client: e.Directory, User: user}
 	}
 	return cfg
 }
@@ -87,7 +88,7 @@ func readAll(t T, e *Env, cfg reader.Config, n int) ([][]byte, map[string]int) {
 	defer cancel()
 	r, err := reader.Open(ctx, cfg)
 	if err != nil {
-		t.Fatalf("open a reader as %s (offload to %d nodes): %v", cfg.User, len(cfg.Nodes), err)
+		t.Fatalf("open a reader as %s (offload %v): %v", cfg.User, cfg.Directory != nil, err)
 	}
 	defer r.Close()
 	out := make([][]byte, 0, n)
