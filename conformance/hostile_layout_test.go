@@ -279,6 +279,10 @@ func TestHostileLayout(t *testing.T) {
 		nodes = append(nodes, oc)
 		uuids = append(uuids, st.GetDatanodeUuid())
 	}
+	// The nodes find one another in namenode-ext's directory: wait until each registered.
+	if err := extcluster.WaitDirectory(ctx, nsConn, "alice", len(nodes)); err != nil {
+		t.Fatal(err)
+	}
 	members := func() []*pb.SessionMember {
 		var out []*pb.SessionMember
 		for _, u := range uuids {

@@ -1,11 +1,10 @@
 package reader
 
 import (
-	"time"
-
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/newtricks/newtricks/internal/apiclient"
 )
 
 // Transport settings for the connections to the nodes, which carry a step's tensors (about a
@@ -33,12 +32,8 @@ func DialOptions() []grpc.DialOption {
 	}
 }
 
-// dialInsecure connects to a node. Reconnects back off to at most one second (gRPC's default
-// grows to two minutes), so a node that restarts is used again within about Config.Retry.
+// dialInsecure connects to a node. Reconnects back off to at most one second
+// (apiclient.Reconnect), so a node that restarts is used again within about Config.Retry.
 func dialInsecure(addr string) (*grpc.ClientConn, error) {
-	return grpc.NewClient(addr, append(DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
-			MinConnectTimeout: 2 * time.Second,
-		}))...)
+	return grpc.NewClient(addr, append(DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()), apiclient.Reconnect())...)
 }

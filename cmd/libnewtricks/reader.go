@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/newtricks/newtricks/internal/apiclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	"github.com/newtricks/newtricks/reader"
 	"github.com/newtricks/newtricks/schedule"
@@ -119,7 +120,7 @@ func openReaderFromJSON(b []byte) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("connect to NameNode %s: %w", c.NameNode, err)
 	}
-	ns, err := grpc.NewClient(c.NameNodeExt, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	ns, err := grpc.NewClient(c.NameNodeExt, grpc.WithTransportCredentials(insecure.NewCredentials()), apiclient.Reconnect())
 	if err != nil {
 		cl.Close()
 		return 0, fmt.Errorf("namenode-ext %s: %w", c.NameNodeExt, err)

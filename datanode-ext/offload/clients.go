@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/newtricks/newtricks/internal/apiclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -103,7 +104,7 @@ func (p *GRPCPeers) conn(ep Endpoint) (*peerConn, error) {
 	now := p.now()
 	pc, ok := p.conns[key]
 	if !ok {
-		opts := []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxRangeBytes + 1<<20)), grpc.WithIdleTimeout(p.Idle)}
+		opts := []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxRangeBytes + 1<<20)), grpc.WithIdleTimeout(p.Idle), apiclient.Reconnect()}
 		if p.Options != nil {
 			o, err := p.Options(ep)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/newtricks/newtricks/internal/apiclient"
 	"github.com/newtricks/newtricks/internal/nsclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
@@ -61,7 +62,7 @@ func NewNameNodeExt(addrs []string, options func(addr string) ([]grpc.DialOption
 			n.Close()
 			return nil, err
 		}
-		cc, err := grpc.NewClient(a, append(opts, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))...)
+		cc, err := grpc.NewClient(a, append(opts, apiclient.Reconnect(), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))...)
 		if err != nil {
 			n.Close()
 			return nil, fmt.Errorf("namenode-ext %s: %w", a, err)
