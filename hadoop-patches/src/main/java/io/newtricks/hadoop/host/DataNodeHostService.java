@@ -7,6 +7,8 @@ import io.newtricks.proto.v1.DataNodeHostGrpc;
 import io.newtricks.proto.v1.DatanodeIdentity;
 import io.newtricks.proto.v1.IdentityRequest;
 import io.newtricks.proto.v1.Replica;
+import io.newtricks.proto.v1.ReportBadBlockRequest;
+import io.newtricks.proto.v1.ReportBadBlockResponse;
 import io.newtricks.proto.v1.ResolveReplicaRequest;
 import java.io.FileNotFoundException;
 import java.util.Set;
@@ -24,13 +26,18 @@ import org.apache.hadoop.hdfs.server.datanode.fsdataset.FsVolumeSpi;
 import org.apache.hadoop.io.Text;
 import org.apache.hadoop.security.AccessControlException;
 import org.apache.hadoop.security.token.Token;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * DataNodeHost (host.proto): identity of this DataNode, and block -> local replica path for a
  * caller that holds a valid block access token for READ issued to that same user. Without block
  * tokens there is no way to know what a user may read, so ResolveReplica refuses every call.
+ * ReportBadBlock hands a replica the co-process found not to match its checksums to the
+ * DataNode's own bad-block report.
  */
 public final class DataNodeHostService extends DataNodeHostGrpc.DataNodeHostImplBase {
+  private static final Logger LOG = LoggerFactory.getLogger(DataNodeHostService.class);
   private final DataNode dn;
   private final HookMetrics metrics;
   private final boolean blockTokens;
@@ -112,8 +119,51 @@ public final class DataNodeHostService extends DataNodeHostGrpc.DataNodeHostImpl
           .setMetaPath(nz(info.getMetaPath()))
           .setNumBytes(ds.getReplicaVisibleLength(current))
           .setGenStamp(stored.getGenerationStamp())
+          .setFinalized(ds.isValidBlock(current))
           .build();
     });
+  }
+
+  /**
+   * Reports this DataNode's replica of a block as corrupt, as the DataNode reports a replica that
+   * fails its checksums: DataNode.reportBadBlocks(ExtendedBlock) queues it for every NameNode of
+   * the block pool, sent with the next heartbeat; the NameNode marks the replica corrupt,
+   * replicates the block from a good replica and deletes this one. Only for a finalized replica
+   * of exactly that generation on this DataNode: a replica being written may still change, and
+   * a report must never name another replica than the one whose bytes failed.
+   */
+  @Override
+  public void reportBadBlock(ReportBadBlockRequest req, StreamObserver<ReportBadBlockResponse> out) {
+    HostCalls.serve(metrics, out, () -> {
+      if (req.getBlockPoolId().isEmpty() || req.getBlockId() == 0) {
+        throw new IllegalArgumentException("block pool id and block id are required");
+      }
+      FsDatasetSpi<?> ds = dn.getFSDataset();
+      if (ds == null) {
+        throw Status.UNAVAILABLE.withDescription("DataNode not ready").asRuntimeException();
+      }
+      Block stored = ds.getStoredBlock(req.getBlockPoolId(), req.getBlockId());
+      if (stored == null) {
+        throw new FileNotFoundException("no replica of block " + req.getBlockId() + " on this DataNode");
+      }
+      if (req.getGenStamp() != 0 && stored.getGenerationStamp() != req.getGenStamp()) {
+        throw new FileNotFoundException("the replica of block " + req.getBlockId() + " is generation "
+            + stored.getGenerationStamp() + " now, not " + req.getGenStamp());
+      }
+      ExtendedBlock current = new ExtendedBlock(req.getBlockPoolId(), stored);
+      if (!ds.isValidBlock(current)) {
+        throw Status.FAILED_PRECONDITION.withDescription("the replica of " + current
+            + " is not finalized").asRuntimeException();
+      }
+      LOG.warn("newtricks: replica {} does not match its checksums ({}): reporting it to the NameNode",
+          current, truncate(req.getReason(), 200));
+      dn.reportBadBlocks(current);
+      return ReportBadBlockResponse.getDefaultInstance();
+    });
+  }
+
+  private static String truncate(String s, int n) {
+    return s.length() <= n ? s : s.substring(0, n) + "...";
   }
 
   static Set<String> blockPools(FsDatasetSpi<?> ds) throws java.io.IOException {
