@@ -24,6 +24,7 @@ import (
 
 	"github.com/newtricks/newtricks/datanode-ext/governor"
 	"github.com/newtricks/newtricks/datanode-ext/offload"
+	"github.com/newtricks/newtricks/datanode-ext/replica"
 	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/harness/datasets"
 	"github.com/newtricks/newtricks/internal/authn"
@@ -88,6 +89,10 @@ func (f *fakeHDFS) locate(p, user string) (*pb.LocatedBlocks, error) {
 		if err := os.WriteFile(rp, data[off:off+n], 0o600); err != nil {
 			return nil, err
 		}
+		// The checksum file the DataNode keeps beside it: datanode-ext verifies every read.
+		if err := os.WriteFile(rp+".meta", replica.Meta(data[off:off+n], replica.TypeCRC32C, 512), 0o600); err != nil {
+			return nil, err
+		}
 		f.paths[id] = rp
 		a, b := int(id)%len(f.nodes), (int(id)+1)%len(f.nodes)
 		lb.Blocks = append(lb.Blocks, &pb.LocatedBlock{BlockPoolId: "BP-1", BlockId: id, NumBytes: n, Offset: off,
@@ -113,9 +118,9 @@ type host struct {
 	uuid string
 }
 
-func (h host) ResolveReplica(_ context.Context, user string, b *pb.LocatedBlock) (string, int64, error) {
+func (h host) Resolve(_ context.Context, user string, b *pb.LocatedBlock) (offload.Replica, error) {
 	if string(b.GetToken().GetIdentifier()) != "user="+user {
-		return "", 0, fmt.Errorf("%w: block token not valid for %s", offload.ErrPermission, user)
+		return offload.Replica{}, fmt.Errorf("%w: block token not valid for %s", offload.ErrPermission, user)
 	}
 	held := false
 	for _, l := range b.GetLocations() {
@@ -125,9 +130,13 @@ func (h host) ResolveReplica(_ context.Context, user string, b *pb.LocatedBlock)
 	p, ok := h.f.paths[b.GetBlockId()]
 	h.f.mu.Unlock()
 	if !ok || !held {
-		return "", 0, fmt.Errorf("%w: no replica of block %d here", offload.ErrUnavailable, b.GetBlockId())
+		return offload.Replica{}, fmt.Errorf("%w: no replica of block %d here", offload.ErrUnavailable, b.GetBlockId())
 	}
-	return p, b.GetNumBytes(), nil
+	return offload.Replica{Path: p, MetaPath: p + ".meta", NumBytes: b.GetNumBytes(), Finalized: true}, nil
+}
+
+func (h host) ReportBadBlock(context.Context, *pb.LocatedBlock, int64, string) error {
+	return errors.New("the fake DataNode has no corrupt replicas to report")
 }
 
 // nodeNS is what a node's namenode-ext answers: the files' blocks with tokens for the

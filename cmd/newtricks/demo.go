@@ -197,7 +197,7 @@ func (d *demo) showReplicas(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("block %d: %w", b.GetBlockId(), err)
 			}
-			fmt.Fprintf(d.out, "   block %d (%d bytes) on datanode %d: %s\n", b.GetBlockId(), b.GetNumBytes(), dn.Index, resp.GetPath())
+			fmt.Fprintf(d.out, "   block %d (%d bytes) on datanode %d: a replica of %d bytes\n", b.GetBlockId(), b.GetNumBytes(), dn.Index, resp.GetNumBytes())
 		}
 	}
 	_, err = d.ns.Locate(ctx, &pb.LocateRequest{Path: "/demo/checkpoint-000100.bin", User: "mallory"})

@@ -66,9 +66,13 @@ func (e *Ext) Start(ctx context.Context, env coproc.Env) error {
 	e.logger = env.Log
 	e.mu.Unlock()
 	e.setUUID(env.Request.GetDaemonId())
-	pb.RegisterReplicasServer(env.API, &replicasAPI{host: host, cfg: cfg, uuid: e.getUUID})
+	mgr, err := e.startOffload(ctx, env, host, cfg)
+	if err != nil {
+		return err
+	}
+	pb.RegisterReplicasServer(env.API, &replicasAPI{host: offload.GRPCHost{Client: host}, reads: mgr, cfg: cfg, uuid: e.getUUID})
 	go e.learnIdentity(ctx, host, env)
-	return e.startOffload(ctx, env, host, cfg)
+	return nil
 }
 
 // learnIdentity asks the DataNode who it is, for logs and responses; the hook may have

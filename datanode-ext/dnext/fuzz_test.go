@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -14,6 +15,8 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/newtricks/newtricks/datanode-ext/offload"
+	rep "github.com/newtricks/newtricks/datanode-ext/replica"
 	"github.com/newtricks/newtricks/internal/authn"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
@@ -25,11 +28,15 @@ type fakeDataNode struct {
 	path string
 }
 
+func (f fakeDataNode) ReportBadBlock(context.Context, *pb.ReportBadBlockRequest) (*pb.ReportBadBlockResponse, error) {
+	return nil, status.Error(codes.FailedPrecondition, "nothing is corrupt here")
+}
+
 func (f fakeDataNode) ResolveReplica(_ context.Context, r *pb.ResolveReplicaRequest) (*pb.Replica, error) {
 	if r.GetUser() != "alice" || string(r.GetToken().GetIdentifier()) != "ok" || r.GetBlockId() != 1 {
 		return nil, status.Error(codes.PermissionDenied, "Block token with ... doesn't belong to user")
 	}
-	return &pb.Replica{BlockPath: f.path, NumBytes: 4}, nil
+	return &pb.Replica{BlockPath: f.path, MetaPath: f.path + ".meta", NumBytes: 4, Finalized: true}, nil
 }
 
 // FuzzReadReplicaRequest decodes arbitrary bytes as a public Replicas.Read request and runs
@@ -37,6 +44,9 @@ func (f fakeDataNode) ResolveReplica(_ context.Context, r *pb.ResolveReplicaRequ
 func FuzzReadReplicaRequest(f *testing.F) {
 	replica := filepath.Join(f.TempDir(), "blk_1")
 	if err := os.WriteFile(replica, []byte("data"), 0o600); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.WriteFile(replica+".meta", rep.Meta([]byte("data"), rep.TypeCRC32C, 512), 0o600); err != nil {
 		f.Fatal(err)
 	}
 	lis := bufconn.Listen(1 << 20)
@@ -50,7 +60,12 @@ func FuzzReadReplicaRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { conn.Close() })
-	api := &replicasAPI{host: pb.NewDataNodeHostClient(conn), cfg: Config{MaxReadBytes: 1 << 20}, uuid: func() string { return "dn" }}
+	host := offload.GRPCHost{Client: pb.NewDataNodeHostClient(conn)}
+	mgr, err := offload.NewManager(offload.Config{}, offload.Options{Host: host})
+	if err != nil {
+		f.Fatal(err)
+	}
+	api := &replicasAPI{host: host, reads: mgr, cfg: Config{MaxReadBytes: 1 << 20}, uuid: func() string { return "dn" }}
 	callers := []context.Context{
 		context.Background(),
 		authn.NewContext(context.Background(), authn.Identity{Method: authn.MethodSimple}, "10.0.0.1:1", nil),
@@ -79,6 +94,9 @@ func FuzzReadReplicaRequest(f *testing.F) {
 			}
 			if err == nil && req.GetIncludeData() && string(resp.GetData()) != "data" {
 				t.Fatalf("read %q", resp.GetData())
+			}
+			if resp.GetPath() != "" || strings.Contains(status.Convert(err).Message(), replica) {
+				t.Fatalf("the answer names the replica's file: %v %v", resp, err)
 			}
 		}
 	})

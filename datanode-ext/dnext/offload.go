@@ -16,19 +16,21 @@ import (
 )
 
 // startOffload starts the governor and the session workers and registers the Offload service
-// (package offload) on the public API server.
-func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNodeHostClient, dcfg Config) error {
+// (package offload) on the public API server. Its samples are bounded by read.max.bytes as
+// Replicas.Read is.
+func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNodeHostClient, dcfg Config) (*offload.Manager, error) {
 	gcfg, scfg, err := offload.ConfigFromConf(env.Conf)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	scfg.MaxReadBytes = dcfg.MaxReadBytes
 	smp, err := governor.NewSystemSampler()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	gov, err := governor.New(gcfg, smp)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	go gov.Run(ctx)
 	// Test only: play a DataNode built with other libraries (conformance's determinism-domain
@@ -36,7 +38,7 @@ func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNode
 	domain := env.Conf.String(offload.TestDomainKey, "")
 	if domain != "" {
 		if err := (&frame.Frame{Kind: frame.KindRaw, Domain: domain}).Validate(); err != nil {
-			return fmt.Errorf("%w: %s: %v", coproc.ErrBadConfig, offload.TestDomainKey, err)
+			return nil, fmt.Errorf("%w: %s: %v", coproc.ErrBadConfig, offload.TestDomainKey, err)
 		}
 		env.Log.Warn("TEST ONLY: this node reports a determinism domain that is not its own; readers will transform every sample themselves",
 			"key", offload.TestDomainKey, "domain", domain)
@@ -44,7 +46,7 @@ func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNode
 	apiHost, _, _ := net.SplitHostPort(Options.APIAddress(env.Conf))
 	auth, err := newClientAuth(env.Conf, dcfg, apiHost)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var met *offload.Metrics
 	peers := &offload.GRPCPeers{Options: auth.forPeer, Max: scfg.PeerConns, Idle: scfg.PeerIdle, Log: env.Log.Named("peers")}
@@ -56,7 +58,7 @@ func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNode
 	if len(dcfg.NameNodeAPI) > 0 {
 		nn, err := offload.NewNameNodeExt(dcfg.NameNodeAPI, auth.forNameNode, auth.self(), env.Log.Named("namenode-ext"))
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", coproc.ErrBadConfig, KeyNameNodeAPI, err)
+			return nil, fmt.Errorf("%w: %s: %v", coproc.ErrBadConfig, KeyNameNodeAPI, err)
 		}
 		opts.Namespace, opts.Directory = nn, nn
 		e.mu.Lock()
@@ -72,7 +74,7 @@ func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNode
 	}()
 	mgr, err := offload.NewManager(scfg, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	met = offload.NewMetrics(mgr, gov)
 	env.Registry.MustRegister(met.Collectors()...)
@@ -84,8 +86,10 @@ func (e *Ext) startOffload(ctx context.Context, env coproc.Env, host pb.DataNode
 	}}
 	sv.Register(env.API)
 	env.Log.Info("offload ready", "cpu_high", gcfg.High, "cpu_low", gcfg.Low, "workers", scfg.Workers,
-		"nice", scfg.Nice, "lookahead", scfg.Lookahead, "queue_max_bytes", scfg.QueueMaxBytes)
-	return nil
+		"nice", scfg.Nice, "lookahead", scfg.Lookahead, "queue_max_bytes", scfg.QueueMaxBytes,
+		"sessions_max", scfg.MaxSessions, "sessions_max_per_user", scfg.MaxSessionsPerUser, "reads_max", scfg.MaxReads,
+		"read_max_bytes", scfg.MaxReadBytes)
+	return mgr, nil
 }
 
 // APIServing implements coproc.APIListener: once the public API listens, this node registers

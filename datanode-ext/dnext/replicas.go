@@ -2,10 +2,10 @@ package dnext
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
-	"os"
 
+	"github.com/newtricks/newtricks/datanode-ext/offload"
 	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -14,13 +14,21 @@ import (
 // replicasAPI implements the public Replicas service.
 type replicasAPI struct {
 	pb.UnimplementedReplicasServer
-	host pb.DataNodeHostClient
+	host offload.Host
+	// reads reads and verifies the replica's bytes (offload's raw-read pool and corrupt
+	// replica reports).
+	reads interface {
+		ReadReplica(ctx context.Context, rep offload.Replica, b *pb.LocatedBlock, off, n int64) ([]byte, error)
+	}
 	cfg  Config
 	uuid func() string
 }
 
 // Read resolves a block to the local replica. The DataNode checks the token for the user; we
-// never look at the disk before it said yes.
+// never look at the disk before it said yes. The answer never names the replica's file
+// (ReadReplicaResponse.path stays empty): no caller of this public API reads it, and it would
+// tell any caller where the DataNode keeps its data. The bytes, if asked for, are verified
+// against the block's checksums first.
 func (a *replicasAPI) Read(ctx context.Context, req *pb.ReadReplicaRequest) (*pb.ReadReplicaResponse, error) {
 	b := req.GetBlock()
 	user, err := authn.ActAs(ctx, req.GetUser())
@@ -33,40 +41,25 @@ func (a *replicasAPI) Read(ctx context.Context, req *pb.ReadReplicaRequest) (*pb
 	case b.GetToken() == nil || len(b.GetToken().GetIdentifier()) == 0:
 		return nil, coproc.ToStatus(fmt.Errorf("%w: block %d: a block access token is required", coproc.ErrPermission, b.GetBlockId()))
 	}
-	rep, err := a.host.ResolveReplica(ctx, &pb.ResolveReplicaRequest{
-		BlockPoolId: b.GetBlockPoolId(), BlockId: b.GetBlockId(), GenStamp: b.GetGenStamp(),
-		User: user, Token: b.GetToken(),
-	})
+	rep, err := a.host.Resolve(ctx, user, b)
 	if err != nil {
-		return nil, coproc.ToStatus(fmt.Errorf("block %d: %w", b.GetBlockId(), err))
+		return nil, coproc.ToStatus(err)
 	}
-	resp := &pb.ReadReplicaResponse{Path: rep.GetBlockPath(), NumBytes: rep.GetNumBytes(), DatanodeUuid: a.uuid()}
+	resp := &pb.ReadReplicaResponse{NumBytes: rep.NumBytes, DatanodeUuid: a.uuid()}
 	if !req.GetIncludeData() {
 		return resp, nil
 	}
-	if rep.GetNumBytes() > a.cfg.MaxReadBytes {
+	if rep.NumBytes > a.cfg.MaxReadBytes {
 		return nil, coproc.ToStatus(fmt.Errorf("%w: block %d has %d bytes, more than %s.read.max.bytes=%d",
-			coproc.ErrResourceLimit, b.GetBlockId(), rep.GetNumBytes(), Prefix, a.cfg.MaxReadBytes))
+			coproc.ErrResourceLimit, b.GetBlockId(), rep.NumBytes, Prefix, a.cfg.MaxReadBytes))
 	}
-	data, err := readExactly(rep.GetBlockPath(), rep.GetNumBytes())
+	data, err := a.reads.ReadReplica(ctx, rep, b, 0, rep.NumBytes)
 	if err != nil {
-		return nil, coproc.ToStatus(fmt.Errorf("block %d: %w", b.GetBlockId(), err))
+		if errors.Is(err, offload.ErrUnavailable) {
+			err = fmt.Errorf("%w (read another replica)", err)
+		}
+		return nil, coproc.ToStatus(err)
 	}
 	resp.Data = data
 	return resp, nil
-}
-
-// readExactly reads the first n bytes of a replica file: a finalized replica file holds
-// exactly the block's bytes, but a replica being appended to may hold more.
-func readExactly(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: open replica: %v", coproc.ErrUnavailable, err)
-	}
-	defer f.Close()
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, fmt.Errorf("%w: read replica %s: %v", coproc.ErrUnavailable, path, err)
-	}
-	return buf, nil
 }

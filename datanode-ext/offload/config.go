@@ -17,6 +17,12 @@ var ErrConfig = errors.New("offload: bad configuration")
 // Prefix prefixes the offload keys in hdfs-site.xml (docs/offload.md lists them).
 const Prefix = "newtricks.datanode.ext.offload"
 
+// ReadMaxBytesKey bounds one sample's bytes here as it bounds one Replicas.Read (dnext).
+const ReadMaxBytesKey = "newtricks.datanode.ext.read.max.bytes"
+
+// DefaultMaxReadBytes is ReadMaxBytesKey's default.
+const DefaultMaxReadBytes = 64 << 20
+
 // TestDomainKey (test only) replaces the determinism domain the node reports and writes into
 // its frames (Options.Domain), so that a test can run a node that looks built with other
 // libraries.
@@ -37,8 +43,17 @@ type Config struct {
 	// QueueMaxBytes (queue.max.bytes, default 512 MiB) caps the transformed samples held
 	// ready for all sessions; beyond it only the step a reader waits for is worked on.
 	QueueMaxBytes int64
-	// MaxSessions (sessions.max, default 64).
+	// MaxSessions (sessions.max, default 64): open sessions of all users together.
 	MaxSessions int
+	// MaxSessionsPerUser (sessions.max.per.user, default 16): open sessions of one user.
+	MaxSessionsPerUser int
+	// MaxReadBytes (newtricks.datanode.ext.read.max.bytes, default 64 MiB) bounds the bytes of
+	// one sample, read to transform it or to answer it raw; a longer sample fails alone with
+	// RESOURCE_EXHAUSTED before anything is read or allocated for it.
+	MaxReadBytes int64
+	// MaxReads (reads.max, default 8): raw answers being read at once, and as many ReadRanges
+	// served to peers; more wait.
+	MaxReads int
 	// Idle (session.idle.ms, default 10 min): a session not used for this long is closed.
 	Idle time.Duration
 	// MaxWait (max.wait.ms, default 5 s): the default and the cap of GetStepRequest.max_wait_ms.
@@ -65,6 +80,11 @@ func (c Config) Defaults() Config {
 	def(&c.Lookahead, 4)
 	def(&c.MaxLookahead, 64)
 	def(&c.MaxSessions, 64)
+	def(&c.MaxSessionsPerUser, 16)
+	def(&c.MaxReads, 8)
+	if c.MaxReadBytes == 0 {
+		c.MaxReadBytes = DefaultMaxReadBytes
+	}
 	def(&c.MaxMembers, 256)
 	def(&c.PeerConns, DefaultPeerConns)
 	if c.PeerIdle == 0 {
@@ -93,8 +113,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: lookahead %d must be in [1, lookahead.max=%d <= 1024]", ErrConfig, c.Lookahead, c.MaxLookahead)
 	case c.QueueMaxBytes < 1<<20:
 		return fmt.Errorf("%w: queue.max.bytes %d must be at least 1 MiB", ErrConfig, c.QueueMaxBytes)
-	case c.MaxSessions < 1 || c.MaxMembers < 1:
-		return fmt.Errorf("%w: sessions.max and members.max must be positive", ErrConfig)
+	case c.MaxSessions < 1 || c.MaxMembers < 1 || c.MaxSessionsPerUser < 1:
+		return fmt.Errorf("%w: sessions.max, sessions.max.per.user and members.max must be positive", ErrConfig)
+	case c.MaxReads < 1 || c.MaxReads > 1024:
+		return fmt.Errorf("%w: reads.max %d must be in [1, 1024]", ErrConfig, c.MaxReads)
+	case c.MaxReadBytes < 1 || c.MaxReadBytes > 1<<30:
+		return fmt.Errorf("%w: %s=%d must be in [1, 1 GiB]", ErrConfig, ReadMaxBytesKey, c.MaxReadBytes)
 	case c.Idle < time.Second || c.MaxWait < time.Millisecond:
 		return fmt.Errorf("%w: session.idle.ms >= 1000 and max.wait.ms >= 1", ErrConfig)
 	case c.PeerConns < 1 || c.PeerConns > 4096 || c.PeerIdle < time.Second:
@@ -106,8 +130,9 @@ func (c Config) Validate() error {
 // ConfigFromConf reads the offload keys: the governor's
 // (cpu.high 0.8, cpu.low 0.7, cpu.interval.ms 500) and the sessions' (workers 1, nice 10,
 // lookahead 4, lookahead.max 64, queue.max.bytes 512 MiB, sessions.max 64,
-// session.idle.ms 600000, max.wait.ms 5000, members.max 256, peers.max 64, peers.idle.ms
-// 120000). Both come back with their
+// sessions.max.per.user 16, reads.max 8, session.idle.ms 600000, max.wait.ms 5000,
+// members.max 256, peers.max 64, peers.idle.ms 120000; and
+// newtricks.datanode.ext.read.max.bytes, 64 MiB). Both come back with their
 // defaults filled and validated; every error wraps coproc.ErrBadConfig.
 func ConfigFromConf(c coproc.Conf) (governor.Config, Config, error) {
 	var g governor.Config
@@ -149,8 +174,13 @@ func ConfigFromConf(c coproc.Conf) (governor.Config, Config, error) {
 	if err == nil {
 		s.PeerIdle, err = c.Duration(Prefix+".peers.idle.ms", 0)
 	}
+	integer(".sessions.max.per.user", &s.MaxSessionsPerUser)
+	integer(".reads.max", &s.MaxReads)
 	if err == nil {
 		s.QueueMaxBytes, err = c.Int(Prefix+".queue.max.bytes", 0)
+	}
+	if err == nil {
+		s.MaxReadBytes, err = c.Int(ReadMaxBytesKey, 0)
 	}
 	if err == nil {
 		s.Idle, err = c.Duration(Prefix+".session.idle.ms", 0)

@@ -19,6 +19,7 @@ func TestConfigFromConf(t *testing.T) {
 	}
 	wantG := governor.Config{High: 0.8, Low: 0.7, Interval: 500 * time.Millisecond}
 	wantS := Config{Workers: 1, Nice: 10, Lookahead: 4, MaxLookahead: 64, QueueMaxBytes: 512 << 20, MaxSessions: 64,
+		MaxSessionsPerUser: 16, MaxReadBytes: 64 << 20, MaxReads: 8,
 		Idle: 10 * time.Minute, MaxWait: 5 * time.Second, MaxMembers: 256, PeerConns: 64, PeerIdle: 2 * time.Minute}
 	if g != wantG || s != wantS {
 		t.Errorf("defaults %+v %+v, want %+v %+v", g, s, wantG, wantS)
@@ -27,12 +28,14 @@ func TestConfigFromConf(t *testing.T) {
 	g, s, err = ConfigFromConf(coproc.Conf{Prefix + ".cpu.high": "0.9", Prefix + ".cpu.low": "0.5", Prefix + ".cpu.interval.ms": "250",
 		Prefix + ".workers": "3", Prefix + ".nice": "0", Prefix + ".lookahead": "8", Prefix + ".lookahead.max": "16",
 		Prefix + ".queue.max.bytes": "2097152", Prefix + ".sessions.max": "5", Prefix + ".session.idle.ms": "2000",
-		Prefix + ".max.wait.ms": "7", Prefix + ".members.max": "9", Prefix + ".peers.max": "3", Prefix + ".peers.idle.ms": "5000"})
+		Prefix + ".max.wait.ms": "7", Prefix + ".members.max": "9", Prefix + ".peers.max": "3", Prefix + ".peers.idle.ms": "5000",
+		Prefix + ".sessions.max.per.user": "2", Prefix + ".reads.max": "3", "newtricks.datanode.ext.read.max.bytes": "1000"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantG = governor.Config{High: 0.9, Low: 0.5, Interval: 250 * time.Millisecond}
 	wantS = Config{Workers: 3, Nice: 0, Lookahead: 8, MaxLookahead: 16, QueueMaxBytes: 2 << 20, MaxSessions: 5,
+		MaxSessionsPerUser: 2, MaxReadBytes: 1000, MaxReads: 3,
 		Idle: 2 * time.Second, MaxWait: 7 * time.Millisecond, MaxMembers: 9, PeerConns: 3, PeerIdle: 5 * time.Second}
 	if g != wantG || s != wantS {
 		t.Errorf("read %+v %+v, want %+v %+v", g, s, wantG, wantS)
@@ -52,8 +55,17 @@ func TestConfigFromConf(t *testing.T) {
 		{".session.idle.ms", "10", "session.idle.ms"},
 		{".peers.max", "5000", "peers.max 5000"},
 		{".peers.idle.ms", "10", "peers.idle.ms"},
+		{".sessions.max.per.user", "-2", "sessions.max.per.user"},
+		{".reads.max", "2000", "reads.max 2000"},
+		{".reads.max", "x", "reads.max"},
+		{"@newtricks.datanode.ext.read.max.bytes", "-5", "newtricks.datanode.ext.read.max.bytes=-5"},
+		{"@newtricks.datanode.ext.read.max.bytes", "4294967296", "read.max.bytes"},
 	} {
-		_, _, err := ConfigFromConf(coproc.Conf{Prefix + tc.key: tc.value})
+		key := Prefix + tc.key
+		if tc.key[0] == '@' {
+			key = tc.key[1:]
+		}
+		_, _, err := ConfigFromConf(coproc.Conf{key: tc.value})
 		if !errors.Is(err, coproc.ErrBadConfig) || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s=%s: %v, want a bad configuration naming %q", tc.key, tc.value, err, tc.msg)
 		}

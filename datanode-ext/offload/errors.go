@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/internal/coproc"
 	"github.com/newtricks/newtricks/xformgraph"
 )
@@ -25,6 +26,9 @@ var (
 // peers' codes back (clients.go). An error that already carries a status keeps its code.
 var statusTable = coproc.StatusCodes{
 	{Err: ErrInvalid, Code: codes.InvalidArgument},
+	{Err: dataset.ErrInvalid, Code: codes.InvalidArgument}, // malformed block lists, indexes
+	{Err: dataset.ErrStale, Code: codes.FailedPrecondition},
+	{Err: ErrInternal, Code: codes.Internal},
 	{Err: ErrNotFound, Code: codes.NotFound},
 	{Err: ErrPermission, Code: codes.PermissionDenied},
 	{Err: ErrUnavailable, Code: codes.Unavailable},
@@ -42,8 +46,11 @@ func fromStatus(err error) error { return statusTable.FromStatus(err) }
 // first row the error matches (errors.Is), else Internal. Unlike statusTable it looks at the
 // sentinels only: a sample's error is its own, never the call's.
 var sampleTable = coproc.StatusCodes{
+	{Err: ErrInternal, Code: codes.Internal},
 	{Err: ErrPermission, Code: codes.PermissionDenied},
 	{Err: xformgraph.ErrLimit, Code: codes.ResourceExhausted},
+	{Err: ErrExhausted, Code: codes.ResourceExhausted},
+	{Err: dataset.ErrInvalid, Code: codes.InvalidArgument},
 	{Err: xformgraph.ErrUnsupported, Code: codes.Unimplemented},
 	{Err: xformgraph.ErrDecode, Code: codes.InvalidArgument},
 	{Err: xformgraph.ErrTypeMismatch, Code: codes.InvalidArgument},

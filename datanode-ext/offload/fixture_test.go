@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/newtricks/newtricks/datanode-ext/governor"
+	"github.com/newtricks/newtricks/datanode-ext/replica"
 	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/internal/authn"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -58,7 +59,12 @@ type world struct {
 	nextID int64
 	blocks map[string]*pb.LocatedBlocks // by HDFS path, without tokens
 	paths  map[int64]string             // block id -> replica file
+	metas  map[int64]string             // block id -> its checksum file (CRC32C, metaChunk)
+	good   map[int64]string             // block id -> the other members' copy of a flipped replica
 }
+
+// metaChunk is the fixture's bytes per checksum: small, so that a block has several chunks.
+const metaChunk = 64
 
 // testGraph decodes an image and outputs its pixels: fast, and any mistake shows in the bytes.
 func testGraph() *xformv1.Graph {
@@ -95,7 +101,7 @@ func newWorld(t *testing.T, n int, corrupt string) *world {
 	base := t.TempDir()
 	w := &world{t: t, root: "/data/t", dir: filepath.Join(base, "t"), repDir: filepath.Join(base, "replicas"), blockSize: 512,
 		nodes: []string{"dn-a"}, corrupt: corrupt, blocks: map[string]*pb.LocatedBlocks{}, paths: map[int64]string{},
-		readers: map[string]bool{"alice": true}}
+		metas: map[int64]string{}, good: map[int64]string{}, readers: map[string]bool{"alice": true}}
 	for _, d := range []string{w.dir, w.repDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -154,7 +160,11 @@ func (w *world) locate(p, user string) *pb.LocatedBlocks {
 			if err := os.WriteFile(rp, data[off:off+n], 0o600); err != nil {
 				w.t.Fatal(err)
 			}
-			w.paths[id] = rp
+			mp := filepath.Join(w.repDir, fmt.Sprintf("blk_%d_%d.meta", id, 1000+id))
+			if err := os.WriteFile(mp, replica.Meta(data[off:off+n], replica.TypeCRC32C, metaChunk), 0o600); err != nil {
+				w.t.Fatal(err)
+			}
+			w.paths[id], w.metas[id] = rp, mp
 			holders := w.nodes
 			if w.holders != nil {
 				holders = w.holders(id)
@@ -190,6 +200,9 @@ func (w *world) forget(p string) {
 type worldNS struct {
 	w     *world
 	calls atomic.Int64
+	// lie, if set, may change what is answered for a path (a namenode-ext that is wrong, or a
+	// file that changed after the open: what the read path must survive).
+	lie func(path string, lb *pb.LocatedBlocks)
 }
 
 func (ns *worldNS) Locate(_ context.Context, user string, paths []string) ([]*pb.LocatedBlocks, error) {
@@ -205,7 +218,11 @@ func (ns *worldNS) Locate(_ context.Context, user string, paths []string) ([]*pb
 		if _, err := os.Stat(filepath.Join(ns.w.dir, filepath.FromSlash(p[len(ns.w.root)+1:]))); err != nil {
 			return nil, fmt.Errorf("namenode-ext: locate %s: %w: File does not exist", p, ErrNotFound)
 		}
-		out = append(out, ns.w.locate(p, user))
+		lb := ns.w.locate(p, user)
+		if ns.lie != nil {
+			ns.lie(p, lb)
+		}
+		out = append(out, lb)
 	}
 	return out, nil
 }
@@ -281,17 +298,27 @@ func (w *world) localFrames(key string, epoch uint64) []byte {
 }
 
 // fakeHost is one DataNode's token check: a token must name the user, and the block must be
-// held by this node.
+// held by this node. It records the bad blocks reported to it; resolve, if set, runs first in
+// every Resolve (a test blocks or panics there).
 type fakeHost struct {
-	w     *world
-	uuid  string
-	calls atomic.Int64
+	w       *world
+	uuid    string
+	calls   atomic.Int64
+	resolve func(b *pb.LocatedBlock)
+	// notFinalized makes every replica look as if it were being written.
+	notFinalized bool
+
+	mu      sync.Mutex
+	reports []string // "block/genstamp"
 }
 
-func (h *fakeHost) ResolveReplica(_ context.Context, user string, b *pb.LocatedBlock) (string, int64, error) {
+func (h *fakeHost) Resolve(_ context.Context, user string, b *pb.LocatedBlock) (Replica, error) {
 	h.calls.Add(1)
+	if h.resolve != nil {
+		h.resolve(b)
+	}
 	if string(b.GetToken().GetIdentifier()) != "user="+user {
-		return "", 0, fmt.Errorf("%w: block token not valid for %s", ErrPermission, user)
+		return Replica{}, fmt.Errorf("%w: block token not valid for %s", ErrPermission, user)
 	}
 	held := false
 	for _, l := range b.GetLocations() {
@@ -299,11 +326,48 @@ func (h *fakeHost) ResolveReplica(_ context.Context, user string, b *pb.LocatedB
 	}
 	h.w.mu.Lock()
 	p, ok := h.w.paths[b.GetBlockId()]
+	mp := h.w.metas[b.GetBlockId()]
 	h.w.mu.Unlock()
 	if !ok || !held {
-		return "", 0, fmt.Errorf("%w: no replica of block %d here", ErrUnavailable, b.GetBlockId())
+		return Replica{}, fmt.Errorf("%w: no replica of block %d here", ErrUnavailable, b.GetBlockId())
 	}
-	return p, b.GetNumBytes(), nil
+	return Replica{Path: p, MetaPath: mp, NumBytes: b.GetNumBytes(), GenStamp: 1000 + b.GetBlockId(), Finalized: !h.notFinalized}, nil
+}
+
+func (h *fakeHost) ReportBadBlock(_ context.Context, b *pb.LocatedBlock, gen int64, reason string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reports = append(h.reports, fmt.Sprintf("%d/%d", b.GetBlockId(), gen))
+	return nil
+}
+
+func (h *fakeHost) reported() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.reports...)
+}
+
+// flip flips one byte of a block's replica file on the nodes that read w.paths (the checksum
+// file is left as it was); the other members (worldPeers) keep a good copy.
+func (w *world) flip(id, at int64) {
+	w.t.Helper()
+	w.mu.Lock()
+	p := w.paths[id]
+	w.mu.Unlock()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(p+".good", b, 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.good[id] = p + ".good"
+	w.mu.Unlock()
+	b[at] ^= 0x40
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		w.t.Fatal(err)
+	}
 }
 
 // adminImp says "hdfs" is the only administrator.
@@ -456,9 +520,18 @@ func (p *worldPeers) ReadRange(_ context.Context, ep Endpoint, user string, b *p
 		return nil, fmt.Errorf("%w: block token not valid for %s", ErrPermission, user)
 	}
 	p.w.mu.Lock()
-	rp := p.w.paths[b.GetBlockId()]
+	f := replica.File{Data: p.w.peerPath(b.GetBlockId()), Meta: p.w.metas[b.GetBlockId()], Size: b.GetNumBytes(), BlockID: b.GetBlockId()}
 	p.w.mu.Unlock()
-	return readFile(rp, b.GetNumBytes(), b.GetBlockId(), off, n)
+	return f.Read(off, n)
+}
+
+// peerPath is where the other members keep block id: the local replica file, unless a test
+// flipped a byte of it (flip), which corrupts this node's replica only; w.mu is held.
+func (w *world) peerPath(id int64) string {
+	if g, ok := w.good[id]; ok {
+		return g
+	}
+	return w.paths[id]
 }
 
 func (p *worldPeers) asked() []string {

@@ -3,6 +3,7 @@ package offload
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -35,6 +36,17 @@ type Counters struct {
 	// ones, and their bytes; ranges this node served to peers, and their bytes.
 	PeerReads, PeerReadErrors, PeerReadBytes int64
 	RangesServed, RangeBytesServed           int64
+	// CorruptReads are local reads whose replica failed its checksums; CorruptReplicas the
+	// distinct replicas found so (each reported once); BadBlocksReported the reports the
+	// DataNode accepted, BadBlockReportErrors those it did not.
+	CorruptReads, CorruptReplicas, BadBlocksReported, BadBlockReportErrors int64
+	// ReadWaits are raw reads and ReadRanges that waited for a slot (Config.MaxReads).
+	ReadWaits int64
+	// Panics are failures recovered from a panic (a sample or a session failed, the process
+	// did not).
+	Panics int64
+	// SessionsRefused are OpenSession calls refused at a session cap (node or user).
+	SessionsRefused int64
 }
 
 // Manager holds the sessions of one node and runs the transform workers.
@@ -52,11 +64,22 @@ type Manager struct {
 	restamp     bool
 	transformed func(time.Duration)
 
+	// rawSlots and rangeSlots bound the raw answers and the ReadRanges being read at once
+	// (Config.MaxReads each). Two pools: a raw read may wait for a peer's ReadRange, which
+	// never waits for anything but its own disk, so the nodes cannot wait for each other.
+	rawSlots, rangeSlots chan struct{}
+	panics               atomic.Int64
+
 	mu       sync.Mutex
 	wake     *sync.Cond
 	sessions map[string]*Session
+	// opening counts the sessions being opened (reserved against the caps before the slow
+	// open), perUser the open and opening sessions of each user.
+	opening  int
+	perUser  map[string]int
 	jobs     []*job // queued jobs of all sessions
 	queued   int64  // bytes of finished, unsent frames
+	reported map[replicaKey]struct{}
 	ctr      Counters
 }
 
@@ -95,7 +118,8 @@ func NewManager(cfg Config, o Options) (*Manager, error) {
 		o.Log = hclog.NewNullLogger()
 	}
 	m := &Manager{cfg: cfg, host: o.Host, peers: o.Peers, ns: o.Namespace, dir: o.Directory, gov: o.Gov, self: o.Self, log: o.Log, sessions: map[string]*Session{},
-		domain: o.Domain, transformed: o.Transformed}
+		domain: o.Domain, transformed: o.Transformed, perUser: map[string]int{}, reported: map[replicaKey]struct{}{},
+		rawSlots: make(chan struct{}, cfg.MaxReads), rangeSlots: make(chan struct{}, cfg.MaxReads)}
 	if m.domain == "" {
 		m.domain = xformgraph.Domain().String()
 	}
@@ -148,6 +172,7 @@ func (m *Manager) Counters() Counters {
 	defer m.mu.Unlock()
 	c := m.ctr
 	c.QueuedBytes = m.queued
+	c.Panics = m.panics.Load()
 	c.ErrorsByCode = make(map[codes.Code]int64, len(m.ctr.ErrorsByCode))
 	for k, v := range m.ctr.ErrorsByCode {
 		c.ErrorsByCode[k] = v

@@ -24,6 +24,8 @@ type Metrics struct {
 	queueBytes, queueMaxBytes, queueJobs, workers                   *prometheus.Desc
 	shedding, cpuOther, cpuOwn, thresholdHigh, thresholdLow, shedTx *prometheus.Desc
 	peerReads, peerReadBytes, rangesServed, rangeBytesServed        *prometheus.Desc
+	corruptReplicas, corruptReads, badBlockReports                  *prometheus.Desc
+	readWaits, panics, sessionsRefused                              *prometheus.Desc
 }
 
 // NewMetrics returns the offload collectors of mgr and gov; Observe is the manager's
@@ -57,6 +59,12 @@ func NewMetrics(mgr *Manager, gov *governor.Governor) *Metrics {
 		peerReadBytes:    d("peer_read_bytes_total", "Bytes read from other members' DataNodes."),
 		rangesServed:     d("ranges_served_total", "ReadRange calls this node answered (pieces for peers)."),
 		rangeBytesServed: d("range_bytes_served_total", "Bytes this node answered to ReadRange calls."),
+		corruptReplicas:  d("corrupt_replicas_total", "Local replicas found not to match their block's checksum file (.meta) when read for offload, a ReadRange or Replicas.Read; each is reported to the NameNode once."),
+		corruptReads:     d("corrupt_reads_total", "Reads of a local replica that failed its checksums (the range was read from another replica, or refused)."),
+		badBlockReports:  d("bad_block_reports_total", "Corrupt replicas reported to the NameNode through the DataNode (DataNode.reportBadBlocks), by result.", "result"),
+		readWaits:        d("read_waits_total", "Raw reads, Replicas.Read and ReadRange calls that waited for one of reads.max slots."),
+		panics:           d("panics_total", "Panics recovered while working on a request: the sample or session failed, the process did not."),
+		sessionsRefused:  d("sessions_refused_total", "OpenSession calls refused at sessions.max or sessions.max.per.user."),
 	}
 }
 
@@ -72,7 +80,8 @@ func (m *Metrics) Collectors() []prometheus.Collector {
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.sessions, m.sessionsOpened, m.domainMismatch, m.samples, m.sampleErrors,
 		m.sentBytes, m.queueBytes, m.queueMaxBytes, m.queueJobs, m.workers, m.shedding, m.cpuOther, m.cpuOwn,
-		m.thresholdHigh, m.thresholdLow, m.shedTx, m.peerReads, m.peerReadBytes, m.rangesServed, m.rangeBytesServed} {
+		m.thresholdHigh, m.thresholdLow, m.shedTx, m.peerReads, m.peerReadBytes, m.rangesServed, m.rangeBytesServed,
+		m.corruptReplicas, m.corruptReads, m.badBlockReports, m.readWaits, m.panics, m.sessionsRefused} {
 		ch <- d
 	}
 }
@@ -118,4 +127,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	counter(m.peerReadBytes, c.PeerReadBytes)
 	counter(m.rangesServed, c.RangesServed)
 	counter(m.rangeBytesServed, c.RangeBytesServed)
+	counter(m.corruptReplicas, c.CorruptReplicas)
+	counter(m.corruptReads, c.CorruptReads)
+	counter(m.badBlockReports, c.BadBlocksReported, "ok")
+	counter(m.badBlockReports, c.BadBlockReportErrors, "error")
+	counter(m.readWaits, c.ReadWaits)
+	counter(m.panics, c.Panics)
+	counter(m.sessionsRefused, c.SessionsRefused)
 }

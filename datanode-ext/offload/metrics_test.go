@@ -45,7 +45,10 @@ func TestOffloadMetricsExported(t *testing.T) {
 		"newtricks_offload_cpu_threshold_high": 1, "newtricks_offload_cpu_threshold_low": 1,
 		"newtricks_offload_shed_transitions_total": 1, "newtricks_offload_peer_reads_total": 2,
 		"newtricks_offload_peer_read_bytes_total": 1, "newtricks_offload_ranges_served_total": 1,
-		"newtricks_offload_range_bytes_served_total": 1,
+		"newtricks_offload_range_bytes_served_total": 1, "newtricks_offload_corrupt_replicas_total": 1,
+		"newtricks_offload_corrupt_reads_total": 1, "newtricks_offload_bad_block_reports_total": 2,
+		"newtricks_offload_read_waits_total": 1, "newtricks_offload_panics_total": 1,
+		"newtricks_offload_sessions_refused_total": 1,
 	}
 	var missing []string
 	for name, n := range want {

@@ -2,6 +2,8 @@ package offload
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
 	"time"
 
@@ -32,10 +34,11 @@ const (
 	finished
 )
 
-// prepareLocked creates the jobs of steps cur..cur+ahead that are not there yet.
-func (m *Manager) prepareLocked(s *Session) {
+// prepareLocked creates the jobs of steps cur..cur+ahead that are not there yet. A panic while
+// computing a step's owners ends the session (ErrInternal).
+func (m *Manager) prepareLocked(s *Session) error {
 	if s.rawOnly {
-		return
+		return nil
 	}
 	for step := s.cur; step <= s.cur+uint64(s.ahead); step++ {
 		if _, ok := s.steps[step]; ok {
@@ -44,7 +47,20 @@ func (m *Manager) prepareLocked(s *Session) {
 		if s.plan.End(step) {
 			break
 		}
-		slots, owners, err := dataset.StepOwners(s.plan, s.idx, s.files, s.members, step)
+		var slots []schedule.Slot
+		var owners []int
+		err := m.safely("prepare step", func() error {
+			var err error
+			slots, owners, err = dataset.StepOwners(s.plan, s.idx, s.files, s.members, step)
+			return err
+		})
+		if errors.Is(err, ErrInternal) {
+			// What the session's own data made of the plan: that session ends, no other.
+			m.log.Error("offload session dropped", "session", s.id, "user", s.user, "error", err)
+			m.dropLocked(s)
+			m.wake.Broadcast()
+			return fmt.Errorf("session %s ended: %w", s.id, err)
+		}
 		if err != nil {
 			break
 		}
@@ -60,6 +76,7 @@ func (m *Manager) prepareLocked(s *Session) {
 		s.steps[step] = js
 	}
 	m.wake.Broadcast()
+	return nil
 }
 
 // dropStepLocked forgets a step: queued jobs are canceled, finished frames released.
@@ -74,8 +91,10 @@ func (m *Manager) dropStepLocked(s *Session, step uint64) {
 	delete(s.steps, step)
 }
 
-// nextLocked picks the queued job closest to its session's current step; jobs beyond the step
-// a reader waits for are taken only while the queue is under its byte cap.
+// nextLocked picks the queued job closest to its session's current step, while the queue is
+// under its byte cap (Config.QueueMaxBytes, for every step: the step a reader waits for too;
+// its samples then go out raw). A worker's last sample may take the queue past the cap by its
+// own size.
 func (m *Manager) nextLocked() *job {
 	best, bi := (*job)(nil), -1
 	keep := m.jobs[:0]
@@ -86,10 +105,10 @@ func (m *Manager) nextLocked() *job {
 		keep = append(keep, j)
 	}
 	m.jobs = keep
+	if m.queued >= m.cfg.QueueMaxBytes {
+		return nil
+	}
 	for i, j := range m.jobs {
-		if j.step > j.s.cur && m.queued >= m.cfg.QueueMaxBytes {
-			continue
-		}
 		if best == nil || j.step-j.s.cur < best.step-best.s.cur {
 			best, bi = j, i
 		}
@@ -129,7 +148,12 @@ func (m *Manager) worker(ctx context.Context) {
 		m.mu.Unlock()
 
 		start := time.Now()
-		frames, err := j.s.transform(ctx, j.sl)
+		var frames []byte
+		err := m.safely("transform", func() error {
+			var err error
+			frames, err = j.s.transform(ctx, j.sl, m.cfg.MaxReadBytes)
+			return err
+		})
 		took := time.Since(start)
 		if err == nil && m.restamp {
 			frames, err = restamp(frames, m.domain)

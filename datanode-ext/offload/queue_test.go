@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/newtricks/newtricks/dataset"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -38,9 +37,9 @@ func TestNextJob(t *testing.T) {
 		{"canceled and taken jobs are dropped", []qj{
 			{"a0", 0, 0, queued, true}, {"a1", 0, 1, running, false}, {"a2", 0, 2, finished, false}, {"a3", 0, 3, queued, false},
 		}, false, []string{"a3"}, 0},
-		{"full queue: only the steps readers wait for", []qj{
+		{"full queue: nothing, not even the steps readers wait for", []qj{
 			{"a1", 0, 1, queued, false}, {"a0", 0, 0, queued, false}, {"b6", 5, 6, queued, false}, {"b5", 5, 5, queued, false},
-		}, true, []string{"a0", "b5"}, 2},
+		}, true, nil, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := NewManager(Config{QueueMaxBytes: 1 << 20}, Options{})
@@ -167,7 +166,8 @@ func TestPrepareOwnedSteps(t *testing.T) {
 }
 
 // TestWorkersStopAtTheCap: with the finished bytes at queue.max.bytes, the workers transform
-// only the step the reader waits for; the steps beyond it stay queued.
+// nothing, not even the step the reader waits for (the cap bounds every step's memory): that
+// step is answered raw once max_wait_ms passes, and every job stays queued.
 func TestWorkersStopAtTheCap(t *testing.T) {
 	w := newWorld(t, 8, "")
 	n := startNode(t, w, "dn-a", nodeOpts{})
@@ -176,27 +176,27 @@ func TestWorkersStopAtTheCap(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n.mgr.Run(ctx)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n.mgr.mu.Lock()
-		var states []string
-		for st := uint64(0); st <= 4; st++ {
-			for k, j := range s.steps[st] {
-				states = append(states, fmt.Sprintf("%d/%d:%d", st, k, j.state))
+	got, err := n.getStep(t, &pb.GetStepRequest{User: "alice", SessionId: s.id, Step: 0, Slots: []uint32{0, 1}, MaxWaitMs: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, smp := range got {
+		expectSample(t, w, s, smp, 0, false)
+	}
+	n.mgr.mu.Lock()
+	var running []string
+	for st := uint64(0); st <= 4; st++ {
+		for k, j := range s.steps[st] {
+			if j.state != queued {
+				running = append(running, fmt.Sprintf("%d/%d:%d", st, k, j.state))
 			}
 		}
-		done := s.steps[0][0].state == finished && s.steps[0][1].state == finished
-		n.mgr.mu.Unlock()
-		if done {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("step 0 not transformed within 10 s: %s", strings.Join(states, " "))
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond) // room for a worker that would go on
-	if c := n.mgr.Counters(); c.QueuedJobs != 8 {
-		t.Errorf("%d jobs queued, want steps 1..4's 8 left alone while the queue is full", c.QueuedJobs)
+	n.mgr.mu.Unlock()
+	if len(running) > 0 {
+		t.Errorf("jobs taken while the queue was full: %s", strings.Join(running, " "))
+	}
+	if c := n.mgr.Counters(); c.QueuedJobs != 8 || c.Raw != 2 || c.Transformed != 0 {
+		t.Errorf("%d jobs queued, %d raw, %d transformed; want steps 1..4's 8 left alone and step 0 raw", c.QueuedJobs, c.Raw, c.Transformed)
 	}
 }

@@ -4,20 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/newtricks/newtricks/datanode-ext/replica"
 	"github.com/newtricks/newtricks/dataset"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
+// Replica is a local replica as the DataNode revealed it after it verified the user's block
+// token: its data and checksum files, the block's visible length and generation stamp, and
+// whether it is finalized (only a finalized replica's checksum failure is corruption).
+type Replica struct {
+	Path, MetaPath string
+	NumBytes       int64
+	GenStamp       int64
+	Finalized      bool
+}
+
 // Host is the DataNode's token-checked access to its replicas (the hook's DataNodeHost):
-// it verifies the block access token for the user before it reveals the replica's file.
+// it verifies the block access token for the user before it reveals the replica's files, and
+// reports a replica that failed its checksums to the NameNode.
 type Host interface {
-	ResolveReplica(ctx context.Context, user string, b *pb.LocatedBlock) (path string, numBytes int64, err error)
+	Resolve(ctx context.Context, user string, b *pb.LocatedBlock) (Replica, error)
+	ReportBadBlock(ctx context.Context, b *pb.LocatedBlock, genStamp int64, reason string) error
 }
 
 // Peers reads a range of a block from another DataNode's datanode-ext (its
@@ -58,38 +70,35 @@ const maxPeerTries = 3
 // MaxRangeBytes bounds one ReadRange.
 const MaxRangeBytes = 16 << 20
 
-// ReadLocal reads [off, off+n) of a block from this DataNode's replica after the DataNode
-// verified the token for user.
-func ReadLocal(ctx context.Context, h Host, user string, b *pb.LocatedBlock, off, n int64) ([]byte, error) {
-	p, size, err := h.ResolveReplica(ctx, user, b)
-	if err != nil {
-		return nil, err
+// readReplica reads [off, off+n) of a resolved local replica, verified against its checksum
+// file (package replica). A replica that fails them is reported (report, if set) when it is
+// finalized; either way the error is ErrUnavailable, so that the caller reads the range from
+// another replica, and wraps replica.ErrCorrupt when the replica is bad. A range outside the
+// block is ErrInvalid. No error names a local path.
+func readReplica(ctx context.Context, rep Replica, b *pb.LocatedBlock, off, n int64, report func(context.Context, *pb.LocatedBlock, Replica, error)) ([]byte, error) {
+	f := replica.File{Data: rep.Path, Meta: rep.MetaPath, Size: rep.NumBytes, BlockID: b.GetBlockId()}
+	data, err := f.Read(off, n)
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.Is(err, replica.ErrRange):
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	case errors.Is(err, replica.ErrCorrupt) && rep.Finalized:
+		if report != nil {
+			report(ctx, b, rep, err)
+		}
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case errors.Is(err, replica.ErrCorrupt):
+		// A replica being written may fail the checksum of its last chunk: not corruption.
+		return nil, fmt.Errorf("%w: block %d: replica is not finalized and does not match its checksums yet", ErrUnavailable, b.GetBlockId())
 	}
-	return readFile(p, size, b.GetBlockId(), off, n)
-}
-
-// readFile reads [off, off+n) of the replica file p of a block of size bytes, as the DataNode
-// resolved it: the range is checked against the block's size, not the file's (a replica being
-// appended to may hold more).
-func readFile(p string, size, blockID, off, n int64) ([]byte, error) {
-	if off < 0 || n < 0 || off+n > size {
-		return nil, fmt.Errorf("%w: range [%d, +%d) outside block %d of %d bytes", ErrInvalid, off, n, blockID, size)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, fmt.Errorf("%w: block %d: open replica: %v", ErrUnavailable, blockID, err)
-	}
-	defer f.Close()
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, off); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
-		return nil, fmt.Errorf("%w: block %d: read replica: %v", ErrUnavailable, blockID, err)
-	}
-	return buf, nil
+	return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 }
 
 // reader reads byte ranges of a session's files: local pieces from the replica files the
-// DataNode resolved for the session's user (each block resolved once per session), remote
-// pieces from a member that holds them.
+// DataNode resolved for the session's user (each block resolved once per session) and
+// verified against their checksums, remote pieces (and local ones whose replica failed) from a
+// member that holds them.
 type reader struct {
 	host    Host
 	peers   Peers
@@ -98,24 +107,48 @@ type reader struct {
 	self    string                 // this DataNode's UUID
 	counted func(n int, err error) // told about every read from a peer (may be nil)
 	log     hclog.Logger
+	// report is told about a local replica that failed its checksums (may be nil).
+	report func(context.Context, *pb.LocatedBlock, Replica, error)
 
 	mu    sync.Mutex
 	paths map[int64]resolved
 }
 
-// resolved is a replica file the DataNode revealed for the session's user, and the block's size.
+// resolved is a replica the DataNode revealed for the session's user; bad is set once it failed
+// its checksums (the session then reads that block from other members only).
 type resolved struct {
-	path string
-	size int64
+	rep Replica
+	bad bool
 }
 
-// read returns [off, off+n) of a file of the session, piece by piece (dataset.Pieces).
+// newReader returns a reader for a session of user on this node (UUID self), with the node's
+// checksum reporting and peer-read counting.
+func (m *Manager) newReader(user, self string) *reader {
+	return &reader{host: m.host, peers: m.peers, dir: m.dir, user: user, self: self,
+		paths: map[int64]resolved{}, counted: m.peerRead, log: m.log, report: m.reportCorrupt}
+}
+
+// read returns [off, off+n) of a file of the session (an index: at most
+// dataset.MaxIndexBytes, which the caller checked).
 func (r *reader) read(ctx context.Context, lb *pb.LocatedBlocks, off, n int64) ([]byte, error) {
+	return r.readMax(ctx, lb, off, n, dataset.MaxIndexBytes, "the index limit")
+}
+
+// readMax returns [off, off+n) of a file of the session, piece by piece (dataset.Pieces), if n
+// is at most max (limit names it in the error). Nothing is allocated for the claimed length:
+// the result grows as the pieces arrive, each bounded by its replica's real length.
+func (r *reader) readMax(ctx context.Context, lb *pb.LocatedBlocks, off, n, max int64, limit string) ([]byte, error) {
+	if n > max {
+		return nil, fmt.Errorf("%w: %d bytes, more than %s (%d)", ErrExhausted, n, limit, max)
+	}
 	ps, err := dataset.Pieces(lb, off, n)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, n)
+	if len(ps) == 1 {
+		return r.piece(ctx, ps[0])
+	}
+	var out []byte
 	for _, p := range ps {
 		b, err := r.piece(ctx, p)
 		if err != nil {
@@ -123,14 +156,17 @@ func (r *reader) read(ctx context.Context, lb *pb.LocatedBlocks, off, n int64) (
 		}
 		out = append(out, b...)
 	}
+	if out == nil {
+		out = []byte{}
+	}
 	return out, nil
 }
 
 // piece reads one block's part of a range: from the local replica when this node holds the
-// block, else from a replica holder's datanode-ext at the address the Directory lists for it
-// (the block's locations come from the NameNode; a holder without a listed datanode-ext is
-// skipped). A refusal of the user's token is final: another replica's DataNode would refuse
-// it too.
+// block and its replica passes its checksums, else from a replica holder's datanode-ext at
+// the address the Directory lists for it (the block's locations come from the NameNode; a
+// holder without a listed datanode-ext is skipped). A refusal of the user's token is final:
+// another replica's DataNode would refuse it too.
 func (r *reader) piece(ctx context.Context, p dataset.Piece) ([]byte, error) {
 	b := p.Block
 	local := false
@@ -142,23 +178,34 @@ func (r *reader) piece(ctx context.Context, p dataset.Piece) ([]byte, error) {
 			holders = append(holders, loc.GetUuid())
 		}
 	}
+	var last error = fmt.Errorf("%w: block %d is on no DataNode with a datanode-ext in namenode-ext's directory", ErrUnavailable, b.GetBlockId())
 	if local {
 		r.mu.Lock()
 		rs, ok := r.paths[b.GetBlockId()]
 		r.mu.Unlock()
 		if !ok {
-			p, size, err := r.host.ResolveReplica(ctx, r.user, b)
+			rep, err := r.host.Resolve(ctx, r.user, b)
 			if err != nil {
 				return nil, err
 			}
-			rs = resolved{p, size}
+			rs = resolved{rep: rep}
 			r.mu.Lock()
 			r.paths[b.GetBlockId()] = rs
 			r.mu.Unlock()
 		}
-		return readFile(rs.path, rs.size, b.GetBlockId(), p.Offset, p.Length)
+		if !rs.bad {
+			data, err := readReplica(ctx, rs.rep, b, p.Offset, p.Length, r.report)
+			if err == nil || !errors.Is(err, ErrUnavailable) {
+				return data, err
+			}
+			if errors.Is(err, replica.ErrCorrupt) {
+				r.mu.Lock()
+				r.paths[b.GetBlockId()] = resolved{rep: rs.rep, bad: true}
+				r.mu.Unlock()
+			}
+			last = err
+		}
 	}
-	var last error = fmt.Errorf("%w: block %d is on no DataNode with a datanode-ext in namenode-ext's directory", ErrUnavailable, b.GetBlockId())
 	tries := 0
 	for _, uuid := range holders {
 		if tries == maxPeerTries || r.dir == nil || r.peers == nil {
@@ -185,7 +232,8 @@ func (r *reader) piece(ctx context.Context, p dataset.Piece) ([]byte, error) {
 }
 
 // ReadRange serves a peer (or a reader) one range of a local replica, after the DataNode
-// verified the token for the user.
+// verified the token for the user, verified against the replica's checksums. At most
+// Config.MaxReads run at once; more wait (bounded by the caller's deadline).
 func (m *Manager) ReadRange(ctx context.Context, user string, b *pb.LocatedBlock, off, n int64) ([]byte, error) {
 	if b == nil || b.GetBlockId() == 0 || b.GetBlockPoolId() == "" {
 		return nil, fmt.Errorf("%w: block pool id and block id are required", ErrInvalid)
@@ -193,7 +241,16 @@ func (m *Manager) ReadRange(ctx context.Context, user string, b *pb.LocatedBlock
 	if n < 0 || n > MaxRangeBytes || off < 0 {
 		return nil, fmt.Errorf("%w: range [%d, +%d): length must be in [0, %d]", ErrInvalid, off, n, MaxRangeBytes)
 	}
-	data, err := ReadLocal(ctx, m.host, user, b, off, n)
+	release, err := m.acquire(ctx, m.rangeSlots)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rep, err := m.host.Resolve(ctx, user, b)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readReplica(ctx, rep, b, off, n, m.reportCorrupt)
 	if err == nil {
 		m.mu.Lock()
 		m.ctr.RangesServed++
@@ -201,6 +258,36 @@ func (m *Manager) ReadRange(ctx context.Context, user string, b *pb.LocatedBlock
 		m.mu.Unlock()
 	}
 	return data, err
+}
+
+// ReadReplica reads [off, off+n) of a replica the DataNode resolved for a caller of the public
+// Replicas service (dnext), as a raw read: in the raw pool of Config.MaxReads, verified against
+// the replica's checksums, a corrupt finalized replica reported and counted as offload's are.
+func (m *Manager) ReadReplica(ctx context.Context, rep Replica, b *pb.LocatedBlock, off, n int64) ([]byte, error) {
+	release, err := m.acquire(ctx, m.rawSlots)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return readReplica(ctx, rep, b, off, n, m.reportCorrupt)
+}
+
+// acquire takes one of slots, waiting until ctx ends.
+func (m *Manager) acquire(ctx context.Context, slots chan struct{}) (func(), error) {
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, nil
+	default:
+	}
+	m.mu.Lock()
+	m.ctr.ReadWaits++
+	m.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: waiting for one of %d concurrent reads (%s.reads.max): %w", ErrExhausted, cap(slots), Prefix, ctx.Err())
+	}
 }
 
 // peerRead counts one read of a piece from a peer.
@@ -213,4 +300,50 @@ func (m *Manager) peerRead(n int, err error) {
 		return
 	}
 	m.ctr.PeerReadBytes += int64(n)
+}
+
+// maxReported bounds the replicas remembered as reported; when full it is emptied (a replica
+// reported again costs one host call, and the DataNode's report is idempotent).
+const maxReported = 4096
+
+type replicaKey struct {
+	pool    string
+	id, gen int64
+}
+
+// reportCorrupt counts a local replica that failed its checksums and reports it to the
+// NameNode through the DataNode, once per replica (block and generation stamp).
+func (m *Manager) reportCorrupt(ctx context.Context, b *pb.LocatedBlock, rep Replica, cause error) {
+	k := replicaKey{b.GetBlockPoolId(), b.GetBlockId(), rep.GenStamp}
+	m.mu.Lock()
+	m.ctr.CorruptReads++
+	_, done := m.reported[k]
+	if !done {
+		if len(m.reported) >= maxReported {
+			clear(m.reported)
+		}
+		m.reported[k] = struct{}{}
+		m.ctr.CorruptReplicas++
+	}
+	m.mu.Unlock()
+	if done {
+		return
+	}
+	m.log.Warn("local replica failed its checksums: reporting it to the NameNode; the range is read from another replica",
+		"block_pool", b.GetBlockPoolId(), "block", b.GetBlockId(), "gen_stamp", rep.GenStamp, "error", cause)
+	// The report must not end with the read that found the corruption.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err := m.host.ReportBadBlock(rctx, b, rep.GenStamp, cause.Error())
+	m.mu.Lock()
+	if err != nil {
+		m.ctr.BadBlockReportErrors++
+		delete(m.reported, k) // try again when it is found again
+	} else {
+		m.ctr.BadBlocksReported++
+	}
+	m.mu.Unlock()
+	if err != nil {
+		m.log.Error("could not report a corrupt replica", "block", b.GetBlockId(), "error", err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,18 +15,26 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/newtricks/newtricks/datanode-ext/replica"
 	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/internal/authn"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
-// TestReadFile: a range of a replica file, checked against the block's size.
-func TestReadFile(t *testing.T) {
+// TestReadReplica: a range of a replica file, checked against the block's size (an end past it,
+// also by int64 overflow, is INVALID_ARGUMENT before anything is opened) and verified against
+// its checksum file; no error names a local path.
+func TestReadReplica(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, "blk_1")
-	if err := os.WriteFile(p, []byte("0123456789"), 0o600); err != nil {
+	data := []byte("0123456789")
+	p, mp := filepath.Join(dir, "blk_1"), filepath.Join(dir, "blk_1_1.meta")
+	if err := os.WriteFile(p, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(mp, replica.Meta(data, replica.TypeCRC32C, 4), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := &pb.LocatedBlock{BlockPoolId: "BP-1", BlockId: 1}
 	for _, tc := range []struct {
 		name        string
 		path        string
@@ -38,18 +47,23 @@ func TestReadFile(t *testing.T) {
 		{"whole block", p, 10, 0, 10, "0123456789", nil, ""},
 		{"middle", p, 10, 3, 4, "3456", nil, ""},
 		{"empty at the end", p, 10, 10, 0, "", nil, ""},
-		{"past the block", p, 10, 8, 3, "", ErrInvalid, "range [8, +3) outside block 1 of 10 bytes"},
-		{"negative offset", p, 10, -1, 2, "", ErrInvalid, "outside block"},
-		{"negative length", p, 10, 0, -1, "", ErrInvalid, "outside block"},
+		{"past the block", p, 10, 8, 3, "", ErrInvalid, "[8, +3) of block 1 of 10 bytes"},
+		{"negative offset", p, 10, -1, 2, "", ErrInvalid, "of block 1"},
+		{"negative length", p, 10, 0, -1, "", ErrInvalid, "of block 1"},
+		{"end overflows", p, 10, 4, math.MaxInt64 - 1, "", ErrInvalid, "of block 1"},
+		{"offset overflows", p, 10, math.MaxInt64, 16 << 20, "", ErrInvalid, "of block 1"},
 		{"block smaller than the file", p, 4, 2, 4, "", ErrInvalid, "of 4 bytes"},
-		{"file shorter than the block", p, 12, 8, 4, "", ErrUnavailable, "read replica"},
-		{"no file", filepath.Join(dir, "blk_2"), 10, 0, 1, "", ErrUnavailable, "open replica"},
+		{"file shorter than the block", p, 12, 8, 4, "", ErrUnavailable, "replica ends before byte 12"},
+		{"no file", filepath.Join(dir, "blk_2"), 10, 0, 1, "", ErrUnavailable, "open replica: no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := readFile(tc.path, tc.size, 1, tc.off, tc.n)
+			got, err := readReplica(context.Background(), Replica{Path: tc.path, MetaPath: mp, NumBytes: tc.size, Finalized: true}, b, tc.off, tc.n, nil)
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.errContains) {
 					t.Fatalf("%v, want %v saying %q", err, tc.err, tc.errContains)
+				}
+				if strings.Contains(err.Error(), dir) {
+					t.Errorf("the error names the replica's directory: %v", err)
 				}
 				return
 			}
@@ -58,11 +72,37 @@ func TestReadFile(t *testing.T) {
 			}
 		})
 	}
+	t.Run("corrupt: reported when finalized, unavailable either way", func(t *testing.T) {
+		bad := []byte("0123456X89")
+		if err := os.WriteFile(p, bad, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var reported []error
+		report := func(_ context.Context, _ *pb.LocatedBlock, _ Replica, err error) { reported = append(reported, err) }
+		_, err := readReplica(context.Background(), Replica{Path: p, MetaPath: mp, NumBytes: 10, Finalized: true}, b, 0, 3, report)
+		if err != nil || len(reported) != 0 {
+			t.Fatalf("chunk 0 is good: %v, reported %v", err, reported)
+		}
+		_, err = readReplica(context.Background(), Replica{Path: p, MetaPath: mp, NumBytes: 10, Finalized: true}, b, 6, 2, report)
+		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, replica.ErrCorrupt) || len(reported) != 1 {
+			t.Fatalf("flipped chunk 1: %v, reported %v; want ErrUnavailable wrapping ErrCorrupt, reported once", err, reported)
+		}
+		_, err = readReplica(context.Background(), Replica{Path: p, MetaPath: mp, NumBytes: 10}, b, 6, 2, report)
+		if !errors.Is(err, ErrUnavailable) || errors.Is(err, replica.ErrCorrupt) || len(reported) != 1 {
+			t.Fatalf("a replica being written: %v, reported %v; want ErrUnavailable, not reported", err, reported)
+		}
+	})
 }
 
 // sessionReader is a session's reader on node self as user.
 func sessionReader(w *world, host Host, peers Peers, self, user string, counted func(int, error)) *reader {
-	return &reader{host: host, peers: peers, dir: w.directory(), user: user, self: self, paths: map[int64]resolved{}, counted: counted}
+	r := &reader{host: host, peers: peers, dir: w.directory(), user: user, self: self, paths: map[int64]resolved{}, counted: counted}
+	if h, ok := host.(*fakeHost); ok {
+		r.report = func(ctx context.Context, b *pb.LocatedBlock, rep Replica, _ error) {
+			h.ReportBadBlock(ctx, b, rep.GenStamp, "test")
+		}
+	}
+	return r
 }
 
 // TestReadLocalAcrossBlocks: a range spanning blocks comes from the local replica files, each

@@ -2,6 +2,7 @@ package offload
 
 import (
 	"context"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -166,7 +167,7 @@ func TestOpenLimits(t *testing.T) {
 	bad := w.openProto()
 	bad.Schedule.WorldSize = 0
 	for _, req := range []*pb.OpenSessionRequest{w.openProto(), bad} {
-		if _, err := n.c.OpenSession(ctx, req); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "1 sessions open, limit 1") {
+		if _, err := n.c.OpenSession(ctx, req); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "1 sessions open or opening, limit 1") {
 			t.Errorf("open beyond sessions.max: %v, want ResourceExhausted", err)
 		}
 	}
@@ -258,7 +259,8 @@ func TestCallRejects(t *testing.T) {
 		{"no pool", &pb.ReadRangeRequest{User: "alice", Block: &pb.LocatedBlock{BlockId: 1}, Length: 1}, codes.InvalidArgument, "block pool id"},
 		{"huge range", &pb.ReadRangeRequest{User: "alice", Block: blk, Length: 1 << 30}, codes.InvalidArgument, "length must be in [0, 16777216]"},
 		{"negative offset", &pb.ReadRangeRequest{User: "alice", Block: blk, Offset: -1, Length: 1}, codes.InvalidArgument, "range [-1, +1)"},
-		{"past the block", &pb.ReadRangeRequest{User: "alice", Block: blk, Offset: 500, Length: 13}, codes.InvalidArgument, "outside block"},
+		{"past the block", &pb.ReadRangeRequest{User: "alice", Block: blk, Offset: 500, Length: 13}, codes.InvalidArgument, "[500, +13) of block 2 of 512 bytes"},
+		{"end past int64", &pb.ReadRangeRequest{User: "alice", Block: blk, Offset: math.MaxInt64 - 5, Length: 1 << 20}, codes.InvalidArgument, "of block 2 of 512 bytes"},
 		{"another user's token", &pb.ReadRangeRequest{User: "bob", Block: blk, Length: 1}, codes.PermissionDenied, "not valid for bob"},
 	} {
 		_, err := n.c.ReadRange(ctx, tc.req)

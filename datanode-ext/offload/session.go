@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path"
 	"time"
@@ -94,21 +95,48 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Open validates and opens a session for user.
+// Open validates and opens a session for user. The session's place under the caps
+// (Config.MaxSessions for the node, Config.MaxSessionsPerUser for the user) is reserved before
+// the slow open (reading and checking the indexes), so that concurrent opens cannot exceed
+// them; a failed open gives its place back.
 func (m *Manager) Open(ctx context.Context, user string, req OpenRequest) (OpenResult, error) {
 	m.mu.Lock()
-	n := len(m.sessions)
-	m.mu.Unlock()
-	if n >= m.cfg.MaxSessions {
-		return OpenResult{}, fmt.Errorf("%w: %d sessions open, limit %d", ErrExhausted, n, m.cfg.MaxSessions)
+	n, mine := len(m.sessions)+m.opening, m.perUser[user]
+	switch {
+	case n >= m.cfg.MaxSessions:
+		m.ctr.SessionsRefused++
+		m.mu.Unlock()
+		return OpenResult{}, fmt.Errorf("%w: %d sessions open or opening, limit %d (%s.sessions.max)", ErrExhausted, n, m.cfg.MaxSessions, Prefix)
+	case mine >= m.cfg.MaxSessionsPerUser:
+		m.ctr.SessionsRefused++
+		m.mu.Unlock()
+		return OpenResult{}, fmt.Errorf("%w: user %s has %d sessions open or opening, limit %d (%s.sessions.max.per.user)", ErrExhausted, user, mine, m.cfg.MaxSessionsPerUser, Prefix)
 	}
-	s, err := m.openSession(ctx, user, req)
+	m.opening++
+	m.perUser[user]++
+	m.mu.Unlock()
+	opened := false
+	defer func() {
+		m.mu.Lock()
+		m.opening--
+		if !opened {
+			m.releaseUserLocked(user)
+		}
+		m.mu.Unlock()
+	}()
+	var s *Session
+	err := m.safely("open session", func() error {
+		var err error
+		s, err = m.openSession(ctx, user, req)
+		return err
+	})
 	if err != nil {
 		return OpenResult{}, err
 	}
 	match := m.domain == req.DeterminismDomain
 	m.mu.Lock()
 	m.sessions[s.id] = s
+	opened = true
 	m.ctr.Sessions = len(m.sessions)
 	m.ctr.SessionsOpened++
 	if s.rawOnly {
@@ -117,7 +145,10 @@ func (m *Manager) Open(ctx context.Context, user string, req OpenRequest) (OpenR
 	if !match {
 		m.ctr.DomainMismatches++
 	}
-	m.prepareLocked(s)
+	if err := m.prepareLocked(s); err != nil {
+		m.mu.Unlock()
+		return OpenResult{}, err
+	}
 	m.mu.Unlock()
 	m.log.Info("offload session opened", "session", s.id, "user", user, "rank", req.Rank,
 		"start_step", req.StartStep, "members", len(s.members), "raw_only", s.rawOnly, "domain_match", match)
@@ -128,6 +159,13 @@ func (m *Manager) Open(ctx context.Context, user string, req OpenRequest) (OpenR
 	}
 	return OpenResult{SessionID: s.id, DatanodeUUID: m.self(), DeterminismDomain: m.domain,
 		DomainMatch: match, Lookahead: s.ahead, Shedding: m.gov.Shedding()}, nil
+}
+
+// releaseUserLocked gives back one of user's session places.
+func (m *Manager) releaseUserLocked(user string) {
+	if m.perUser[user]--; m.perUser[user] <= 0 {
+		delete(m.perUser, user)
+	}
 }
 
 // openSession validates the request completely and loads the sources' indexes. Nothing is
@@ -163,8 +201,7 @@ func (m *Manager) openSession(ctx context.Context, user string, req OpenRequest)
 	}
 	s := &Session{id: newID(), user: user, self: -1, lo: 0, ahead: ahead, rawOnly: req.RawOnly,
 		steps: map[uint64]map[int]*job{}, cur: req.StartStep, lastUsed: time.Now()}
-	s.rd = &reader{host: m.host, peers: m.peers, dir: m.dir, user: user, self: selfUUID, paths: map[int64]resolved{},
-		counted: m.peerRead, log: m.log}
+	s.rd = m.newReader(user, selfUUID)
 	seen := make(map[string]bool, len(ms))
 	for i, uuid := range ms {
 		if err := checkUUID(uuid); err != nil {
@@ -321,7 +358,10 @@ func (m *Manager) dropLocked(s *Session) {
 	for step := range s.steps {
 		m.dropStepLocked(s, step)
 	}
-	delete(m.sessions, s.id)
+	if _, ok := m.sessions[s.id]; ok {
+		delete(m.sessions, s.id)
+		m.releaseUserLocked(s.user)
+	}
 	m.ctr.Sessions = len(m.sessions)
 }
 
@@ -335,32 +375,42 @@ func (m *Manager) reapLocked() {
 	}
 }
 
-// readSample reads the encoded bytes of a slot.
-func (s *Session) readSample(ctx context.Context, sl schedule.Slot) ([]byte, *pb.DatasetSample, error) {
+// readSample reads the encoded bytes of a slot, if the index says it has at most max bytes
+// (limit names the bound in the error).
+func (s *Session) readSample(ctx context.Context, sl schedule.Slot, max int64, limit string) ([]byte, *pb.DatasetSample, error) {
 	smp := s.idx[sl.Source].Sample(sl.Index)
-	b, err := s.rd.read(ctx, s.files[sl.Source][smp.GetFile()], smp.GetOffset(), smp.GetLength())
+	b, err := s.rd.readMax(ctx, s.files[sl.Source][smp.GetFile()], smp.GetOffset(), smp.GetLength(), max, limit)
 	if err != nil {
 		return nil, smp, fmt.Errorf("sample %q: %w", smp.GetKey(), err)
 	}
 	return b, smp, nil
 }
 
-// transform reads and transforms one slot into NTXF frames.
-func (s *Session) transform(ctx context.Context, sl schedule.Slot) ([]byte, error) {
-	data, smp, err := s.readSample(ctx, sl)
+// transform reads and transforms one slot into NTXF frames. The sample is read only if it fits
+// both the node's read.max.bytes and the graph's input limit.
+func (s *Session) transform(ctx context.Context, sl schedule.Slot, maxRead int64) ([]byte, error) {
+	g := s.graphs[sl.Source]
+	max, limit := maxRead, ReadMaxBytesKey
+	if in := g.Limits.MaxInputBytes; in < max {
+		max, limit = in, "the graph's input limit"
+	}
+	data, smp, err := s.readSample(ctx, sl, max, limit)
 	if err != nil {
+		if max < maxRead && errors.Is(err, ErrExhausted) {
+			err = fmt.Errorf("%w: %w", xformgraph.ErrLimit, err)
+		}
 		return nil, err
 	}
-	out, err := s.graphs[sl.Source].Run(ctx, xformgraph.Sample{Key: smp.GetKey(), Epoch: sl.Epoch, Data: data})
+	out, err := g.Run(ctx, xformgraph.Sample{Key: smp.GetKey(), Epoch: sl.Epoch, Data: data})
 	if err != nil {
 		return nil, err
 	}
 	return out.AppendFrames(nil)
 }
 
-// raw reads one slot and frames its bytes untransformed.
-func (s *Session) raw(ctx context.Context, sl schedule.Slot) ([]byte, error) {
-	data, _, err := s.readSample(ctx, sl)
+// raw reads one slot, if it has at most maxRead bytes, and frames its bytes untransformed.
+func (s *Session) raw(ctx context.Context, sl schedule.Slot, maxRead int64) ([]byte, error) {
+	data, _, err := s.readSample(ctx, sl, maxRead, ReadMaxBytesKey)
 	if err != nil {
 		return nil, err
 	}

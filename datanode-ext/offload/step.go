@@ -99,7 +99,10 @@ func (m *Manager) getStep(ctx context.Context, user string, req StepRequest, sen
 		}
 		s.cur = step
 	}
-	m.prepareLocked(s)
+	if err := m.prepareLocked(s); err != nil {
+		m.mu.Unlock()
+		return err
+	}
 	js := s.steps[step]
 	m.mu.Unlock()
 
@@ -156,7 +159,16 @@ func (m *Manager) getStep(ctx context.Context, user string, req StepRequest, sen
 			}
 			m.mu.Unlock()
 			start := time.Now()
-			frames, err := s.raw(ctx, sl)
+			var frames []byte
+			err := m.safely("raw read", func() error {
+				release, err := m.acquire(ctx, m.rawSlots)
+				if err != nil {
+					return err
+				}
+				defer release()
+				frames, err = s.raw(ctx, sl, m.cfg.MaxReadBytes)
+				return err
+			})
 			if err == nil && m.restamp {
 				frames, err = restamp(frames, m.domain)
 			}
