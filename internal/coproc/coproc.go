@@ -147,7 +147,13 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 			"under hadoop.security.authentication=simple; anyone who can reach it can act as any user. "+
 			"Use Kerberos for anything but a test cluster.", "api", apiAddrConf, "tls", sec.TLSCert != "")
 	}
-	apiOpts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20)}, authOpts...)
+	// A panic in any call, its authentication included, fails that call only.
+	rec := &Recovery{Log: c.log}
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "newtricks_api_panics_total",
+		Help: "Public API calls that panicked and were answered INTERNAL (the co-process went on)."},
+		func() float64 { return float64(rec.Panics.Load()) }))
+	apiOpts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20)}, rec.ServerOptions()...)
+	apiOpts = append(apiOpts, authOpts...)
 	apiOpts = append(apiOpts, c.opts.APIServerOptions...)
 	api := grpc.NewServer(apiOpts...)
 	runCtx, cancel := context.WithCancel(context.Background())
