@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -60,13 +61,47 @@ type FailGuard struct {
 	mu    sync.Mutex
 	bad   map[[32]byte]time.Time // credential hash -> refused until
 	hosts map[string]*bucket     // remote host -> failure tokens
+
+	refusals *prometheus.CounterVec // refused without verifying, by reason
 }
 
 // NewFailGuard guards next: at most rate failures per second per host (bursts of burst),
 // failed credentials refused for ttl without another verification.
 func NewFailGuard(next Authenticator, rate, burst float64, ttl time.Duration) *FailGuard {
-	return &FailGuard{next: next, rate: rate, burst: max(burst, 1), ttl: ttl, now: time.Now,
-		bad: map[[32]byte]time.Time{}, hosts: map[string]*bucket{}}
+	g := &FailGuard{next: next, rate: rate, burst: max(burst, 1), ttl: ttl, now: time.Now,
+		bad: map[[32]byte]time.Time{}, hosts: map[string]*bucket{},
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "newtricks", Subsystem: "authn",
+			Name: "refusals_total",
+			Help: "Calls refused before their credentials were verified, by reason: cached (refused less than api.auth.fail.cache ago), throttled (their host is over api.auth.fail.rate)."},
+			[]string{"reason"})}
+	g.refusals.WithLabelValues("cached")
+	g.refusals.WithLabelValues("throttled")
+	return g
+}
+
+// Collector exports the refusals (newtricks_authn_refusals_total) and what the guarded
+// authenticator exports (newtricks_authn_token_verifications_total).
+func (g *FailGuard) Collector() prometheus.Collector {
+	cs := collectors{g.refusals}
+	if n, ok := g.next.(interface{ Collector() prometheus.Collector }); ok && n.Collector() != nil {
+		cs = append(cs, n.Collector())
+	}
+	return cs
+}
+
+// collectors is several collectors as one.
+type collectors []prometheus.Collector
+
+func (cs collectors) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range cs {
+		c.Describe(ch)
+	}
+}
+
+func (cs collectors) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range cs {
+		c.Collect(ch)
+	}
 }
 
 // Authenticate implements Authenticator.
@@ -83,11 +118,13 @@ func (g *FailGuard) Authenticate(ctx context.Context, fullMethod string) (contex
 	}
 	if b != nil && b.tokens < 1 {
 		g.mu.Unlock()
+		g.refusals.WithLabelValues("throttled").Inc()
 		return nil, status.Errorf(codes.ResourceExhausted, "too many failed authentications from %s (more than %g/s, burst %g): retry later", host, g.rate, g.burst)
 	}
 	if until, ok := g.bad[key]; ok && now.Before(until) {
 		g.failLocked(host, now)
 		g.mu.Unlock()
+		g.refusals.WithLabelValues("cached").Inc()
 		return nil, fmt.Errorf("%w: these credentials were refused less than %v ago", ErrUnauthenticated, g.ttl)
 	}
 	g.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -31,6 +32,8 @@ const hostCacheMax = 4096
 type Host struct {
 	rpc pb.SecurityHostClient
 	now func() time.Time
+	// verifications counts the delegation tokens sent to the daemon, by result.
+	verifications *prometheus.CounterVec
 
 	mu      sync.Mutex
 	names   map[string]cached[string] // principal -> short name
@@ -47,9 +50,20 @@ type cached[T any] struct {
 // NewHost returns a Host calling the SecurityHost service on conn (the co-process's
 // connection to its daemon).
 func NewHost(conn grpc.ClientConnInterface) *Host {
-	return &Host{rpc: pb.NewSecurityHostClient(conn), now: time.Now,
-		names: map[string]cached[string]{}, proxies: map[[3]string]cached[bool]{}, admins: map[string]cached[bool]{}}
+	h := &Host{rpc: pb.NewSecurityHostClient(conn), now: time.Now,
+		names: map[string]cached[string]{}, proxies: map[[3]string]cached[bool]{}, admins: map[string]cached[bool]{},
+		verifications: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "newtricks", Subsystem: "authn",
+			Name: "token_verifications_total",
+			Help: "Delegation tokens the co-process asked its daemon to verify, by result: valid, rejected, error (the daemon could not answer). On a DataNode each one it cannot answer from its own cache is a call to the NameNode."},
+			[]string{"result"})}
+	for _, r := range []string{"valid", "rejected", "error"} {
+		h.verifications.WithLabelValues(r)
+	}
+	return h
 }
+
+// Collector exports the token verifications (newtricks_authn_token_verifications_total).
+func (h *Host) Collector() prometheus.Collector { return h.verifications }
 
 func lookup[K comparable, V any](h *Host, m map[K]cached[V], k K, call func() (V, error)) (V, error) {
 	h.mu.Lock()
@@ -137,6 +151,14 @@ func (h *Host) VerifyToken(ctx context.Context, t Token) (TokenOwner, error) {
 	}
 	r, err := h.rpc.VerifyDelegationToken(ctx, &pb.VerifyDelegationTokenRequest{Token: &pb.Token{
 		Identifier: t.Identifier, Password: t.Password, Kind: HDFSDelegationKind, Service: t.Service}})
+	switch {
+	case err == nil && r.GetUser() != "":
+		h.verifications.WithLabelValues("valid").Inc()
+	case err == nil || denied(err):
+		h.verifications.WithLabelValues("rejected").Inc()
+	default:
+		h.verifications.WithLabelValues("error").Inc()
+	}
 	if err != nil {
 		if denied(err) {
 			return TokenOwner{}, fmt.Errorf("%w: %s", ErrUnauthenticated, status.Convert(err).Message())

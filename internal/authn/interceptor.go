@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
@@ -20,6 +21,15 @@ type Authenticator interface {
 // Simple trusts the user name each request carries, as HDFS does under simple
 // authentication. Imp, if set, answers RequireAdmin.
 type Simple struct{ Imp Impersonator }
+
+// Collector exports the delegation-token counters of Imp when it is a Host (they stay at zero:
+// simple authentication verifies no token).
+func (s Simple) Collector() prometheus.Collector {
+	if h, ok := s.Imp.(*Host); ok {
+		return h.Collector()
+	}
+	return nil
+}
 
 // Authenticate implements Authenticator.
 func (s Simple) Authenticate(ctx context.Context, _ string) (context.Context, error) {

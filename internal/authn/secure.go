@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"google.golang.org/grpc/metadata"
 )
 
@@ -50,3 +52,6 @@ func (s *Secure) Authenticate(ctx context.Context, _ string) (context.Context, e
 	return nil, fmt.Errorf("%w: no credentials: send %q metadata with a Kerberos token (%s <base64 SPNEGO>) or an HDFS delegation token (%s <token>)",
 		ErrUnauthenticated, MetadataKey, SchemeNegotiate, SchemeToken)
 }
+
+// Collector exports the host's delegation-token counters.
+func (s *Secure) Collector() prometheus.Collector { return s.Host.Collector() }

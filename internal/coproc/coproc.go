@@ -136,11 +136,14 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 	apiAddrConf := c.apiAddress(conf)
 	sec := authn.ConfigFrom(func(k string) string { return conf[k] }, c.opts.Prefix)
 	apiHost, _, _ := net.SplitHostPort(apiAddrConf)
-	_, authOpts, err := sec.Server(host, apiHost)
+	auth, authOpts, err := sec.Server(host, apiHost)
 	if err != nil {
 		host.Close()
 		// Fail closed: no public API rather than one that trusts whoever calls it.
 		return nil, status.Errorf(codes.FailedPrecondition, "configure: public API security: %v", err)
+	}
+	if m, ok := auth.(interface{ Collector() prometheus.Collector }); ok && m.Collector() != nil {
+		reg.MustRegister(m.Collector()) // newtricks_authn_*
 	}
 	if sec.Insecure() {
 		c.log.Warn("SIMPLE AUTHENTICATION: the public API trusts the user name each caller claims, as HDFS does "+
