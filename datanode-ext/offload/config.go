@@ -51,8 +51,8 @@ type Config struct {
 	// one sample, read to transform it or to answer it raw; a longer sample fails alone with
 	// RESOURCE_EXHAUSTED before anything is read or allocated for it.
 	MaxReadBytes int64
-	// MaxReads (reads.max, default 8): raw answers being read at once, and as many ReadRanges
-	// served to peers; more wait.
+	// MaxReads (reads.max, default 8): raw answers, Replicas.Reads and index reads of opening
+	// sessions being read at once, and as many ReadRanges served to peers; more wait.
 	MaxReads int
 	// Idle (session.idle.ms, default 10 min): a session not used for this long is closed.
 	Idle time.Duration

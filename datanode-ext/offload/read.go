@@ -112,6 +112,9 @@ type reader struct {
 
 	mu    sync.Mutex
 	paths map[int64]resolved
+	// slots, if set, bound the index reads (the raw pool: an index may be up to
+	// dataset.MaxIndexBytes, and opens run concurrently).
+	slots func(context.Context) (func(), error)
 }
 
 // resolved is a replica the DataNode revealed for the session's user; bad is set once it failed
@@ -125,12 +128,20 @@ type resolved struct {
 // checksum reporting and peer-read counting.
 func (m *Manager) newReader(user, self string) *reader {
 	return &reader{host: m.host, peers: m.peers, dir: m.dir, user: user, self: self,
-		paths: map[int64]resolved{}, counted: m.peerRead, log: m.log, report: m.reportCorrupt}
+		paths: map[int64]resolved{}, counted: m.peerRead, log: m.log, report: m.reportCorrupt,
+		slots: func(ctx context.Context) (func(), error) { return m.acquire(ctx, m.rawSlots) }}
 }
 
 // read returns [off, off+n) of a file of the session (an index: at most
-// dataset.MaxIndexBytes, which the caller checked).
+// dataset.MaxIndexBytes, which the caller checked), in one of the raw-read slots.
 func (r *reader) read(ctx context.Context, lb *pb.LocatedBlocks, off, n int64) ([]byte, error) {
+	if r.slots != nil {
+		release, err := r.slots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
 	return r.readMax(ctx, lb, off, n, dataset.MaxIndexBytes, "the index limit")
 }
 
