@@ -204,7 +204,9 @@ func (r *reader) piece(ctx context.Context, p dataset.Piece) ([]byte, error) {
 			r.paths[b.GetBlockId()] = rs
 			r.mu.Unlock()
 		}
-		if !rs.bad {
+		if rs.bad {
+			last = fmt.Errorf("%w: block %d: the local replica failed its checksums and no other member of the session answered", ErrUnavailable, b.GetBlockId())
+		} else {
 			data, err := readReplica(ctx, rs.rep, b, p.Offset, p.Length, r.report)
 			if err == nil || !errors.Is(err, ErrUnavailable) {
 				return data, err
