@@ -153,7 +153,8 @@ func localFrames(t *testing.T, src schedule.Source, key string, epoch uint64, da
 	return b
 }
 
-// TestHostileDN: a corrupt replica, a user over the session cap, a 2^62-byte sample, on one real
+// TestHostileDN: a corrupt replica, a user over the session cap, a 2^62-byte sample (refused by
+// the graph's input limit before anything is read), on one real
 // 3-DataNode cluster (replication 3) with real JPEGs.
 func TestHostileDN(t *testing.T) {
 	a := artifacts(t)
@@ -466,8 +467,8 @@ func TestHostileDN(t *testing.T) {
 			t.Logf("raw-only %v: big: path %s, err %v; ok: path %s, err %v", raw, bigS.Path, bigS.Err, okS.Path, okS.Err)
 			var se *reader.SampleError
 			if !errors.As(bigS.Err, &se) || status.Code(se.Err) != codes.ResourceExhausted ||
-				!strings.Contains(bigS.Err.Error(), "4611686018427387904 bytes, more than newtricks.datanode.ext.read.max.bytes") {
-				t.Errorf("raw-only %v: the 2^62-byte sample: path %s, %v; want the DataNode's RESOURCE_EXHAUSTED naming read.max.bytes", raw, bigS.Path, bigS.Err)
+				!strings.Contains(bigS.Err.Error(), "4611686018427387904 bytes, more than the graph's input limit") {
+				t.Errorf("raw-only %v: the 2^62-byte sample: path %s, %v; want the DataNode's RESOURCE_EXHAUSTED naming the graph's input limit", raw, bigS.Path, bigS.Err)
 			}
 			if okS.Err != nil || !equalBytes(okS.Frames, localFrames(t, hsrc, "ok", 0, small)) {
 				t.Errorf("raw-only %v: the true sample after it: path %s, %v", raw, okS.Path, okS.Err)

@@ -48,8 +48,8 @@ type Config struct {
 	// MaxSessionsPerUser (sessions.max.per.user, default 16): open sessions of one user.
 	MaxSessionsPerUser int
 	// MaxReadBytes (newtricks.datanode.ext.read.max.bytes, default 64 MiB) bounds the bytes of
-	// one sample, read to transform it or to answer it raw; a longer sample fails alone with
-	// RESOURCE_EXHAUSTED before anything is read or allocated for it.
+	// one sample, read to transform it or to answer it raw; a longer sample is answered
+	// UNAVAILABLE (the reader reads it from HDFS) before anything is read or allocated for it.
 	MaxReadBytes int64
 	// MaxReads (reads.max, default 8): raw answers, Replicas.Reads and index reads of opening
 	// sessions being read at once, and as many ReadRanges served to peers; more wait.

@@ -88,10 +88,11 @@ func (n *node) claim(p string, length int64) {
 
 // TestHugeSampleClaims: a sample whose index entry and block list claim 2^62 bytes (the attack of
 // issue 25: makeslice panicked in a worker and killed the process) fails alone with
-// RESOURCE_EXHAUSTED naming read.max.bytes, on the transform path and on the raw path,
-// before the DataNode is asked anything about it; the other samples of the step and the
-// server go on. A sample over the graph's input limit fails the same way on the transform
-// path, and a real sample over read.max.bytes too.
+// RESOURCE_EXHAUSTED naming the graph's input limit (the reader's own transform would refuse
+// it too), on the transform path and on the raw path, before the DataNode is asked anything
+// about it; the other samples of the step and the server go on. A real sample over a graph's
+// input limit fails the same way; one over this node's read.max.bytes only is UNAVAILABLE (the
+// reader reads it from HDFS: a node's own limit never changes what the trainer gets).
 func TestHugeSampleClaims(t *testing.T) {
 	for _, rawOnly := range []bool{false, true} {
 		t.Run(fmt.Sprintf("raw_only=%v", rawOnly), func(t *testing.T) {
@@ -117,8 +118,8 @@ func TestHugeSampleClaims(t *testing.T) {
 					expectSample(t, w, s, smp, step, !rawOnly)
 					continue
 				}
-				if codes.Code(smp.GetErrorCode()) != codes.ResourceExhausted || !strings.Contains(smp.GetError(), "4611686018427387904 bytes, more than newtricks.datanode.ext.read.max.bytes (67108864)") {
-					t.Errorf("the 2^62-byte sample: %v %q, want ResourceExhausted naming read.max.bytes", codes.Code(smp.GetErrorCode()), smp.GetError())
+				if codes.Code(smp.GetErrorCode()) != codes.ResourceExhausted || !strings.Contains(smp.GetError(), "4611686018427387904 bytes, more than the graph's input limit (1073741824)") {
+					t.Errorf("the 2^62-byte sample: %v %q, want ResourceExhausted naming the graph's input limit", codes.Code(smp.GetErrorCode()), smp.GetError())
 				}
 			}
 			if _, err := n.c.NodeStatus(context.Background(), &pb.OffloadNodeStatusRequest{User: "alice"}); err != nil {
@@ -133,33 +134,38 @@ func TestHugeSampleClaims(t *testing.T) {
 	t.Run("graph input limit and read.max.bytes on real samples", func(t *testing.T) {
 		w := newWorld(t, 8, "")
 		w.spec.Sources[0].Graph.Limits = &xformv1.Limits{MaxInputBytes: 100}
-		n := startNode(t, w, "dn-a", nodeOpts{run: true})
-		s := n.open(t, w.openRequest())
-		calls := n.host.calls.Load()
-		got, err := n.getStep(t, &pb.GetStepRequest{User: "alice", SessionId: s.id, Step: 0, Slots: []uint32{0, 1}, MaxWaitMs: 10000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, smp := range got {
-			if codes.Code(smp.GetErrorCode()) != codes.ResourceExhausted || !strings.Contains(smp.GetError(), "more than the graph's input limit (100)") {
-				t.Errorf("sample %q over the graph's input limit: %v %q", smp.GetKey(), codes.Code(smp.GetErrorCode()), smp.GetError())
+		for _, raw := range []bool{false, true} {
+			n := startNode(t, w, "dn-a", nodeOpts{run: true})
+			req := w.openRequest()
+			req.RawOnly = raw
+			s := n.open(t, req)
+			calls := n.host.calls.Load()
+			got, err := n.getStep(t, &pb.GetStepRequest{User: "alice", SessionId: s.id, Step: 0, Slots: []uint32{0, 1}, MaxWaitMs: 10000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, smp := range got {
+				if codes.Code(smp.GetErrorCode()) != codes.ResourceExhausted || !strings.Contains(smp.GetError(), "more than the graph's input limit (100)") {
+					t.Errorf("raw %v: sample %q over the graph's input limit: %v %q", raw, smp.GetKey(), codes.Code(smp.GetErrorCode()), smp.GetError())
+				}
+			}
+			if got := n.host.calls.Load(); got != calls {
+				t.Errorf("raw %v: the DataNode was asked %d times about samples over the limit", raw, got-calls)
 			}
 		}
-		if got := n.host.calls.Load(); got != calls {
-			t.Errorf("the DataNode was asked %d times about samples over the limit", got-calls)
-		}
+		w.spec.Sources[0].Graph.Limits = nil
 
 		small := startNode(t, w, "dn-a", nodeOpts{cfg: Config{MaxReadBytes: 100}})
 		req := w.openRequest()
 		req.RawOnly = true
-		s = small.open(t, req)
-		got, err = small.getStep(t, &pb.GetStepRequest{User: "alice", SessionId: s.id, Step: 0, Slots: []uint32{0, 1}})
+		s := small.open(t, req)
+		got, err := small.getStep(t, &pb.GetStepRequest{User: "alice", SessionId: s.id, Step: 0, Slots: []uint32{0, 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, smp := range got {
-			if codes.Code(smp.GetErrorCode()) != codes.ResourceExhausted || !strings.Contains(smp.GetError(), "more than newtricks.datanode.ext.read.max.bytes (100)") {
-				t.Errorf("raw sample %q over read.max.bytes: %v %q", smp.GetKey(), codes.Code(smp.GetErrorCode()), smp.GetError())
+			if codes.Code(smp.GetErrorCode()) != codes.Unavailable || !strings.Contains(smp.GetError(), "more than newtricks.datanode.ext.read.max.bytes (100) on this node: read it from HDFS") {
+				t.Errorf("raw sample %q over read.max.bytes: %v %q, want Unavailable", smp.GetKey(), codes.Code(smp.GetErrorCode()), smp.GetError())
 			}
 		}
 	})

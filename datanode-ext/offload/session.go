@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"path"
 	"time"
@@ -375,42 +374,44 @@ func (m *Manager) reapLocked() {
 	}
 }
 
-// readSample reads the encoded bytes of a slot, if the index says it has at most max bytes
-// (limit names the bound in the error).
-func (s *Session) readSample(ctx context.Context, sl schedule.Slot, max int64, limit string) ([]byte, *pb.DatasetSample, error) {
+// readSample reads the encoded bytes of a slot, after checking the length its index entry
+// claims, before anything is read or allocated: more than the graph's input limit is
+// RESOURCE_EXHAUSTED (the reader's own transform would refuse it too), more than this node's
+// read.max.bytes is UNAVAILABLE (the reader reads it from HDFS and transforms it itself: the
+// same bytes as on every path).
+func (s *Session) readSample(ctx context.Context, sl schedule.Slot, maxRead int64) ([]byte, *pb.DatasetSample, error) {
 	smp := s.idx[sl.Source].Sample(sl.Index)
-	b, err := s.rd.readMax(ctx, s.files[sl.Source][smp.GetFile()], smp.GetOffset(), smp.GetLength(), max, limit)
+	n := smp.GetLength()
+	if in := s.graphs[sl.Source].Limits.MaxInputBytes; n > in {
+		return nil, smp, fmt.Errorf("sample %q: %w: %d bytes, more than the graph's input limit (%d)", smp.GetKey(), xformgraph.ErrLimit, n, in)
+	}
+	if n > maxRead {
+		return nil, smp, fmt.Errorf("sample %q: %w: %d bytes, more than %s (%d) on this node: read it from HDFS",
+			smp.GetKey(), ErrUnavailable, n, ReadMaxBytesKey, maxRead)
+	}
+	b, err := s.rd.readMax(ctx, s.files[sl.Source][smp.GetFile()], smp.GetOffset(), n, maxRead, ReadMaxBytesKey)
 	if err != nil {
 		return nil, smp, fmt.Errorf("sample %q: %w", smp.GetKey(), err)
 	}
 	return b, smp, nil
 }
 
-// transform reads and transforms one slot into NTXF frames. The sample is read only if it fits
-// both the node's read.max.bytes and the graph's input limit.
+// transform reads and transforms one slot into NTXF frames.
 func (s *Session) transform(ctx context.Context, sl schedule.Slot, maxRead int64) ([]byte, error) {
-	g := s.graphs[sl.Source]
-	max, limit := maxRead, ReadMaxBytesKey
-	if in := g.Limits.MaxInputBytes; in < max {
-		max, limit = in, "the graph's input limit"
-	}
-	data, smp, err := s.readSample(ctx, sl, max, limit)
+	data, smp, err := s.readSample(ctx, sl, maxRead)
 	if err != nil {
-		if max < maxRead && errors.Is(err, ErrExhausted) {
-			err = fmt.Errorf("%w: %w", xformgraph.ErrLimit, err)
-		}
 		return nil, err
 	}
-	out, err := g.Run(ctx, xformgraph.Sample{Key: smp.GetKey(), Epoch: sl.Epoch, Data: data})
+	out, err := s.graphs[sl.Source].Run(ctx, xformgraph.Sample{Key: smp.GetKey(), Epoch: sl.Epoch, Data: data})
 	if err != nil {
 		return nil, err
 	}
 	return out.AppendFrames(nil)
 }
 
-// raw reads one slot, if it has at most maxRead bytes, and frames its bytes untransformed.
+// raw reads one slot and frames its bytes untransformed.
 func (s *Session) raw(ctx context.Context, sl schedule.Slot, maxRead int64) ([]byte, error) {
-	data, _, err := s.readSample(ctx, sl, maxRead, ReadMaxBytesKey)
+	data, _, err := s.readSample(ctx, sl, maxRead)
 	if err != nil {
 		return nil, err
 	}
