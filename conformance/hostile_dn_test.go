@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -512,19 +515,19 @@ func afterStorage(s string) string {
 func equalBytes(a, b []byte) bool { return len(a) == len(b) && string(a) == string(b) }
 
 // TestHostileDNSecure: fake delegation tokens (alice's identifier with forged passwords, each
-// new, so that no cache can answer them) hammered at a DataNode's datanode-ext: the
-// verifications it asks its DataNode for (each one a DFSClient call to the NameNode) stay
-// within the failure budget (burst + rate x seconds), the NameNode's own count of failed
-// authentications grows by no more than that, the flood is refused with RESOURCE_EXHAUSTED, and
-// alice's real token keeps working meanwhile.
+// new, so that no cache can answer them) hammered at a DataNode's datanode-ext from one host:
+// the verifications it asks its DataNode for (each one a DFSClient call to the NameNode) stay
+// within that host's failure budget (api.auth.fail.burst + rate x seconds), the NameNode logs
+// no more failed authentications than that, the flood is refused with RESOURCE_EXHAUSTED, and
+// alice's real token, from another host, keeps working meanwhile.
 func TestHostileDNSecure(t *testing.T) {
 	a := artifacts(t)
 	// A small failure budget, so that even a slow machine's flood (old code: every fake
 	// token a DataNode verification and a NameNode authentication) exceeds it many times.
 	const rate, burst = 2, 5
 	s := startSecureCluster(t, a, extcluster.Options{Name: "hostile-secure", DataNodes: 1,
-		HDFSSite: map[string]string{"newtricks.datanode.ext.api.auth.failure.rate": fmt.Sprint(rate),
-			"newtricks.datanode.ext.api.auth.failure.burst": fmt.Sprint(burst)}})
+		HDFSSite: map[string]string{"newtricks.datanode.ext.api.auth.fail.rate": fmt.Sprint(rate),
+			"newtricks.datanode.ext.api.auth.fail.burst": fmt.Sprint(burst)}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	root := s.hdfsClient(t, cluster.PrincipalHDFS)
@@ -593,16 +596,18 @@ func TestHostileDNSecure(t *testing.T) {
 	}
 	nnBefore := nnFailures()
 
-	// 16 callers, each token new: alice's identifier, a random password.
+	// 16 callers on another host (127.0.0.2: the failure budget is per remote host, and alice
+	// reads from 127.0.0.1 meanwhile), each token new: alice's identifier, a random password.
 	var mu sync.Mutex
 	codesSeen := map[codes.Code]int{}
 	var goodErrs []error
 	start := time.Now()
 	stop := start.Add(5 * time.Second)
 	var wg sync.WaitGroup
+	attacker := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
 	for g := range 16 {
 		wg.Add(1)
-		rc := pb.NewReplicasClient(s.dial(t, dnAPI, &forgedCreds{tok: tok, rng: rand.New(rand.NewPCG(uint64(g), uint64(time.Now().UnixNano())))}))
+		rc := pb.NewReplicasClient(s.dialFrom(t, attacker, dnAPI, &forgedCreds{tok: tok, rng: rand.New(rand.NewPCG(uint64(g), uint64(time.Now().UnixNano())))}))
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(stop) {
@@ -624,7 +629,7 @@ func TestHostileDNSecure(t *testing.T) {
 	wg.Wait()
 	elapsed := time.Since(start).Seconds()
 	verified := scrapeSum(t, s.lay.DataNodeMetrics[0], metric) - verBefore
-	refused := scrapeSum(t, s.lay.DataNodeMetrics[0], "newtricks_authn_token_refusals_total")
+	refused := scrapeSum(t, s.lay.DataNodeMetrics[0], "newtricks_authn_refusals_total")
 	time.Sleep(time.Second) // the last verifications' log lines
 	nnDelta := nnFailures() - nnBefore
 	attempts := 0
@@ -652,6 +657,20 @@ func TestHostileDNSecure(t *testing.T) {
 	if len(goodErrs) > 0 {
 		t.Errorf("alice's real token failed %d of %d reads during the flood: %v", len(goodErrs), goodReads, goodErrs[0])
 	}
+}
+
+// dialFrom is dial with the client's end of the connection bound to local (another
+// loopback address: another remote host for the server).
+func (s *secureCluster) dialFrom(t *testing.T, local *net.TCPAddr, addr string, creds credentials.PerRPCCredentials) *grpc.ClientConn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: local}
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(s.tls), grpc.WithPerRPCCredentials(creds),
+		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return d.DialContext(ctx, "tcp", a) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
 }
 
 // forgedCreds sends a new fake delegation token on every call: tok's identifier (alice's,
