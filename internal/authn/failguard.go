@@ -60,6 +60,7 @@ type FailGuard struct {
 
 	mu    sync.Mutex
 	bad   map[[32]byte]time.Time // credential hash -> refused until
+	good  map[[32]byte]time.Time // credential hash -> accepted, exempt from the reservation until
 	hosts map[string]*bucket     // remote host -> failure tokens
 
 	refusals *prometheus.CounterVec // refused without verifying, by reason
@@ -69,7 +70,7 @@ type FailGuard struct {
 // failed credentials refused for ttl without another verification.
 func NewFailGuard(next Authenticator, rate, burst float64, ttl time.Duration) *FailGuard {
 	g := &FailGuard{next: next, rate: rate, burst: max(burst, 1), ttl: ttl, now: time.Now,
-		bad: map[[32]byte]time.Time{}, hosts: map[string]*bucket{},
+		bad: map[[32]byte]time.Time{}, good: map[[32]byte]time.Time{}, hosts: map[string]*bucket{},
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "newtricks", Subsystem: "authn",
 			Name: "refusals_total",
 			Help: "Calls refused before their credentials were verified, by reason: cached (refused less than api.auth.fail.cache ago), throttled (their host is over api.auth.fail.rate)."},
@@ -104,7 +105,16 @@ func (cs collectors) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Authenticate implements Authenticator.
+// goodTTL is how long a credential that was accepted is exempt from its host's failure limit
+// and from the reservation below (it is still verified on every call: a cancelled token is
+// refused as soon as the verifier knows), so a flood from a host does not stop a job's valid
+// token from the same host.
+const goodTTL = 30 * time.Second
+
+// Authenticate implements Authenticator. A credential not accepted in the last goodTTL takes
+// one of its host's failure tokens before it is verified, given back if it is accepted or the
+// verifier could not answer: so concurrent calls cannot spend more than the bucket holds (each
+// would otherwise pass the check while the failures of the others are still being verified).
 func (g *FailGuard) Authenticate(ctx context.Context, fullMethod string) (context.Context, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	key := sha256.Sum256([]byte(strings.Join(md.Get(MetadataKey), "\x00")))
@@ -116,7 +126,9 @@ func (g *FailGuard) Authenticate(ctx context.Context, fullMethod string) (contex
 		b.tokens = min(g.burst, b.tokens+now.Sub(b.last).Seconds()*g.rate)
 		b.last = now
 	}
-	if b != nil && b.tokens < 1 {
+	until, good := g.good[key]
+	good = good && now.Before(until)
+	if b != nil && b.tokens < 1 && !good {
 		g.mu.Unlock()
 		g.refusals.WithLabelValues("throttled").Inc()
 		return nil, status.Errorf(codes.ResourceExhausted, "too many failed authentications from %s (more than %g/s, burst %g): retry later", host, g.rate, g.burst)
@@ -127,12 +139,31 @@ func (g *FailGuard) Authenticate(ctx context.Context, fullMethod string) (contex
 		g.refusals.WithLabelValues("cached").Inc()
 		return nil, fmt.Errorf("%w: these credentials were refused less than %v ago", ErrUnauthenticated, g.ttl)
 	}
+	var reserved *bucket
+	if !good {
+		reserved = g.bucketLocked(host, now)
+		if reserved != nil {
+			reserved.tokens--
+		}
+	}
 	g.mu.Unlock()
 	out, err := g.next.Authenticate(ctx, fullMethod)
-	if err != nil && errors.Is(err, ErrUnauthenticated) {
+	refused := err != nil && errors.Is(err, ErrUnauthenticated)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if reserved != nil && !refused {
+		reserved.tokens = min(g.burst, reserved.tokens+1)
+	}
+	switch {
+	case err == nil:
+		if len(g.good) >= maxFailEntries {
+			clear(g.good)
+		}
+		g.good[key] = now.Add(goodTTL)
+	case refused:
 		// Only a refusal is remembered: a daemon that could not be asked (UNAVAILABLE) is not
 		// the caller's fault.
-		g.mu.Lock()
+		delete(g.good, key)
 		if len(g.bad) >= maxFailEntries {
 			for k, until := range g.bad {
 				if !now.Before(until) || len(g.bad) >= maxFailEntries {
@@ -144,14 +175,23 @@ func (g *FailGuard) Authenticate(ctx context.Context, fullMethod string) (contex
 			}
 		}
 		g.bad[key] = now.Add(g.ttl)
-		g.failLocked(host, now)
-		g.mu.Unlock()
+		if reserved == nil {
+			g.failLocked(host, now)
+		}
 	}
 	return out, err
 }
 
 // failLocked takes one failure token from host's bucket.
 func (g *FailGuard) failLocked(host string, now time.Time) {
+	if b := g.bucketLocked(host, now); b != nil {
+		b.tokens = max(0, b.tokens-1)
+	}
+}
+
+// bucketLocked returns host's bucket, made full if it has none (nil when every host is failing
+// right now and the map is full: the cache still spares the verifier).
+func (g *FailGuard) bucketLocked(host string, now time.Time) *bucket {
 	b := g.hosts[host]
 	if b == nil {
 		if len(g.hosts) >= maxFailEntries {
@@ -162,10 +202,10 @@ func (g *FailGuard) failLocked(host string, now time.Time) {
 			}
 		}
 		if len(g.hosts) >= maxFailEntries {
-			return // every host is failing right now: the cache still spares the verifier
+			return nil
 		}
 		b = &bucket{tokens: g.burst, last: now}
 		g.hosts[host] = b
 	}
-	b.tokens = max(0, b.tokens-1)
+	return b
 }

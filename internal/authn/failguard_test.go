@@ -3,7 +3,9 @@ package authn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,5 +107,79 @@ func TestFailGuardConfig(t *testing.T) {
 	c = ConfigFrom(get(map[string]string{"p" + KeyAuthFailCache: "1500"}), "p")
 	if c.AuthFailCache != 1500*time.Millisecond {
 		t.Fatalf("ms: %v", c.AuthFailCache)
+	}
+}
+
+// gatedAuth refuses everything but "good", after waiting for its gate: verifications that are
+// in flight at once.
+type gatedAuth struct {
+	gate    chan struct{}
+	mu      sync.Mutex
+	calls   int
+	started chan struct{}
+}
+
+func (a *gatedAuth) Authenticate(ctx context.Context, _ string) (context.Context, error) {
+	a.mu.Lock()
+	a.calls++
+	a.mu.Unlock()
+	a.started <- struct{}{}
+	<-a.gate
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(MetadataKey); len(v) == 1 && v[0] == "good" {
+		return ctx, nil
+	}
+	return nil, ErrUnauthenticated
+}
+
+// Concurrent bad credentials from one host cannot spend more than its bucket: each takes a
+// failure token before it is verified (without it, all 50 passed the check while the others
+// were still being verified). A credential accepted before is neither reserved nor throttled.
+func TestFailGuardConcurrent(t *testing.T) {
+	next := &gatedAuth{gate: make(chan struct{}), started: make(chan struct{}, 100)}
+	g := NewFailGuard(next, 1, 5, time.Minute)
+	now := time.Unix(1000, 0)
+	g.now = func() time.Time { return now }
+	close(next.gate)
+	if _, err := g.Authenticate(callFrom("10.0.0.1", "good"), "/m"); err != nil {
+		t.Fatal(err)
+	}
+	<-next.started
+	next.gate = make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codesSeen := map[codes.Code]int{}
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := g.Authenticate(callFrom("10.0.0.1", fmt.Sprintf("forged-%d", i)), "/m")
+			c := status.Code(err)
+			if errors.Is(err, ErrUnauthenticated) {
+				c = codes.Unauthenticated
+			}
+			mu.Lock()
+			codesSeen[c]++
+			mu.Unlock()
+		}()
+	}
+	for range 5 {
+		<-next.started // five verifications in flight: the burst
+	}
+	// The known-good credential goes through while the host's bucket is spent.
+	done := make(chan error, 1)
+	go func() {
+		_, err := g.Authenticate(callFrom("10.0.0.1", "good"), "/m")
+		done <- err
+	}()
+	<-next.started
+	time.Sleep(50 * time.Millisecond)
+	close(next.gate)
+	wg.Wait()
+	if err := <-done; err != nil {
+		t.Errorf("a credential accepted before, while its host is throttled: %v", err)
+	}
+	if next.calls != 1+5+1 || codesSeen[codes.Unauthenticated] != 5 || codesSeen[codes.ResourceExhausted] != 45 {
+		t.Errorf("%d verifications, codes %v; want 1+5+1, 5 refused, 45 throttled", next.calls, codesSeen)
 	}
 }
