@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"image"
+	"image/jpeg"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -156,9 +158,9 @@ func localFrames(t *testing.T, src schedule.Source, key string, epoch uint64, da
 	return b
 }
 
-// TestHostileDN: a corrupt replica, a user over the session cap, a 2^62-byte sample (refused by
-// the graph's input limit before anything is read), on one real
-// 3-DataNode cluster (replication 3) with real JPEGs.
+// TestHostileDN: a corrupt replica, a user over the session cap, a sample claiming 2^62 bytes
+// and a real one over read.max.bytes, on one real 3-DataNode cluster (replication 3,
+// read.max.bytes 1 MiB) with real JPEGs.
 func TestHostileDN(t *testing.T) {
 	a := artifacts(t)
 	mediaDir := os.Getenv("NEWTRICKS_XFORM_MEDIA")
@@ -172,7 +174,8 @@ func TestHostileDN(t *testing.T) {
 	c, lay := startCluster(t, a, extcluster.Options{Name: "hostile-dn", DataNodes: 3,
 		DataNodeSite: func(int) map[string]string {
 			return map[string]string{"newtricks.datanode.ext.offload.cpu.high": "1", "newtricks.datanode.ext.offload.cpu.low": "1",
-				"newtricks.datanode.ext.offload.sessions.max.per.user": fmt.Sprint(hostileUserCap)}
+				"newtricks.datanode.ext.offload.sessions.max.per.user": fmt.Sprint(hostileUserCap),
+				"newtricks.datanode.ext.read.max.bytes":                fmt.Sprint(1 << 20)}
 		}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -332,26 +335,7 @@ func TestHostileDN(t *testing.T) {
 
 	t.Run("concurrent opens beyond the per-user cap", func(t *testing.T) {
 		spec := &schedule.Spec{Name: "cap", Seed: 3, GlobalBatch: 2, WorldSize: 1, MaxSteps: 100, Sources: []schedule.Source{src}}
-		request := func(user string) *pb.OpenSessionRequest {
-			idx, err := ns.Locate(ctx, &pb.LocateRequest{Path: root + "/" + dataset.IndexName, User: user})
-			if err != nil {
-				t.Fatal(err)
-			}
-			req := &pb.OpenSessionRequest{User: user, Schedule: spec.ToProto(), DeterminismDomain: xformgraph.Domain().String(), RawOnly: true}
-			ss := &pb.SessionSource{IndexSha256: ix.SHA256(), IndexBlocks: idx}
-			for i := range ix.Files() {
-				lb, err := ns.Locate(ctx, &pb.LocateRequest{Path: ix.FilePath(i), User: user})
-				if err != nil {
-					t.Fatal(err)
-				}
-				ss.Files = append(ss.Files, lb)
-			}
-			req.Sources = []*pb.SessionSource{ss}
-			for i, u := range uuids {
-				req.Members = append(req.Members, &pb.SessionMember{DatanodeUuid: u, ApiAddress: lay.DataNodeAPI[i]})
-			}
-			return req
-		}
+		request := func(user string) *pb.OpenSessionRequest { return openRequest(user, spec, ix, uuids) }
 		reqs := map[string]*pb.OpenSessionRequest{"alice": request("alice"), "bob": request("bob")}
 		type result struct {
 			user, id string
@@ -401,17 +385,21 @@ func TestHostileDN(t *testing.T) {
 		}
 	})
 
-	t.Run("a sample claiming 2^62 bytes: a clear error, datanode-ext still the same process", func(t *testing.T) {
-		// A dataset the caller indexed itself: big.jpg is claimed to hold 2^62 bytes, by the
-		// index and by the block list the reader sends (through a Locator that lies, the old
-		// API's only way). ok.jpg is true.
+	t.Run("a sample claiming 2^62 bytes, a real one over read.max.bytes: clear answers, datanode-ext still the same process", func(t *testing.T) {
+		restarts := make([]float64, 3)
+		for i := range restarts {
+			restarts[i] = coprocessRestarts(t, c, i)
+		}
+		// A dataset the caller indexed itself: big.jpg is claimed to hold 2^62 bytes. ok.jpg
+		// is true. Before issue 25's layout change the caller also sent the block list that
+		// said so; a DataNode now locates big.jpg itself and finds it shorter.
 		const hroot = "/data/huge"
 		const claim = int64(1) << 62
 		if err := fs.MkdirAll(hroot, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		big, small := m.Images[0].Data, m.Images[1%len(m.Images)].Data
-		for name, b := range map[string][]byte{"big.jpg": big, "ok.jpg": small} {
+		small := m.Images[1%len(m.Images)].Data
+		for name, b := range map[string][]byte{"big.jpg": m.Images[0].Data, "ok.jpg": small} {
 			if err := hdfsio.WriteFile(ctx, fs, hroot+"/"+name, b); err != nil {
 				t.Fatal(err)
 			}
@@ -448,35 +436,81 @@ func TestHostileDN(t *testing.T) {
 		if err := spec.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := hix.Lookup("big"); !ok {
-			t.Fatalf("index keys %v", hix.Keys())
+		// What a reader that believed the index sends: every node refuses it, saying why.
+		for i, n := range nodes.Clients {
+			_, err := n.OpenSession(ctx, openRequest(su, spec, hix, uuids))
+			if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "the index says 4611686018427387904 (stale index)") {
+				t.Errorf("datanode-ext %d, a session on an index claiming 2^62 bytes: %v, want FAILED_PRECONDITION (stale index)", i, err)
+			}
 		}
-		restarts := make([]float64, 3)
-		for i := range restarts {
-			restarts[i] = coprocessRestarts(t, c, i)
+		// Through the public reader path, with a Locator that lies as the index does (so that
+		// the reader itself takes the claim): the nodes refuse the sessions, the reader reads
+		// from HDFS (here a store that refuses more than 64 MiB), the true sample is right.
+		store := &reader.HDFSStore{Client: fs}
+		r, err := reader.Open(ctx, reader.Config{User: su, Spec: spec, Nodes: lay.DataNodeAPI, Dial: extcluster.Dial,
+			Locator: lyingLocator{Locator: reader.NamespaceLocator{Client: ns, User: su}, path: hroot + "/big.jpg", claim: claim},
+			Store:   cappedStore{store}, MaxWait: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := nextSteps(t, r, 2)
+		r.Close()
+		store.Close()
+		bigS, okS := steps[0].Samples[0], steps[1].Samples[0]
+		t.Logf("reader: big: path %s, err %v; ok: path %s, err %v", bigS.Path, bigS.Err, okS.Path, okS.Err)
+		if bigS.Err == nil || okS.Err != nil || !equalBytes(okS.Frames, localFrames(t, hsrc, "ok", 0, small)) {
+			t.Errorf("reader on the lying index: big %v, ok %s %v; want big failed and ok right", bigS.Err, okS.Path, okS.Err)
+		}
+
+		// A real sample over these DataNodes' read.max.bytes (1 MiB): the owner answers
+		// UNAVAILABLE before reading it, the reader reads it from HDFS and transforms it
+		// itself, the same bytes as the local path; on the raw path too.
+		const rroot = "/data/bigreal"
+		huge := noiseJPEG(t, 1200, 1200)
+		if len(huge) <= 1<<20 {
+			t.Fatalf("the big JPEG has %d bytes, not more than 1 MiB", len(huge))
+		}
+		if err := fs.MkdirAll(rroot, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := hdfsio.WriteFile(ctx, fs, rroot+"/huge.jpg", huge); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.CommandContext(ctx, a.NewtricksCLI, "dataset", "index", "--namenode", c.NameNodeAddr(), "--user", su, rroot).CombinedOutput(); err != nil {
+			t.Fatalf("newtricks dataset index: %v\n%s", err, out)
+		}
+		rsrc := schedule.Source{Name: "bigreal", Dataset: rroot, Weight: 1, Graph: offloadImageGraph()}
+		rspec := &schedule.Spec{Name: "bigreal", Seed: 6, GlobalBatch: 1, WorldSize: 1, Sources: []schedule.Source{rsrc},
+			Explicit: [][]schedule.ExplicitSample{{{Source: 0, Key: "huge"}}}}
+		want := localFrames(t, rsrc, "huge", 0, huge)
+		answered := func() float64 {
+			sum := 0.0
+			for i := range lay.DataNodeMetrics {
+				sum += scrapeSum(t, lay.DataNodeMetrics[i], "newtricks_offload_samples_total")
+			}
+			return sum
 		}
 		for _, raw := range []bool{false, true} {
+			before := answered()
 			store := &reader.HDFSStore{Client: fs}
-			r, err := reader.Open(ctx, reader.Config{User: su, Spec: spec, Nodes: lay.DataNodeAPI, Dial: extcluster.Dial,
-				Locator: lyingLocator{Locator: reader.NamespaceLocator{Client: ns, User: su}, path: hroot + "/big.jpg", claim: claim},
-				Store:   cappedStore{store}, MaxWait: 20 * time.Second, ForceRawOnly: raw})
+			r, err := reader.Open(ctx, reader.Config{User: su, Spec: rspec, Nodes: lay.DataNodeAPI, Dial: extcluster.Dial,
+				Locator: reader.NamespaceLocator{Client: ns, User: su}, Store: store, MaxWait: 20 * time.Second, ForceRawOnly: raw})
 			if err != nil {
 				t.Fatal(err)
 			}
-			steps := nextSteps(t, r, 2)
+			st := nextSteps(t, r, 1)[0].Samples[0]
+			stats := r.Stats()
 			r.Close()
 			store.Close()
-			bigS, okS := steps[0].Samples[0], steps[1].Samples[0]
-			t.Logf("raw-only %v: big: path %s, err %v; ok: path %s, err %v", raw, bigS.Path, bigS.Err, okS.Path, okS.Err)
-			var se *reader.SampleError
-			if !errors.As(bigS.Err, &se) || status.Code(se.Err) != codes.ResourceExhausted ||
-				!strings.Contains(bigS.Err.Error(), "4611686018427387904 bytes, more than the graph's input limit") {
-				t.Errorf("raw-only %v: the 2^62-byte sample: path %s, %v; want the DataNode's RESOURCE_EXHAUSTED naming the graph's input limit", raw, bigS.Path, bigS.Err)
+			t.Logf("raw-only %v: %d-byte sample via %s, err %v; nodes answered %v samples", raw, len(huge), st.Path, st.Err, answered()-before)
+			if st.Err != nil || st.Path != "local" || !equalBytes(st.Frames, want) {
+				t.Errorf("raw-only %v: the sample over read.max.bytes: path %s, err %v, equal %v; want the reader's own transform of it", raw, st.Path, st.Err, equalBytes(st.Frames, want))
 			}
-			if okS.Err != nil || !equalBytes(okS.Frames, localFrames(t, hsrc, "ok", 0, small)) {
-				t.Errorf("raw-only %v: the true sample after it: path %s, %v", raw, okS.Path, okS.Err)
+			if stats.BytesFromNodes != 0 {
+				t.Errorf("raw-only %v: %d bytes came from the nodes for a sample over their read.max.bytes", raw, stats.BytesFromNodes)
 			}
 		}
+
 		if after := dataNodeExtPids(t, c); fmt.Sprint(after) != fmt.Sprint(pidsBefore) {
 			t.Errorf("datanode-ext pids %v, were %v: a co-process died", after, pidsBefore)
 		}
@@ -489,6 +523,31 @@ func TestHostileDN(t *testing.T) {
 			}
 		}
 	})
+}
+
+// openRequest is the OpenSessionRequest a reader of spec (one source, ix) sends as user with
+// these members.
+func openRequest(user string, spec *schedule.Spec, ix *dataset.Index, members []string) *pb.OpenSessionRequest {
+	req := &pb.OpenSessionRequest{User: user, Schedule: spec.ToProto(), DeterminismDomain: xformgraph.Domain().String(), RawOnly: true,
+		Sources: []*pb.SessionSource{{IndexSha256: ix.SHA256()}}}
+	for _, u := range members {
+		req.Members = append(req.Members, &pb.SessionMember{DatanodeUuid: u})
+	}
+	return req
+}
+
+// noiseJPEG is a w x h JPEG of noise (large: noise does not compress).
+func noiseJPEG(t *testing.T, w, h int) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range img.Pix {
+		img.Pix[i] = byte(rng.Uint32())
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 95}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 // fsckReplicas runs the NameNode's fsck on path with replica details (its /fsck servlet, as
