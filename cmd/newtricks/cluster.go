@@ -27,7 +27,7 @@ func init() {
 const clusterUsage = `usage:
   newtricks cluster up     [--name dc-a] [--datanodes 3] [--dir DIR] [--conf k=v ...] [--core k=v ...]
                            [--jar hooks.jar [--nn-ext BIN] [--dn-ext BIN]] [--java-opt OPT ...] [--full-jit]
-                           [--timeout 90s] [--json] [--secure]
+                           [--timeout 90s] [--json] [--secure] [--ha [--ha-manual] [--nameservice ns1]]
   newtricks cluster status [--name dc-a] [--dir DIR] [--json]
   newtricks cluster down   [--name dc-a] [--dir DIR] [--purge]
 
@@ -43,6 +43,11 @@ object on stdout.
 the daemons and the users alice, bob, svc (may act for alice) and admin (supergroup),
 kerberos authentication, block tokens, SASL data transfer, HTTPS DataNodes, and TLS with
 Kerberos or delegation tokens on the newtricks APIs ('down' stops the KDC too).
+--ha starts an HA nameservice instead of one NameNode: two NameNodes (nn0 active, nn1
+standby, each with its own namenode-ext with --jar) over three JournalNodes, a ZooKeeper and
+a ZKFC per NameNode for automatic failover; --ha-manual leaves out ZooKeeper and the ZKFCs.
+Clients use fs.defaultFS hdfs://NAMESERVICE with the conf in DIR/client/conf; fail over by
+hand with: HADOOP_CONF_DIR=DIR/client/conf hdfs haadmin -failover nn0 nn1.
 `
 
 func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -138,6 +143,9 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(&javaOpts, "java-opt", "extra JVM `option` for every daemon (repeatable)")
 	asJSON := fs.Bool("json", false, "progress as JSON lines on stderr, the result as JSON on stdout")
 	secure := fs.Bool("secure", false, "Kerberized cluster: a MiniKdc (make minikdc), keytabs, SASL data transfer, HTTPS DataNodes, TLS public APIs")
+	haOn := fs.Bool("ha", false, "HA nameservice: 2 NameNodes, 3 JournalNodes, ZooKeeper and ZKFCs (automatic failover)")
+	haManual := fs.Bool("ha-manual", false, "with --ha: no ZooKeeper or ZKFCs, failover only with haadmin")
+	nameservice := fs.String("nameservice", cluster.DefaultNameservice, "with --ha: the nameservice id")
 	if err := parse(fs, args, &cf); err != nil {
 		return okIfHelp(err)
 	}
@@ -147,8 +155,14 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if (*nnExt != "" || *dnExt != "") && *jar == "" {
 		return usagef("--nn-ext and --dn-ext need --jar (the hooks that launch them)")
 	}
+	var ha *cluster.HAConfig
+	if *haOn {
+		ha = &cluster.HAConfig{Nameservice: *nameservice, Manual: *haManual}
+	} else if *haManual || *nameservice != cluster.DefaultNameservice {
+		return usagef("--ha-manual and --nameservice need --ha")
+	}
 	if old, err := cluster.Attach(cf.dir); err == nil {
-		if old.Running(cluster.NameNode) {
+		if old.Running(cluster.NameNode) || (old.HA() && old.Running(cluster.HANameNode(1))) {
 			return fmt.Errorf("cluster %s is already running in %s (namenode pid %d); run `newtricks cluster down --name %s` first",
 				cf.name, cf.dir, old.NameNodePID(), cf.name)
 		}
@@ -165,6 +179,7 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Detached:       true,
 		JavaOpts:       javaOpts,
 		FullJIT:        *fullJIT,
+		HA:             ha,
 	}
 	var layout *extcluster.Layout
 	if *jar != "" {
@@ -176,7 +191,7 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("hooks jar: %w", err)
 		}
 		a := extcluster.Artifacts{HooksJar: abs, NameNodeExt: siblingBinary("namenode-ext"), DataNodeExt: siblingBinary("datanode-ext")}
-		o := extcluster.Options{Name: cf.name, DataNodes: *n, NameNodeExt: absOrEmpty(*nnExt), DataNodeExt: absOrEmpty(*dnExt), HDFSSite: hdfsSite}
+		o := extcluster.Options{Name: cf.name, DataNodes: *n, NameNodeExt: absOrEmpty(*nnExt), DataNodeExt: absOrEmpty(*dnExt), HDFSSite: hdfsSite, HA: ha}
 		ecfg, lay, err := extcluster.Setup(a, cf.dir, o)
 		if err != nil {
 			return err
@@ -189,6 +204,9 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if err := cluster.CheckRuntime(cfg); err != nil {
 		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("%v", err)
 	}
 	var sec *cluster.Secure
 	if *secure {
@@ -229,7 +247,13 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "cluster %s up in %.1fs\n", c.Name(), c.StartupTime().Seconds())
 	printCluster(stdout, c)
 	if layout != nil {
-		fmt.Fprintf(stdout, "  namenode-ext      api %s  metrics http://%s/metrics\n", layout.NameNodeAPI, layout.NameNodeMetrics)
+		for i := range layout.NameNodeAPIs {
+			label := "namenode-ext"
+			if c.HA() {
+				label = fmt.Sprintf("namenode-ext %d", i)
+			}
+			fmt.Fprintf(stdout, "  %-17s api %s  metrics http://%s/metrics\n", label, layout.NameNodeAPIs[i], layout.NameNodeMetricsAddrs[i])
+		}
 		for i := range layout.DataNodeAPI {
 			fmt.Fprintf(stdout, "  datanode-ext %d    api %s  metrics http://%s/metrics\n", i, layout.DataNodeAPI[i], layout.DataNodeMetrics[i])
 		}
@@ -295,17 +319,57 @@ func dirFlag(cf clusterFlags) string {
 
 func printCluster(w io.Writer, c *cluster.Cluster) {
 	fmt.Fprintf(w, "  fs.defaultFS      %s\n", c.URI())
-	nnPID := fmt.Sprint(c.NameNodePID())
-	if !c.Running(cluster.NameNode) {
-		nnPID = "down"
+	if c.HA() {
+		printHA(w, c)
+	} else {
+		nnPID := fmt.Sprint(c.NameNodePID())
+		if !c.Running(cluster.NameNode) {
+			nnPID = "down"
+		}
+		fmt.Fprintf(w, "  namenode          pid %-7s web http://%s  log %s%s\n", nnPID, c.NameNodeHTTPAddr(), c.LogPath(cluster.NameNode), children(c, cluster.NameNode))
 	}
-	fmt.Fprintf(w, "  namenode          pid %-7s web http://%s  log %s%s\n", nnPID, c.NameNodeHTTPAddr(), c.LogPath(cluster.NameNode), children(c, cluster.NameNode))
 	for _, d := range c.DataNodes() {
 		pid := fmt.Sprint(d.PID)
 		if !d.Running {
 			pid = "down"
 		}
 		fmt.Fprintf(w, "  datanode %-2d       pid %-7s web http://%s  xfer %s  log %s%s\n", d.Index, pid, d.HTTPAddr, d.XferAddr, d.LogPath, children(c, d.Daemon))
+	}
+}
+
+// printHA lists an HA cluster's NameNodes with their state, and its quorum and ZKFCs.
+func printHA(w io.Writer, c *cluster.Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	fmt.Fprintf(w, "  client conf       %s (HADOOP_CONF_DIR)\n", c.ClientConfDir())
+	for _, nn := range c.NameNodes() {
+		pid, state := fmt.Sprint(nn.PID), "down"
+		if !nn.Running {
+			pid = "down"
+		} else if s, err := c.NameNodeState(ctx, nn.Index); err == nil {
+			state = s
+		} else {
+			state = "unreachable"
+		}
+		fmt.Fprintf(w, "  namenode %d (%s)   pid %-7s %-8s rpc %s  web http://%s  log %s%s\n", nn.Index, nn.ID, pid, state,
+			nn.RPCAddr, nn.HTTPAddr, nn.LogPath, children(c, nn.Daemon))
+	}
+	for _, d := range c.Daemons() {
+		switch d {
+		case cluster.HANameNode(0), cluster.HANameNode(1):
+			continue
+		}
+		if strings.HasPrefix(string(d), "datanode-") {
+			continue
+		}
+		pid := "down"
+		if c.Running(d) {
+			pid = "up"
+		}
+		fmt.Fprintf(w, "  %-17s %-11s log %s\n", d, pid, c.LogPath(d))
+	}
+	if zk := c.ZooKeeperAddr(); zk != "" {
+		fmt.Fprintf(w, "  zookeeper quorum  %s\n", zk)
 	}
 }
 
@@ -366,7 +430,11 @@ func clusterStatus(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintf(stdout, "  security          %s authentication\n", auth)
 		}
 	}
-	healthy := c.Running(cluster.NameNode) && jmxErr == nil
+	nnUp := false
+	for _, nn := range c.NameNodes() {
+		nnUp = nnUp || nn.Running
+	}
+	healthy := nnUp && jmxErr == nil
 	running := 0
 	for _, d := range c.DataNodes() {
 		if d.Running {
@@ -375,7 +443,7 @@ func clusterStatus(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if !*asJSON {
 		switch {
-		case !c.Running(cluster.NameNode):
+		case !nnUp:
 			fmt.Fprintln(stdout, "  state             namenode not running")
 		case jmxErr != nil:
 			fmt.Fprintf(stdout, "  state             namenode JMX unreachable: %v\n", jmxErr)
@@ -446,8 +514,12 @@ func startProgress(task *progress.Task) func(cluster.StartStep) {
 	return func(s cluster.StartStep) {
 		var status string
 		switch {
+		case s.Phase == cluster.PhaseQuorum:
+			status = "starting ZooKeeper and the JournalNodes"
 		case s.Phase == cluster.PhaseFormat:
 			status = "formatting the NameNode"
+		case s.Phase == cluster.PhaseElect:
+			status = "waiting for the first active NameNode"
 		case s.Phase == cluster.PhaseLaunch:
 			status = "launching the daemons"
 		case !s.NameNodeUp:

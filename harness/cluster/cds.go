@@ -66,8 +66,9 @@ type cdsState struct {
 	builder *process // the running dump, if any
 }
 
-// planCDS decides, for a new cluster, whether to use an archive or record class lists.
-func planCDS(spec launchSpec, disabled bool, baseDir string) *cdsState {
+// planCDS decides, for a new cluster, whether to use an archive or record class lists (of
+// NameNode nn, NameNode or HANameNode(0), and DataNode 0).
+func planCDS(spec launchSpec, disabled bool, baseDir string, nn Daemon) *cdsState {
 	if disabled {
 		return &cdsState{}
 	}
@@ -85,7 +86,7 @@ func planCDS(spec launchSpec, disabled bool, baseDir string) *cdsState {
 		target: archive,
 		lock:   lock,
 		record: map[Daemon]string{
-			NameNode:    filepath.Join(baseDir, string(NameNode), "classes.lst"),
+			nn:          filepath.Join(baseDir, string(nn), "classes.lst"),
 			DataNode(0): filepath.Join(baseDir, string(DataNode(0)), "classes.lst"),
 		},
 	}

@@ -26,11 +26,18 @@ var (
 	ErrStopped = errors.New("cluster stopped")
 	// ErrNoDataNode means a DataNode index is out of range.
 	ErrNoDataNode = errors.New("no such datanode")
+	// ErrNoNameNode means a NameNode index is out of range (0 without HA, 0 or 1 with).
+	ErrNoNameNode = errors.New("no such namenode")
+	// ErrNotHA means an HA operation was asked of a cluster without HA.
+	ErrNotHA = errors.New("not an HA cluster")
+	// ErrNoDaemon means the cluster has no daemon of that name.
+	ErrNoDaemon = errors.New("no such daemon")
 	// errPortTaken means a daemon lost a port race with another process; Start retries.
 	errPortTaken = errors.New("port taken")
 )
 
-// Cluster is a running NameNode and its DataNodes. Its methods are safe for concurrent use.
+// Cluster is a running NameNode (or an HA pair of NameNodes with their JournalNodes,
+// ZooKeeper and ZKFCs) and its DataNodes. Its methods are safe for concurrent use.
 type Cluster struct {
 	cfg  Config
 	spec launchSpec
@@ -38,10 +45,14 @@ type Cluster struct {
 	cds  *cdsState
 
 	mu      sync.Mutex
-	nnPorts NameNodePorts
+	nnPorts []NameNodePorts // one, or two with HA
 	dnPorts []DataNodePorts
-	nn      *process
+	ha      *HAPorts // nil without HA
+	nns     []*process
 	dns     []*process
+	jns     []*process // HA only
+	zk      *process   // HA with automatic failover only
+	zkfcs   []*process // HA with automatic failover only
 	stopped bool
 	// Startup is how long Start took (format to ready).
 	startup   time.Duration
@@ -64,7 +75,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.StartupTimeout)
 	defer cancel()
 	c := &Cluster{cfg: cfg, spec: specOf(cfg)}
-	c.cds = planCDS(c.spec, cfg.NoCDS, cfg.BaseDir)
+	c.cds = planCDS(c.spec, cfg.NoCDS, cfg.BaseDir, c.nameNodeDaemon(0))
 	if !cfg.Detached {
 		c.sp = newSpawner()
 	}
@@ -114,6 +125,7 @@ func specOf(cfg Config) launchSpec {
 		Env:            cfg.Env,
 		NameNodeHeap:   cfg.NameNodeHeap,
 		DataNodeHeap:   cfg.DataNodeHeap,
+		SmallHeap:      cfg.SmallHeap,
 		Detached:       cfg.Detached,
 		FullJIT:        cfg.FullJIT,
 		NoCDS:          cfg.NoCDS,
@@ -123,26 +135,21 @@ func specOf(cfg Config) launchSpec {
 
 // boot is one attempt of Start: fresh ports, confs, format, launch, wait.
 func (c *Cluster) boot(ctx context.Context) error {
+	if c.cfg.HA != nil {
+		return c.bootHA(ctx)
+	}
 	cfg := c.cfg
 	nnPorts, dnPorts, err := allocatePorts(cfg.DataNodes)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.nnPorts, c.dnPorts = nnPorts, dnPorts
-	c.dns = make([]*process, cfg.DataNodes)
+	c.nnPorts, c.dnPorts = []NameNodePorts{nnPorts}, dnPorts
+	c.nns, c.dns = make([]*process, 1), make([]*process, cfg.DataNodes)
 	c.mu.Unlock()
 
-	if err := os.RemoveAll(filepath.Join(nameNodeDir(cfg), "name")); err != nil {
+	if err := c.prepareNameNode(0); err != nil {
 		return err
-	}
-	for _, d := range []string{filepath.Join(cfg.BaseDir, "tmp"), filepath.Join(nameNodeDir(cfg), "name")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	if err := writeConf(c.confDir(NameNode), coreSite(cfg, nnPorts), nameNodeSite(cfg, nnPorts)); err != nil {
-		return fmt.Errorf("namenode conf: %w", err)
 	}
 	for i := range cfg.DataNodes {
 		if err := c.writeDataNodeConf(i); err != nil {
@@ -157,7 +164,7 @@ func (c *Cluster) boot(ctx context.Context) error {
 	c.progress(StartStep{Phase: PhaseLaunch, Want: cfg.DataNodes})
 	// DataNodes start with the NameNode: they retry until its RPC port answers, and
 	// overlapping the JVM start-ups saves most of the wait.
-	if err := c.launchNameNode(); err != nil {
+	if err := c.launchNameNode(0); err != nil {
 		return err
 	}
 	for i := range cfg.DataNodes {
@@ -165,7 +172,32 @@ func (c *Cluster) boot(ctx context.Context) error {
 			return err
 		}
 	}
-	return c.waitReady(ctx, cfg.DataNodes, true)
+	return c.waitReady(ctx, cfg.DataNodes, true, true)
+}
+
+// topo is the cluster's current addresses.
+func (c *Cluster) topo() topology {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return topology{nns: append([]NameNodePorts(nil), c.nnPorts...), ha: c.ha}
+}
+
+// prepareNameNode empties NameNode i's name dir and writes its conf.
+func (c *Cluster) prepareNameNode(i int) error {
+	dir := nameNodeDir(c.cfg, i)
+	if err := os.RemoveAll(filepath.Join(dir, "name")); err != nil {
+		return err
+	}
+	for _, d := range []string{filepath.Join(c.cfg.BaseDir, "tmp"), filepath.Join(dir, "name")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	t := c.topo()
+	if err := writeConf(c.confDir(c.nameNodeDaemon(i)), nameNodeCore(c.cfg, t, i), nameNodeSite(c.cfg, t, i)); err != nil {
+		return fmt.Errorf("namenode %d conf: %w", i, err)
+	}
+	return nil
 }
 
 func (c *Cluster) writeDataNodeConf(i int) error {
@@ -176,10 +208,11 @@ func (c *Cluster) writeDataNodeConf(i int) error {
 	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o700); err != nil {
 		return err
 	}
+	t := c.topo()
 	c.mu.Lock()
-	nn, dn := c.nnPorts, c.dnPorts[i]
+	dn := c.dnPorts[i]
 	c.mu.Unlock()
-	if err := writeConf(c.confDir(DataNode(i)), coreSite(c.cfg, nn), dataNodeSite(c.cfg, nn, i, dn)); err != nil {
+	if err := writeConf(c.confDir(DataNode(i)), coreSite(c.cfg, t), dataNodeSite(c.cfg, t, i, dn)); err != nil {
 		return fmt.Errorf("datanode %d conf: %w", i, err)
 	}
 	return nil
@@ -189,20 +222,68 @@ func (c *Cluster) writeDataNodeConf(i int) error {
 // classpath) and of no other cluster's.
 func (c *Cluster) marker() string { return c.cfg.BaseDir + string(filepath.Separator) }
 
-func (c *Cluster) daemonDir(d Daemon) string { return filepath.Join(c.cfg.BaseDir, string(d)) }
-func (c *Cluster) confDir(d Daemon) string   { return filepath.Join(c.daemonDir(d), "conf") }
+// canon maps NameNode to HANameNode(0) in an HA cluster.
+func (c *Cluster) canon(d Daemon) Daemon {
+	if d == NameNode && c.cfg.HA != nil {
+		return HANameNode(0)
+	}
+	return d
+}
+
+// nameNodeDaemon is NameNode i's Daemon: NameNode without HA, HANameNode(i) with.
+func (c *Cluster) nameNodeDaemon(i int) Daemon {
+	if c.cfg.HA != nil {
+		return HANameNode(i)
+	}
+	return NameNode
+}
+
+func (c *Cluster) daemonDir(d Daemon) string {
+	return filepath.Join(c.cfg.BaseDir, string(c.canon(d)))
+}
+func (c *Cluster) confDir(d Daemon) string { return filepath.Join(c.daemonDir(d), "conf") }
 
 // LogPath is the file holding daemon d's stdout and stderr.
 func (c *Cluster) LogPath(d Daemon) string {
-	return filepath.Join(c.daemonDir(d), string(d)+".log")
+	return filepath.Join(c.daemonDir(d), string(c.canon(d))+".log")
 }
 
+// start launches daemon d (a one-off run such as -format when args are given) with its own
+// conf dir.
 func (c *Cluster) start(d Daemon, args ...string) (*process, error) {
+	return c.startWithConf(d, c.confDir(d), args...)
+}
+
+// startWithConf launches daemon d with conf dir conf (a ZKFC's is its NameNode's).
+func (c *Cluster) startWithConf(d Daemon, conf string, args ...string) (*process, error) {
+	d = c.canon(d)
 	if err := os.MkdirAll(c.daemonDir(d), 0o755); err != nil {
 		return nil, err
 	}
-	cmd := c.spec.command(d, c.confDir(d), c.daemonDir(d), c.cdsOptions(d, len(args) > 0), args...)
+	cmd := c.spec.command(d, conf, c.daemonDir(d), c.cdsOptions(d, len(args) > 0), args...)
+	cmd.Dir = c.daemonDir(d)
+	if d.role() == "zookeeper" {
+		cmd.Args = append(cmd.Args, filepath.Join(conf, "zoo.cfg"))
+	}
 	return startProcess(c.sp, d, cmd, c.LogPath(d), c.marker())
+}
+
+// runOnce runs daemon d's one-off command (format, bootstrap) to its end.
+func (c *Cluster) runOnce(ctx context.Context, d Daemon, what string, args ...string) error {
+	p, err := c.start(d, args...)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.kill()
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+	if p.err != nil {
+		return fmt.Errorf("%s: %w: %v\n%s", what, ErrDaemonExited, p.err, tail(p.logSince(), 30))
+	}
+	return nil
 }
 
 // cdsOptions are daemon d's class data sharing JVM options: the archive if it exists by
@@ -229,31 +310,19 @@ func (c *Cluster) cdsOptions(d Daemon, oneOff bool) []string {
 	return nil
 }
 
-// format runs `NameNode -format` and waits for it.
+// format runs `NameNode -format` (of NameNode 0; with HA it also formats the JournalNodes)
+// and waits for it.
 func (c *Cluster) format(ctx context.Context) error {
-	p, err := c.start(NameNode, "-format", "-force", "-nonInteractive", "-clusterid", "newtricks-"+c.cfg.Name)
-	if err != nil {
-		return err
-	}
-	select {
-	case <-p.done:
-	case <-ctx.Done():
-		p.kill()
-		return fmt.Errorf("format namenode: %w", ctx.Err())
-	}
-	if p.err != nil {
-		return fmt.Errorf("format namenode: %w: %v\n%s", ErrDaemonExited, p.err, tail(p.logSince(), 30))
-	}
-	return nil
+	return c.runOnce(ctx, c.nameNodeDaemon(0), "format namenode", "-format", "-force", "-nonInteractive", "-clusterid", "newtricks-"+c.cfg.Name)
 }
 
-func (c *Cluster) launchNameNode() error {
-	p, err := c.start(NameNode)
+func (c *Cluster) launchNameNode(i int) error {
+	p, err := c.start(c.nameNodeDaemon(i))
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.nn = p
+	c.nns[i] = p
 	c.mu.Unlock()
 	return nil
 }
@@ -269,26 +338,51 @@ func (c *Cluster) launchDataNode(i int) error {
 	return nil
 }
 
-// waitReady polls until the NameNode is out of safe mode with n usable DataNodes. A
-// daemon that dies meanwhile fails the wait; with relocate, a DataNode that lost a port
-// race gets fresh ports and is restarted.
-func (c *Cluster) waitReady(ctx context.Context, n int, relocate bool) error {
+// waitReady polls until the NameNode (with HA: the active one, and every running standby)
+// is out of safe mode with n usable DataNodes. A daemon that dies meanwhile fails the wait
+// (with strict, also a NameNode, JournalNode, ZooKeeper or ZKFC; without, stopped NameNodes
+// are passed over); with relocate, a DataNode that lost a port race gets fresh ports and is
+// restarted.
+func (c *Cluster) waitReady(ctx context.Context, n int, relocate, strict bool) error {
 	retries := map[int]int{}
 	var last error
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		c.mu.Lock()
-		nn, dns, stopped := c.nn, append([]*process(nil), c.dns...), c.stopped
+		nns, dns, stopped := append([]*process(nil), c.nns...), append([]*process(nil), c.dns...), c.stopped
+		others := append(append([]*process{c.zk}, c.jns...), c.zkfcs...)
 		c.mu.Unlock()
 		if stopped {
 			return ErrStopped
 		}
-		if !nn.running() {
-			if nn.bindFailed() {
-				return fmt.Errorf("namenode: %w", errPortTaken)
+		up := 0
+		for i, nn := range nns {
+			if nn.running() {
+				up++
+				continue
 			}
-			return fmt.Errorf("namenode: %w\n%s", ErrDaemonExited, tail(nn.logSince(), 40))
+			if !strict && c.cfg.HA != nil {
+				continue
+			}
+			if nn.bindFailed() {
+				return fmt.Errorf("namenode %d: %w", i, errPortTaken)
+			}
+			return fmt.Errorf("namenode %d: %w\n%s", i, ErrDaemonExited, tail(nn.logSince(), 40))
+		}
+		if up == 0 {
+			return fmt.Errorf("namenode: %w", ErrDaemonExited)
+		}
+		if strict {
+			for _, p := range others {
+				if p == nil || p.running() {
+					continue
+				}
+				if p.bindFailed() {
+					return fmt.Errorf("%s: %w", p.daemon, errPortTaken)
+				}
+				return fmt.Errorf("%s: %w\n%s", p.daemon, ErrDaemonExited, tail(p.logSince(), 40))
+			}
 		}
 		for i, p := range dns {
 			if p == nil || p.running() {
@@ -303,7 +397,7 @@ func (c *Cluster) waitReady(ctx context.Context, n int, relocate bool) error {
 			}
 			return fmt.Errorf("datanode %d: %w\n%s", i, ErrDaemonExited, tail(p.logSince(), 40))
 		}
-		st, err := nameNodeStatus(ctx, c.NameNodeHTTPAddr())
+		st, err := c.readiness(ctx, n, strict)
 		c.progress(waitStep(st, err, n))
 		if err == nil && st.Ready(n) {
 			return nil
@@ -319,6 +413,16 @@ func (c *Cluster) waitReady(ctx context.Context, n int, relocate bool) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// readiness is the status waitReady judges: the NameNode's, or with HA the active's, after
+// checking that every running standby sees n DataNodes too (and, with strict and automatic
+// failover, that its ZKFC has joined the election).
+func (c *Cluster) readiness(ctx context.Context, n int, strict bool) (NameNodeStatus, error) {
+	if c.cfg.HA == nil {
+		return nameNodeStatus(ctx, c.NameNodeHTTPAddr())
+	}
+	return c.haReadiness(ctx, n, strict)
 }
 
 // relocateDataNode gives DataNode i fresh ports and starts it again.
@@ -337,14 +441,22 @@ func (c *Cluster) relocateDataNode(i int) error {
 }
 
 // WaitLive waits until safe mode is off and at least n DataNodes are live with their
-// capacity reported.
+// capacity reported (with HA: on the active NameNode and every running standby).
 func (c *Cluster) WaitLive(ctx context.Context, n int) error {
-	return c.waitReady(ctx, n, false)
+	return c.waitReady(ctx, n, false, false)
 }
 
-// Status reads the NameNode's JMX.
+// Status reads the NameNode's JMX; with HA, the active NameNode's (ErrNotReady while none
+// is active).
 func (c *Cluster) Status(ctx context.Context) (NameNodeStatus, error) {
-	return nameNodeStatus(ctx, c.NameNodeHTTPAddr())
+	if c.cfg.HA == nil {
+		return nameNodeStatus(ctx, c.NameNodeHTTPAddr())
+	}
+	i, err := c.ActiveNameNode(ctx)
+	if err != nil {
+		return NameNodeStatus{}, err
+	}
+	return nameNodeStatus(ctx, c.NameNodes()[i].HTTPAddr)
 }
 
 // Name is Config.Name.
@@ -356,31 +468,56 @@ func (c *Cluster) BaseDir() string { return c.cfg.BaseDir }
 // StartupTime is how long Start took from format to ready (0 for an attached cluster).
 func (c *Cluster) StartupTime() time.Duration { return c.startup }
 
-// NameNodeAddr is the NameNode RPC address, "127.0.0.1:<port>".
+// NameNodeAddr is the NameNode RPC address, "127.0.0.1:<port>"; with HA, NameNode 0's
+// (NameNodeAddrs has both, ActiveNameNode says which is active).
 func (c *Cluster) NameNodeAddr() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return "127.0.0.1:" + strconv.Itoa(c.nnPorts.RPC)
+	if len(c.nnPorts) == 0 {
+		return "127.0.0.1:0"
+	}
+	return "127.0.0.1:" + strconv.Itoa(c.nnPorts[0].RPC)
 }
 
-// NameNodeHTTPAddr is the NameNode web UI / JMX / WebHDFS address.
+// NameNodeAddrs are the RPC addresses of every NameNode, by index: one, or two with HA.
+func (c *Cluster) NameNodeAddrs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, len(c.nnPorts))
+	for i, p := range c.nnPorts {
+		out[i] = "127.0.0.1:" + strconv.Itoa(p.RPC)
+	}
+	return out
+}
+
+// NameNodeHTTPAddr is the NameNode web UI / JMX / WebHDFS address; with HA, NameNode 0's.
 func (c *Cluster) NameNodeHTTPAddr() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return "127.0.0.1:" + strconv.Itoa(c.nnPorts.HTTP)
+	if len(c.nnPorts) == 0 {
+		return "127.0.0.1:0"
+	}
+	return "127.0.0.1:" + strconv.Itoa(c.nnPorts[0].HTTP)
 }
 
-// URI is fs.defaultFS, "hdfs://127.0.0.1:<port>".
-func (c *Cluster) URI() string { return "hdfs://" + c.NameNodeAddr() }
+// URI is fs.defaultFS: "hdfs://127.0.0.1:<port>", or "hdfs://<nameservice>" with HA (a
+// logical name only clients with ClientConfDir's configuration resolve).
+func (c *Cluster) URI() string {
+	if c.cfg.HA != nil {
+		return "hdfs://" + c.cfg.HA.Nameservice
+	}
+	return "hdfs://" + c.NameNodeAddr()
+}
 
-// NameNodePID is the NameNode JVM's pid (also its process group id), 0 if not running.
+// NameNodePID is the NameNode JVM's pid (also its process group id), 0 if not running;
+// with HA, NameNode 0's.
 func (c *Cluster) NameNodePID() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.nn.running() {
+	if len(c.nns) == 0 || !c.nns[0].running() {
 		return 0
 	}
-	return c.nn.pid
+	return c.nns[0].pid
 }
 
 // DataNodeInfo describes one DataNode.
@@ -426,9 +563,11 @@ func (c *Cluster) DataNodes() []DataNodeInfo {
 }
 
 // ClientOptions are colinmarc/hdfs options for this cluster acting as user; set the dial
-// functions to route through an emulated WAN.
+// functions to route through an emulated WAN. With HA they name both NameNodes: the client
+// tries them in order and moves to the next on a StandbyException or a failed connection
+// (see BUILDING.md for how it behaves across a failover).
 func (c *Cluster) ClientOptions(user string) hdfs.ClientOptions {
-	return hdfs.ClientOptions{Addresses: []string{c.NameNodeAddr()}, User: user}
+	return hdfs.ClientOptions{Addresses: c.NameNodeAddrs(), User: user}
 }
 
 // Client connects a colinmarc/hdfs client to the NameNode as user (simple auth).
@@ -560,14 +699,15 @@ func (c *Cluster) WaitDataNodeDead(ctx context.Context, i int) error {
 
 // RestartNameNode stops the NameNode (SIGTERM, then SIGKILL after Config.StopGrace), starts
 // it again on the same dirs and ports without formatting, and waits until safe mode is off
-// and every running DataNode is live again.
+// and every running DataNode is live again. With HA it restarts the active NameNode: the
+// standby takes over (automatically, or by Failover with HAConfig.Manual) and the restarted
+// one comes back as the standby.
 func (c *Cluster) RestartNameNode(ctx context.Context) error {
 	c.mu.Lock()
 	if c.stopped {
 		c.mu.Unlock()
 		return ErrStopped
 	}
-	nn := c.nn
 	running := 0
 	for _, p := range c.dns {
 		if p.running() {
@@ -575,31 +715,78 @@ func (c *Cluster) RestartNameNode(ctx context.Context) error {
 		}
 	}
 	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.StartupTimeout)
+	defer cancel()
+	if c.cfg.HA != nil {
+		return c.restartActive(ctx)
+	}
+	c.mu.Lock()
+	nn := c.nns[0]
+	c.mu.Unlock()
 	nn.stop(c.cfg.StopGrace)
-	if err := c.launchNameNode(); err != nil {
+	if err := c.launchNameNode(0); err != nil {
 		return err
 	}
 	_ = c.writeState()
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.StartupTimeout)
-	defer cancel()
-	if err := c.waitReady(ctx, running, false); err != nil {
+	if err := c.waitReady(ctx, running, false, false); err != nil {
 		return fmt.Errorf("restart namenode: %w", err)
 	}
 	return nil
 }
 
-func (c *Cluster) process(d Daemon) (*process, error) {
+// daemons lists every daemon of the cluster with its process (nil if never started), in
+// start-up order: ZooKeeper, JournalNodes, NameNodes, ZKFCs, DataNodes. Call with c.mu held.
+func (c *Cluster) daemons() ([]Daemon, []*process) {
+	var ds []Daemon
+	var ps []*process
+	add := func(d Daemon, p *process) { ds, ps = append(ds, d), append(ps, p) }
+	if c.cfg.HA != nil && !c.cfg.HA.Manual {
+		add(ZooKeeper, c.zk)
+	}
+	for i := range c.jns {
+		add(JournalNode(i), c.jns[i])
+	}
+	for i := range c.nns {
+		add(c.nameNodeDaemon(i), c.nns[i])
+	}
+	for i := range c.zkfcs {
+		add(ZKFC(i), c.zkfcs[i])
+	}
+	for i := range c.dnPorts {
+		var p *process
+		if i < len(c.dns) {
+			p = c.dns[i]
+		}
+		add(DataNode(i), p)
+	}
+	return ds, ps
+}
+
+// Daemons lists every daemon of the cluster, in start-up order.
+func (c *Cluster) Daemons() []Daemon {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if d == NameNode {
-		return c.nn, nil
-	}
-	for i, p := range c.dns {
-		if DataNode(i) == d {
-			return p, nil
+	ds, _ := c.daemons()
+	return ds
+}
+
+func (c *Cluster) process(d Daemon) (*process, error) {
+	d = c.canon(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ds, ps := c.daemons()
+	for i := range ds {
+		if ds[i] == d {
+			if ps[i] == nil {
+				return nil, fmt.Errorf("%s: %w", d, ErrDaemonExited)
+			}
+			return ps[i], nil
 		}
 	}
-	return nil, fmt.Errorf("%w: %s", ErrNoDataNode, d)
+	if d.role() == "datanode" {
+		return nil, fmt.Errorf("%w: %s", ErrNoDataNode, d)
+	}
+	return nil, fmt.Errorf("%w: %s", ErrNoDaemon, d)
 }
 
 // Children returns the pids of daemon d's descendant processes whose executable base name
@@ -651,20 +838,25 @@ func (c *Cluster) Stop() error {
 		return nil
 	}
 	c.stopped = true
-	procs := append([]*process{c.nn}, c.dns...)
+	_, procs := c.daemons()
+	// ZKFCs first, so none fails over to a NameNode that is being stopped; the quorum last,
+	// so the NameNodes can still write their last edits.
+	stages := [][]*process{c.zkfcs, append(append([]*process(nil), c.nns...), c.dns...), append([]*process{c.zk}, c.jns...)}
 	c.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, p := range procs {
-		if p == nil {
-			continue
+	for _, stage := range stages {
+		var wg sync.WaitGroup
+		for _, p := range stage {
+			if p == nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.stop(c.cfg.StopGrace)
+			}()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.stop(c.cfg.StopGrace)
-		}()
+		wg.Wait()
 	}
-	wg.Wait()
 	c.mu.Lock()
 	var builder *process
 	if c.cds != nil {
@@ -697,8 +889,8 @@ func (c *Cluster) Stop() error {
 // attempts).
 func (c *Cluster) killAll() {
 	c.mu.Lock()
-	procs := append([]*process{c.nn}, c.dns...)
-	c.nn, c.dns = nil, nil
+	_, procs := c.daemons()
+	c.nns, c.dns, c.jns, c.zk, c.zkfcs = nil, nil, nil, nil, nil
 	c.mu.Unlock()
 	for _, p := range procs {
 		p.kill()

@@ -14,10 +14,12 @@ const HadoopVersion = "3.4.2"
 
 // Defaults applied by Config.withDefaults.
 const (
-	DefaultName           = "local"
-	DefaultDataNodes      = 3
-	DefaultNameNodeHeap   = "512m"
-	DefaultDataNodeHeap   = "256m"
+	DefaultName         = "local"
+	DefaultDataNodes    = 3
+	DefaultNameNodeHeap = "512m"
+	DefaultDataNodeHeap = "256m"
+	// DefaultSmallHeap is the -Xmx of an HA cluster's JournalNodes, ZKFCs and ZooKeeper.
+	DefaultSmallHeap      = "64m"
 	DefaultStartupTimeout = 90 * time.Second
 	DefaultStopGrace      = 5 * time.Second
 )
@@ -44,8 +46,16 @@ type Config struct {
 	// HDFSSite overrides hdfs-site.xml keys of every daemon (e.g. dfs.namenode.plugins,
 	// dfs.blocksize). Applied after the harness defaults.
 	HDFSSite map[string]string
-	// NameNodeSite overrides hdfs-site.xml keys of the NameNode only. Applied after HDFSSite.
+	// NameNodeSite overrides hdfs-site.xml keys of the NameNode only (of both NameNodes of an
+	// HA cluster, and their ZKFCs). Applied after HDFSSite.
 	NameNodeSite map[string]string
+	// NameNodeSiteFor, if set, returns hdfs-site.xml overrides for NameNode i of an HA
+	// cluster (0 for the NameNode of a cluster without HA), e.g. each NameNode's own
+	// co-process ports. Applied after NameNodeSite.
+	NameNodeSiteFor func(i int) map[string]string
+	// HA, if set, makes the cluster a nameservice of two NameNodes over three JournalNodes
+	// (see HAConfig); nil is one NameNode.
+	HA *HAConfig
 	// DataNodeSite, if set, returns hdfs-site.xml overrides for DataNode i (0-based), e.g.
 	// dfs.datanode.data.read.bandwidthPerSec on one node. Applied after HDFSSite.
 	DataNodeSite func(i int) map[string]string
@@ -55,6 +65,8 @@ type Config struct {
 	// NameNodeHeap and DataNodeHeap are -Xmx values. Defaults 512m and 256m.
 	NameNodeHeap string
 	DataNodeHeap string
+	// SmallHeap is the -Xmx of JournalNodes, ZKFCs and ZooKeeper. Default DefaultSmallHeap.
+	SmallHeap string
 	// JavaOpts are extra JVM options for every daemon, after the harness's own (a later
 	// option wins, so they can override the harness's).
 	JavaOpts []string
@@ -102,6 +114,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: HadoopLib is required (run `make hadoop`)", ErrInvalidConfig)
 	case c.StartupTimeout <= 0:
 		return fmt.Errorf("%w: StartupTimeout must be positive", ErrInvalidConfig)
+	case c.HA != nil && !nameserviceRE.MatchString(c.HA.Nameservice):
+		return fmt.Errorf("%w: nameservice %q: want lower-case letters, digits and '-'", ErrInvalidConfig, c.HA.Nameservice)
+	case c.HA != nil && c.HA.Manual && c.HA.ZKSessionTimeout != 0:
+		return fmt.Errorf("%w: ZKSessionTimeout needs automatic failover (Manual is set)", ErrInvalidConfig)
 	}
 	return nil
 }
@@ -138,6 +154,16 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DataNodeHeap == "" {
 		c.DataNodeHeap = DefaultDataNodeHeap
+	}
+	if c.SmallHeap == "" {
+		c.SmallHeap = DefaultSmallHeap
+	}
+	if c.HA != nil {
+		ha := *c.HA
+		if ha.Nameservice == "" {
+			ha.Nameservice = DefaultNameservice
+		}
+		c.HA = &ha
 	}
 	if c.StartupTimeout == 0 {
 		c.StartupTimeout = DefaultStartupTimeout

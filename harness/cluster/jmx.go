@@ -118,6 +118,20 @@ func nameNodeStatus(ctx context.Context, httpAddr string) (NameNodeStatus, error
 	return st, nil
 }
 
+// nameNodeHAState reads NameNode's HA state (NameNodeStatus.State: "active", "standby",
+// "initializing"; a NameNode without HA says "active").
+func nameNodeHAState(ctx context.Context, httpAddr string) (string, error) {
+	b, err := jmxBean(ctx, httpAddr, "Hadoop:service=NameNode,name=NameNodeStatus")
+	if err != nil {
+		return "", err
+	}
+	var state string
+	if err := json.Unmarshal(b["State"], &state); err != nil {
+		return "", fmt.Errorf("NameNodeStatus.State: %w", err)
+	}
+	return state, nil
+}
+
 // dataNodeRegistered reports whether the DataNode at httpAddr has a running block pool
 // service actor (it registered with the NameNode).
 func dataNodeRegistered(ctx context.Context, httpAddr string) (bool, error) {

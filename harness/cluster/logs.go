@@ -4,32 +4,36 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
 // Logs maps every daemon to its log file (stdout and stderr of each run, appended).
 func (c *Cluster) Logs() map[Daemon]string {
-	c.mu.Lock()
-	n := len(c.dnPorts)
-	c.mu.Unlock()
-	m := map[Daemon]string{NameNode: c.LogPath(NameNode)}
-	for i := range n {
-		m[DataNode(i)] = c.LogPath(DataNode(i))
+	m := map[Daemon]string{}
+	for _, d := range c.Daemons() {
+		m[d] = c.LogPath(d)
 	}
 	return m
 }
 
-// DumpLogs writes the last tailLines lines of every daemon's log to w, NameNode first.
+// DumpLogs writes the last tailLines lines of every daemon's log to w, NameNodes first,
+// then DataNodes, then (HA) ZKFCs, JournalNodes, ZooKeeper and DFSHAAdmin's runs.
 func (c *Cluster) DumpLogs(w io.Writer, tailLines int) {
-	c.mu.Lock()
-	n := len(c.dnPorts)
-	c.mu.Unlock()
-	ds := []Daemon{NameNode}
-	for i := range n {
-		ds = append(ds, DataNode(i))
+	var first, last []string
+	for _, d := range c.Daemons() {
+		switch d.role() {
+		case "namenode", "datanode":
+			first = append(first, c.LogPath(d))
+		default:
+			last = append(last, c.LogPath(d))
+		}
 	}
-	for _, d := range ds {
-		path := c.LogPath(d)
+	if c.cfg.HA != nil {
+		last = append(last, filepath.Join(c.cfg.BaseDir, "client", "haadmin.log"))
+	}
+	for _, path := range append(first, last...) {
+		d := strings.TrimSuffix(filepath.Base(path), ".log")
 		b, err := os.ReadFile(path)
 		if err != nil {
 			fmt.Fprintf(w, "----- %s %s: %v\n", c.cfg.Name, d, err)

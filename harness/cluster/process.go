@@ -14,21 +14,54 @@ import (
 	"time"
 )
 
-// Daemon names one process of a cluster: NameNode or DataNode(i). It is also the name of
-// the daemon's directory under Config.BaseDir.
+// Daemon names one process of a cluster: NameNode or DataNode(i), and in an HA cluster
+// HANameNode(i), JournalNode(i), ZKFC(i) and ZooKeeper. It is also the name of the daemon's
+// directory under Config.BaseDir.
 type Daemon string
 
-// NameNode is the cluster's only NameNode.
+// NameNode is the NameNode of a cluster without HA. In an HA cluster it stands for
+// HANameNode(0) wherever a Daemon is taken (LogPath, Running, Children, ...).
 const NameNode Daemon = "namenode"
 
 // DataNode names the i-th DataNode (0-based).
 func DataNode(i int) Daemon { return Daemon("datanode-" + strconv.Itoa(i)) }
 
+// HANameNode names the i-th NameNode (0 or 1) of an HA cluster; its HA id is HANameNodeID(i).
+func HANameNode(i int) Daemon { return Daemon("namenode-" + strconv.Itoa(i)) }
+
+// JournalNode names the i-th JournalNode (0-2) of an HA cluster.
+func JournalNode(i int) Daemon { return Daemon("journalnode-" + strconv.Itoa(i)) }
+
+// ZKFC names the ZooKeeper failover controller of HANameNode(i).
+func ZKFC(i int) Daemon { return Daemon("zkfc-" + strconv.Itoa(i)) }
+
+// ZooKeeper is the ZooKeeper server of an HA cluster with automatic failover.
+const ZooKeeper Daemon = "zookeeper"
+
+// haAdmin is the one-off DFSHAAdmin run (Cluster.HAAdmin); its log is under BaseDir/client.
+const haAdmin Daemon = "haadmin"
+
 // Java main classes.
 const (
-	nameNodeClass = "org.apache.hadoop.hdfs.server.namenode.NameNode"
-	dataNodeClass = "org.apache.hadoop.hdfs.server.datanode.DataNode"
+	nameNodeClass    = "org.apache.hadoop.hdfs.server.namenode.NameNode"
+	dataNodeClass    = "org.apache.hadoop.hdfs.server.datanode.DataNode"
+	journalNodeClass = "org.apache.hadoop.hdfs.qjournal.server.JournalNode"
+	zkfcClass        = "org.apache.hadoop.hdfs.tools.DFSZKFailoverController"
+	zooKeeperClass   = "org.apache.zookeeper.server.ZooKeeperServerMain"
+	haAdminClass     = "org.apache.hadoop.hdfs.tools.DFSHAAdmin"
 )
+
+// role is the kind of daemon d is: "namenode", "datanode", "journalnode", "zkfc",
+// "zookeeper" or "haadmin".
+func (d Daemon) role() string {
+	s := string(d)
+	if i := strings.LastIndexByte(s, '-'); i > 0 {
+		if _, err := strconv.Atoi(s[i+1:]); err == nil {
+			return s[:i]
+		}
+	}
+	return s
+}
 
 // jvmFlags make Hadoop 3.4 run on Java 17 from a plain `java -cp` launch (what the hadoop
 // shell scripts would add).
@@ -61,25 +94,54 @@ type launchSpec struct {
 	Env            []string `json:"env,omitempty"`
 	NameNodeHeap   string   `json:"namenode_heap"`
 	DataNodeHeap   string   `json:"datanode_heap"`
+	SmallHeap      string   `json:"small_heap,omitempty"`
 	Detached       bool     `json:"detached"`
 	FullJIT        bool     `json:"full_jit,omitempty"`
 	NoCDS          bool     `json:"no_cds,omitempty"`
 	ClusterName    string   `json:"cluster_name"`
 }
 
+// mainClass and heap of daemon d, and its own JVM options.
+func (s launchSpec) daemonJVM(d Daemon) (class, heap string, opts []string) {
+	small := s.SmallHeap
+	if small == "" {
+		small = DefaultSmallHeap
+	}
+	switch d.role() {
+	case "namenode":
+		return nameNodeClass, s.NameNodeHeap, nil
+	case "journalnode":
+		return journalNodeClass, small, nil
+	case "zkfc":
+		// The ZooKeeper client would look for a JAAS "Client" section to authenticate with
+		// SASL; the harness's ZooKeeper is open (world ACLs) on loopback.
+		return zkfcClass, small, []string{"-Dzookeeper.sasl.client=false"}
+	case "zookeeper":
+		return zooKeeperClass, small, []string{"-Dzookeeper.admin.enableServer=false", "-Dzookeeper.jmx.log4j.disable=true"}
+	case "haadmin":
+		return haAdminClass, small, []string{"-Dzookeeper.sasl.client=false"}
+	default:
+		return dataNodeClass, s.DataNodeHeap, nil
+	}
+}
+
 // command builds the java command line for daemon d with the given conf dir.
 // extraJVM comes right after the harness's flags (class data sharing options).
 func (s launchSpec) command(d Daemon, confDir, logDir string, extraJVM []string, args ...string) *exec.Cmd {
-	heap, class := s.DataNodeHeap, dataNodeClass
-	if d == NameNode {
-		heap, class = s.NameNodeHeap, nameNodeClass
-	}
+	class, heap, own := s.daemonJVM(d)
+	return s.commandClass(d, class, heap, own, confDir, logDir, extraJVM, args...)
+}
+
+// commandClass is command with the main class (or a Java source file), heap and the
+// daemon's own JVM options given.
+func (s launchSpec) commandClass(d Daemon, class, heap string, own []string, confDir, logDir string, extraJVM []string, args ...string) *exec.Cmd {
 	// The conf dir goes last: class data sharing needs the jars as a prefix (see cds.go).
 	cp := append([]string{filepath.Join(s.HadoopLib, "*")}, s.ExtraClasspath...)
 	cp = append(cp, confDir)
 	argv := []string{"-Xmx" + heap}
 	argv = append(argv, jvmFlags...)
 	argv = append(argv, extraJVM...)
+	argv = append(argv, own...)
 	argv = append(argv,
 		"-Dhadoop.log.dir="+logDir,
 		"-Dhadoop.log.file="+string(d)+".log",

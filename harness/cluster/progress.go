@@ -2,10 +2,14 @@ package cluster
 
 // Phases of StartStep.
 const (
-	// PhaseFormat: `NameNode -format` runs.
+	// PhaseQuorum (HA only): ZooKeeper and the JournalNodes are starting.
+	PhaseQuorum = "quorum"
+	// PhaseFormat: `NameNode -format` runs (with HA also `zkfc -formatZK`).
 	PhaseFormat = "format"
 	// PhaseLaunch: the NameNode and DataNode JVMs are being launched.
 	PhaseLaunch = "launch"
+	// PhaseElect (HA only): waiting for NameNode 0 to become active.
+	PhaseElect = "elect"
 	// PhaseWait: the daemons run; waiting for the NameNode to leave safe mode with every
 	// DataNode live.
 	PhaseWait = "wait"

@@ -203,8 +203,14 @@ func (s *Secure) Apply(cfg *Config) {
 		"dfs.datanode.keytab.file":                  k.Keytab(PrincipalHDFS),
 		"dfs.web.authentication.kerberos.principal": k.Principal(PrincipalHTTP),
 		"dfs.web.authentication.kerberos.keytab":    k.Keytab(PrincipalHTTP),
-		"dfs.block.access.token.enable":             "true",
-		"dfs.data.transfer.protection":              "authentication",
+		// HA: the JournalNodes (RPC from the NameNodes, SPNEGO for the edit segments the
+		// standby tails) and the image transfer between the two NameNodes. Unused without HA.
+		"dfs.journalnode.kerberos.principal":                 k.Principal(PrincipalHDFS),
+		"dfs.journalnode.keytab.file":                        k.Keytab(PrincipalHDFS),
+		"dfs.journalnode.kerberos.internal.spnego.principal": k.Principal(PrincipalHTTP),
+		"dfs.namenode.kerberos.internal.spnego.principal":    k.Principal(PrincipalHTTP),
+		"dfs.block.access.token.enable":                      "true",
+		"dfs.data.transfer.protection":                       "authentication",
 		// The NameNode's web UI stays plain HTTP (the harness reads its JMX); DataNodes must
 		// be HTTPS-only to run secure without privileged ports.
 		"dfs.http.policy": "HTTP_ONLY",
@@ -266,7 +272,7 @@ func (s *Secure) ClientOptions(c *Cluster, principal string) (hdfs.ClientOptions
 	if err != nil {
 		return hdfs.ClientOptions{}, err
 	}
-	return hdfs.ClientOptions{Addresses: []string{c.NameNodeAddr()}, KerberosClient: cl,
+	return hdfs.ClientOptions{Addresses: c.NameNodeAddrs(), KerberosClient: cl,
 		KerberosServicePrincipleName: PrincipalHDFS,
 		DataTransferProtection:       hdfs.DataTransferProtectionAuthentication}, nil
 }
@@ -291,7 +297,15 @@ func (s *Secure) webHDFS(ctx context.Context, c *Cluster, principal, method, que
 		return nil, err
 	}
 	defer cl.Destroy()
-	u := "http://" + c.NameNodeHTTPAddr() + "/webhdfs/v1/?" + query
+	addr := c.NameNodeHTTPAddr()
+	if c.HA() {
+		i, err := c.ActiveNameNode(ctx)
+		if err != nil {
+			return nil, err
+		}
+		addr = c.NameNodes()[i].HTTPAddr
+	}
+	u := "http://" + addr + "/webhdfs/v1/?" + query
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return nil, err
@@ -343,9 +357,21 @@ func (s *Secure) CancelDelegationToken(ctx context.Context, c *Cluster, principa
 // Authentication returns the NameNode's hadoop.security.authentication ("simple" when unset)
 // from its generated core-site.xml, for `cluster status`.
 func (c *Cluster) Authentication() string {
-	b, err := os.ReadFile(filepath.Join(c.confDir(NameNode), "core-site.xml"))
-	if err != nil {
+	core := readSite(filepath.Join(c.confDir(NameNode), "core-site.xml"))
+	if core == nil {
 		return "unknown"
+	}
+	if v := core["hadoop.security.authentication"]; v != "" {
+		return v
+	}
+	return "simple"
+}
+
+// readSite reads a Hadoop configuration file's properties; nil if it cannot.
+func readSite(path string) map[string]string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
 	}
 	var conf struct {
 		Properties []struct {
@@ -354,12 +380,11 @@ func (c *Cluster) Authentication() string {
 		} `xml:"property"`
 	}
 	if err := xml.Unmarshal(b, &conf); err != nil {
-		return "unknown"
+		return nil
 	}
+	m := map[string]string{}
 	for _, p := range conf.Properties {
-		if p.Name == "hadoop.security.authentication" && p.Value != "" {
-			return p.Value
-		}
+		m[p.Name] = p.Value
 	}
-	return "simple"
+	return m
 }

@@ -23,10 +23,24 @@ type DataNodePorts struct {
 	IPC  int `json:"ipc"`  // dfs.datanode.ipc.address
 }
 
+// topology is every address of a cluster that its daemons' configurations name.
+type topology struct {
+	nns []NameNodePorts // one, or two in an HA cluster
+	ha  *haPorts        // nil without HA
+}
+
+// nameNode is the only NameNode's ports (or NameNode 0's).
+func (t topology) nameNode() NameNodePorts {
+	if len(t.nns) == 0 {
+		return NameNodePorts{}
+	}
+	return t.nns[0]
+}
+
 // coreSite returns the core-site.xml properties shared by every daemon.
-func coreSite(c Config, nn NameNodePorts) map[string]string {
+func coreSite(c Config, t topology) map[string]string {
 	m := map[string]string{
-		"fs.defaultFS":                      fmt.Sprintf("hdfs://127.0.0.1:%d", nn.RPC),
+		"fs.defaultFS":                      fmt.Sprintf("hdfs://127.0.0.1:%d", t.nameNode().RPC),
 		"hadoop.tmp.dir":                    filepath.Join(c.BaseDir, "tmp"),
 		"hadoop.security.authentication":    "simple",
 		"hadoop.security.authorization":     "false",
@@ -34,13 +48,31 @@ func coreSite(c Config, nn NameNodePorts) map[string]string {
 		// Loopback only: never wait on DNS.
 		"hadoop.security.token.service.use_ip": "true",
 	}
+	if c.HA != nil {
+		haCore(c, t, m)
+	}
 	merge(m, c.CoreSite)
+	return m
+}
+
+// nameNodeCore is NameNode i's core-site.xml (and its ZKFC's).
+func nameNodeCore(c Config, t topology, i int) map[string]string {
+	m := coreSite(c, t)
+	if c.HA != nil {
+		// Each NameNode of a pair keeps what it puts under hadoop.tmp.dir (the hooks' resume
+		// point, for one) to itself, as on two hosts.
+		m["hadoop.tmp.dir"] = filepath.Join(c.BaseDir, "tmp", string(HANameNode(i)))
+		if v, ok := c.CoreSite["hadoop.tmp.dir"]; ok {
+			m["hadoop.tmp.dir"] = v
+		}
+	}
 	return m
 }
 
 // hdfsCommon returns the hdfs-site.xml properties every daemon of c shares: the harness's
 // test-friendly defaults, then Config.HDFSSite.
-func hdfsCommon(c Config, nn NameNodePorts) map[string]string {
+func hdfsCommon(c Config, t topology) map[string]string {
+	nn := t.nameNode()
 	m := map[string]string{
 		"dfs.namenode.rpc-address":             fmt.Sprintf("127.0.0.1:%d", nn.RPC),
 		"dfs.namenode.http-address":            fmt.Sprintf("127.0.0.1:%d", nn.HTTP),
@@ -54,7 +86,7 @@ func hdfsCommon(c Config, nn NameNodePorts) map[string]string {
 		"dfs.namenode.lifeline.rpc-bind-host":  "127.0.0.1",
 		"dfs.namenode.http-bind-host":          "127.0.0.1",
 		"dfs.namenode.https-bind-host":         "127.0.0.1",
-		"dfs.namenode.name.dir":                "file://" + filepath.Join(c.BaseDir, "namenode", "name"),
+		"dfs.namenode.name.dir":                "file://" + filepath.Join(nameNodeDir(c, 0), "name"),
 
 		"dfs.replication":                                      strconv.Itoa(max(1, min(3, c.DataNodes))),
 		"dfs.namenode.safemode.extension":                      "0",
@@ -78,20 +110,34 @@ func hdfsCommon(c Config, nn NameNodePorts) map[string]string {
 		"dfs.namenode.service.handler.count": "4",
 		"dfs.datanode.handler.count":         "4",
 	}
+	if c.HA != nil {
+		haCommon(c, t, m)
+	}
 	merge(m, c.HDFSSite)
 	return m
 }
 
-// nameNodeSite is the NameNode's hdfs-site.xml.
-func nameNodeSite(c Config, nn NameNodePorts) map[string]string {
-	m := hdfsCommon(c, nn)
+// nameNodeSite is NameNode i's hdfs-site.xml (i is 0 without HA); an HA NameNode's ZKFC
+// uses it too.
+func nameNodeSite(c Config, t topology, i int) map[string]string {
+	m := hdfsCommon(c, t)
+	if c.HA != nil {
+		m["dfs.ha.namenode.id"] = HANameNodeID(i)
+		m["dfs.namenode.name.dir"] = "file://" + filepath.Join(nameNodeDir(c, i), "name")
+		if v, ok := c.HDFSSite["dfs.namenode.name.dir"]; ok {
+			m["dfs.namenode.name.dir"] = v
+		}
+	}
 	merge(m, c.NameNodeSite)
+	if c.NameNodeSiteFor != nil {
+		merge(m, c.NameNodeSiteFor(i))
+	}
 	return m
 }
 
 // dataNodeSite is DataNode i's hdfs-site.xml.
-func dataNodeSite(c Config, nn NameNodePorts, i int, dn DataNodePorts) map[string]string {
-	m := hdfsCommon(c, nn)
+func dataNodeSite(c Config, t topology, i int, dn DataNodePorts) map[string]string {
+	m := hdfsCommon(c, t)
 	m["dfs.datanode.address"] = fmt.Sprintf("127.0.0.1:%d", dn.Xfer)
 	m["dfs.datanode.http.address"] = fmt.Sprintf("127.0.0.1:%d", dn.HTTP)
 	m["dfs.datanode.ipc.address"] = fmt.Sprintf("127.0.0.1:%d", dn.IPC)
@@ -176,7 +222,13 @@ func writeConf(dir string, core, hdfs map[string]string) error {
 	return nil
 }
 
-func nameNodeDir(c Config) string { return filepath.Join(c.BaseDir, "namenode") }
+// nameNodeDir is NameNode i's directory (i is 0 without HA).
+func nameNodeDir(c Config, i int) string {
+	if c.HA != nil {
+		return filepath.Join(c.BaseDir, string(HANameNode(i)))
+	}
+	return filepath.Join(c.BaseDir, string(NameNode))
+}
 func dataNodeDir(c Config, i int) string {
 	return filepath.Join(c.BaseDir, fmt.Sprintf("datanode-%d", i))
 }

@@ -25,8 +25,21 @@ type State struct {
 	StartupMS int64         `json:"startup_ms"`
 	NameNode  DaemonState   `json:"namenode"`
 	DataNodes []DaemonState `json:"datanodes"`
+	// HA is set for an HA cluster; NameNode is then its NameNode 0.
+	HA        *HAState      `json:"ha,omitempty"`
 	Launch    launchSpec    `json:"launch"`
 	StopGrace time.Duration `json:"stop_grace_ns"`
+}
+
+// HAState records an HA cluster's nameservice and daemons in state.json.
+type HAState struct {
+	Nameservice  string        `json:"nameservice"`
+	Manual       bool          `json:"manual,omitempty"`
+	NameNodes    []DaemonState `json:"namenodes"`
+	JournalNodes []DaemonState `json:"journalnodes"`
+	ZooKeeper    *DaemonState  `json:"zookeeper,omitempty"`
+	ZKFCs        []DaemonState `json:"zkfcs,omitempty"`
+	Ports        HAPorts       `json:"ports"`
 }
 
 // DaemonState records one daemon in state.json.
@@ -52,24 +65,53 @@ func (c *Cluster) State() State {
 		}
 		return p.pid
 	}
-	nn := c.nnPorts
+	at := func(ps []*process, i int) *process {
+		if i < len(ps) {
+			return ps[i]
+		}
+		return nil
+	}
+	plain := func(d Daemon, p *process) DaemonState {
+		return DaemonState{Daemon: d, PID: pid(p), LogPath: c.LogPath(d), ConfDir: c.confDir(d)}
+	}
 	st := State{
 		Name:      c.cfg.Name,
 		BaseDir:   c.cfg.BaseDir,
 		StartedAt: c.startedAt,
 		StartupMS: c.startup.Milliseconds(),
-		NameNode:  DaemonState{Daemon: NameNode, PID: pid(c.nn), NameNode: &nn, LogPath: c.LogPath(NameNode), ConfDir: c.confDir(NameNode)},
 		Launch:    c.spec,
 		StopGrace: c.cfg.StopGrace,
 	}
+	nnStates := make([]DaemonState, len(c.nnPorts))
+	for i := range c.nnPorts {
+		p := c.nnPorts[i]
+		d := c.nameNodeDaemon(i)
+		nnStates[i] = plain(d, at(c.nns, i))
+		nnStates[i].NameNode = &p
+	}
+	if len(nnStates) > 0 {
+		st.NameNode = nnStates[0]
+	}
 	for i, p := range c.dnPorts {
 		p := p
-		var proc *process
-		if i < len(c.dns) {
-			proc = c.dns[i]
-		}
 		d := DataNode(i)
-		st.DataNodes = append(st.DataNodes, DaemonState{Daemon: d, PID: pid(proc), DataNode: &p, LogPath: c.LogPath(d), ConfDir: c.confDir(d)})
+		ds := plain(d, at(c.dns, i))
+		ds.DataNode = &p
+		st.DataNodes = append(st.DataNodes, ds)
+	}
+	if c.cfg.HA != nil && c.ha != nil {
+		h := &HAState{Nameservice: c.cfg.HA.Nameservice, Manual: c.cfg.HA.Manual, NameNodes: nnStates, Ports: *c.ha}
+		for i := range c.jns {
+			h.JournalNodes = append(h.JournalNodes, plain(JournalNode(i), c.jns[i]))
+		}
+		if !c.cfg.HA.Manual {
+			zk := plain(ZooKeeper, c.zk)
+			h.ZooKeeper = &zk
+			for i := range c.zkfcs {
+				h.ZKFCs = append(h.ZKFCs, plain(ZKFC(i), c.zkfcs[i]))
+			}
+		}
+		st.HA = h
 	}
 	return st
 }
@@ -116,25 +158,49 @@ func Attach(baseDir string) (*Cluster, error) {
 			Name: st.Name, BaseDir: abs, DataNodes: len(st.DataNodes), NoDataNodes: len(st.DataNodes) == 0,
 			HadoopLib: spec.HadoopLib, Java: spec.Java, JavaOpts: spec.JavaOpts, Env: spec.Env,
 			ExtraClasspath: spec.ExtraClasspath, NameNodeHeap: spec.NameNodeHeap, DataNodeHeap: spec.DataNodeHeap,
-			StopGrace: st.StopGrace, Detached: true, FullJIT: spec.FullJIT, NoCDS: spec.NoCDS,
+			SmallHeap: spec.SmallHeap, StopGrace: st.StopGrace, Detached: true, FullJIT: spec.FullJIT, NoCDS: spec.NoCDS,
 		}.withDefaults(),
 		spec:      spec,
-		nnPorts:   *st.NameNode.NameNode,
 		startup:   time.Duration(st.StartupMS) * time.Millisecond,
 		startedAt: st.StartedAt,
+	}
+	marker := c.marker()
+	proc := func(d DaemonState) *process {
+		return &process{daemon: d.Daemon, pid: d.PID, logPath: d.LogPath, marker: marker}
+	}
+	nnStates := []DaemonState{st.NameNode}
+	if st.HA != nil {
+		c.cfg.HA = &HAConfig{Nameservice: st.HA.Nameservice, Manual: st.HA.Manual}
+		ports := st.HA.Ports
+		c.ha = &ports
+		nnStates = st.HA.NameNodes
+		for _, d := range st.HA.JournalNodes {
+			c.jns = append(c.jns, proc(d))
+		}
+		if st.HA.ZooKeeper != nil {
+			c.zk = proc(*st.HA.ZooKeeper)
+		}
+		for _, d := range st.HA.ZKFCs {
+			c.zkfcs = append(c.zkfcs, proc(d))
+		}
+	}
+	for _, d := range nnStates {
+		if d.NameNode == nil {
+			return nil, fmt.Errorf("parse %s: no ports of %s", filepath.Join(abs, StateFile), d.Daemon)
+		}
+		c.nnPorts = append(c.nnPorts, *d.NameNode)
+		c.nns = append(c.nns, proc(d))
 	}
 	if archive, _ := cdsPaths(spec); archive != "" && !spec.NoCDS {
 		c.cds = &cdsState{archive: archive}
 	}
-	marker := c.marker()
-	c.nn = &process{daemon: NameNode, pid: st.NameNode.PID, logPath: st.NameNode.LogPath, marker: marker}
 	for _, d := range st.DataNodes {
 		var p DataNodePorts
 		if d.DataNode != nil {
 			p = *d.DataNode
 		}
 		c.dnPorts = append(c.dnPorts, p)
-		c.dns = append(c.dns, &process{daemon: d.Daemon, pid: d.PID, logPath: d.LogPath, marker: marker})
+		c.dns = append(c.dns, proc(d))
 	}
 	return c, nil
 }

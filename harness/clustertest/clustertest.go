@@ -8,6 +8,7 @@ package clustertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,8 @@ func Start(t testing.TB, cfg cluster.Config) *cluster.Cluster {
 	}
 	c, err := cluster.Start(context.Background(), cfg)
 	if err != nil {
+		// The daemons are gone but their logs are still in the base dir (until t's cleanup).
+		t.Logf("logs of cluster %s:\n%s", cfg.Name, logTails(cfg.BaseDir, LogTailLines))
 		t.Fatalf("start cluster %s: %v", cfg.Name, err)
 	}
 	t.Logf("cluster %s up in %v: namenode %s (http %s), %d datanodes, base %s",
@@ -68,6 +71,25 @@ func Start(t testing.TB, cfg cluster.Config) *cluster.Cluster {
 		}
 	})
 	return c
+}
+
+// logTails is the tail of every daemon log under baseDir (<daemon>/<daemon>.log and
+// client/haadmin.log).
+func logTails(baseDir string, n int) string {
+	var b strings.Builder
+	logs, _ := filepath.Glob(filepath.Join(baseDir, "*", "*.log"))
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		fmt.Fprintf(&b, "----- %s\n%s\n", l, strings.Join(lines, "\n"))
+	}
+	return b.String()
 }
 
 func sanitize(name string) string {

@@ -76,6 +76,10 @@ type Options struct {
 	// InotifyEvents leaves the event journal out of dfs.namenode.edits.dir, so the hook polls
 	// the edit log for namespace events (the fallback) instead of streaming them.
 	InotifyEvents bool
+	// HA makes the cluster an HA nameservice (cluster.HAConfig): the hooks run on both
+	// NameNodes, each with its own namenode-ext on its own API and metrics ports
+	// (Layout.NameNodeAPIs) and its own co-process log dir.
+	HA *cluster.HAConfig
 	// HDFSSite, NameNodeSite and DataNodeSite are merged over what Setup sets.
 	HDFSSite     map[string]string
 	NameNodeSite map[string]string
@@ -84,11 +88,16 @@ type Options struct {
 
 // Layout is where a Setup cluster's co-processes listen.
 type Layout struct {
+	// NameNodeAPI and NameNodeMetrics are namenode-ext's addresses (with HA, NameNode 0's).
 	NameNodeAPI     string
 	NameNodeMetrics string
-	DataNodeAPI     []string
-	DataNodeMetrics []string
-	SocketDir       string
+	// NameNodeAPIs and NameNodeMetricsAddrs are every NameNode's namenode-ext, by NameNode
+	// index (one entry without HA).
+	NameNodeAPIs         []string `json:",omitempty"`
+	NameNodeMetricsAddrs []string `json:",omitempty"`
+	DataNodeAPI          []string
+	DataNodeMetrics      []string
+	SocketDir            string
 }
 
 // Setup builds the cluster.Config for a cluster with the hooks enabled under baseDir.
@@ -97,7 +106,11 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 	if n == 0 {
 		n = 3
 	}
-	ports, err := cluster.FreePorts(2 + 2*n)
+	nns := 1
+	if o.HA != nil {
+		nns = 2
+	}
+	ports, err := cluster.FreePorts(2*nns + 2*n)
 	if err != nil {
 		return cluster.Config{}, Layout{}, err
 	}
@@ -106,14 +119,16 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 	if err != nil {
 		return cluster.Config{}, Layout{}, err
 	}
-	lay := Layout{
-		NameNodeAPI:     "127.0.0.1:" + strconv.Itoa(ports[0]),
-		NameNodeMetrics: "127.0.0.1:" + strconv.Itoa(ports[1]),
-		SocketDir:       sock,
+	lay := Layout{SocketDir: sock}
+	for i := 0; i < nns; i++ {
+		lay.NameNodeAPIs = append(lay.NameNodeAPIs, "127.0.0.1:"+strconv.Itoa(ports[2*i]))
+		lay.NameNodeMetricsAddrs = append(lay.NameNodeMetricsAddrs, "127.0.0.1:"+strconv.Itoa(ports[2*i+1]))
 	}
+	lay.NameNodeAPI, lay.NameNodeMetrics = lay.NameNodeAPIs[0], lay.NameNodeMetricsAddrs[0]
+	dnPorts := ports[2*nns:]
 	for i := 0; i < n; i++ {
-		lay.DataNodeAPI = append(lay.DataNodeAPI, "127.0.0.1:"+strconv.Itoa(ports[2+2*i]))
-		lay.DataNodeMetrics = append(lay.DataNodeMetrics, "127.0.0.1:"+strconv.Itoa(ports[3+2*i]))
+		lay.DataNodeAPI = append(lay.DataNodeAPI, "127.0.0.1:"+strconv.Itoa(dnPorts[2*i]))
+		lay.DataNodeMetrics = append(lay.DataNodeMetrics, "127.0.0.1:"+strconv.Itoa(dnPorts[2*i+1]))
 	}
 	nnExt, dnExt := a.NameNodeExt, a.DataNodeExt
 	if o.NameNodeExt != "" {
@@ -130,8 +145,10 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 		nnSite["dfs.namenode.plugins"] = NameNodePluginClass
 		nnSite["dfs.namenode.audit.loggers"] = "default," + AuditLoggerClass
 		nnSite["newtricks.namenode.ext.binary"] = nnExt
-		nnSite["newtricks.namenode.ext.api.address"] = lay.NameNodeAPI
-		nnSite["newtricks.namenode.ext.metrics.address"] = lay.NameNodeMetrics
+		if o.HA == nil {
+			nnSite["newtricks.namenode.ext.api.address"] = lay.NameNodeAPI
+			nnSite["newtricks.namenode.ext.metrics.address"] = lay.NameNodeMetrics
+		}
 		if !o.InotifyEvents {
 			for k, v := range EventJournalSite() {
 				nnSite[k] = v
@@ -151,6 +168,7 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 		HadoopLib:    a.HadoopLibDir,
 		HDFSSite:     hdfs,
 		NameNodeSite: nnSite,
+		HA:           o.HA,
 		DataNodeSite: func(i int) map[string]string {
 			m := map[string]string{}
 			if !o.NoHooks {
@@ -170,6 +188,16 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 			}
 			return m
 		},
+	}
+	if o.HA != nil && !o.NoHooks {
+		// Both NameNodes run on this host: each namenode-ext gets its own ports and log dir.
+		cfg.NameNodeSiteFor = func(i int) map[string]string {
+			return map[string]string{
+				"newtricks.namenode.ext.api.address":     lay.NameNodeAPIs[i],
+				"newtricks.namenode.ext.metrics.address": lay.NameNodeMetricsAddrs[i],
+				"newtricks.ext.log.dir":                  filepath.Join(baseDir, "ext-logs", "namenode-"+strconv.Itoa(i)),
+			}
+		}
 	}
 	if !o.NoHooks {
 		cfg.ExtraClasspath = []string{a.HooksJar}
