@@ -14,6 +14,7 @@ import (
 	"github.com/colinmarc/hdfs/v2/hadoopconf"
 
 	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/clustertest"
 	"github.com/newtricks/newtricks/harness/extcluster"
 )
 
@@ -66,6 +67,7 @@ func TestHA(t *testing.T) {
 	c, lay := startHACluster(t, a, extcluster.Options{Name: "ha", DataNodes: 2, HA: &cluster.HAConfig{Nameservice: "ha"}})
 	t.Logf("STARTUP HA: 2 NameNodes + 3 JournalNodes + ZooKeeper + 2 ZKFCs + 2 DataNodes (hooks on) ready in %v (load %s)",
 		c.StartupTime().Round(time.Millisecond), loadAverage())
+	clustertest.LogUsage(t, c, "after start")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 

@@ -175,7 +175,9 @@ func (c *Cluster) bootHA(ctx context.Context) error {
 		if err := c.waitRPC(ctx, 0); err != nil {
 			return err
 		}
-		if err := c.retryHAAdmin(ctx, "-transitionToActive", HANameNodeID(0)); err != nil {
+		// --forceactive: without it DFSHAAdmin refuses while it cannot ask NameNode 1 (still
+		// starting) whether it is active; it is not, it starts as standby.
+		if err := c.retryHAAdmin(ctx, "-transitionToActive", "--forceactive", HANameNodeID(0)); err != nil {
 			return err
 		}
 	}

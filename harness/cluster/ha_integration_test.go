@@ -25,9 +25,12 @@ func TestHAManual(t *testing.T) {
 		DataNodes: 2,
 		HA:        &cluster.HAConfig{Manual: true, BootstrapStandby: true, Nameservice: "hatest"},
 		HDFSSite:  map[string]string{"dfs.blocksize": "1048576"},
+		// Eight JVMs, some one after another (bootstrapStandby waits for NameNode 0).
+		StartupTimeout: 3 * time.Minute,
 	}
 	c := clustertest.Start(t, cfg)
 	t.Logf("STARTUP %s: HA (manual, bootstrapStandby) 2 NameNodes + 3 JournalNodes + 2 DataNodes ready in %v", c.Name(), c.StartupTime().Round(time.Millisecond))
+	clustertest.LogUsage(t, c, "after start")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 

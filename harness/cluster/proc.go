@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // procInfo is what the harness reads about a process from /proc.
@@ -145,3 +146,46 @@ func ProcessesMentioning(s string) []int {
 }
 
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// DaemonUsage is what one daemon's JVM has used so far, from /proc.
+type DaemonUsage struct {
+	Daemon Daemon
+	PID    int
+	// CPU is user plus system time since the JVM started.
+	CPU time.Duration
+	// RSS is the resident set size now, in bytes.
+	RSS int64
+}
+
+// Usage reports the CPU time and resident memory of every running daemon's JVM (not its
+// co-processes), in start-up order: what a cluster costs a shared machine.
+func (c *Cluster) Usage() []DaemonUsage {
+	c.mu.Lock()
+	ds, ps := c.daemons()
+	c.mu.Unlock()
+	var out []DaemonUsage
+	for i, p := range ps {
+		if !p.running() {
+			continue
+		}
+		u := DaemonUsage{Daemon: ds[i], PID: p.pid}
+		if b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.pid), "stat")); err == nil {
+			if end := bytes.LastIndexByte(b, ')'); end > 0 {
+				f := strings.Fields(string(b[end+1:]))
+				if len(f) > 22 {
+					ut, _ := strconv.ParseInt(f[11], 10, 64)
+					st, _ := strconv.ParseInt(f[12], 10, 64)
+					u.CPU = time.Duration(ut+st) * time.Second / clockTicks
+					pages, _ := strconv.ParseInt(f[21], 10, 64)
+					u.RSS = pages * int64(os.Getpagesize())
+				}
+			}
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times (100 on every Linux the
+// harness runs on).
+const clockTicks = 100

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/newtricks/newtricks/harness/cluster"
 )
@@ -107,4 +108,19 @@ func sanitize(name string) string {
 		b = append([]byte("c"), b...)
 	}
 	return string(b)
+}
+
+// LogUsage logs every daemon's CPU time and resident memory so far (cluster.Usage) and the
+// totals, as one "USAGE" line per daemon.
+func LogUsage(t testing.TB, c *cluster.Cluster, when string) {
+	t.Helper()
+	var cpu time.Duration
+	var rss int64
+	var b strings.Builder
+	for _, u := range c.Usage() {
+		cpu += u.CPU
+		rss += u.RSS
+		fmt.Fprintf(&b, "\n  %-14s cpu %6.2fs  rss %4d MiB", u.Daemon, u.CPU.Seconds(), u.RSS>>20)
+	}
+	t.Logf("USAGE %s %s: cpu %.1fs, rss %d MiB in all (JVMs only)%s", c.Name(), when, cpu.Seconds(), rss>>20, b.String())
 }
