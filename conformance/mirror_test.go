@@ -278,7 +278,6 @@ func TestMirror(t *testing.T) {
 	alice := env.hdfs(t, env.a, "alice")
 	suA := env.hdfs(t, env.a, env.su)
 	suB := env.hdfs(t, env.b, env.su)
-	defer func() { alice.Close(); suA.Close() }()
 
 	t.Run("BytesPermsAndNoPartialView", func(t *testing.T) {
 		const dir = "/ckpt/llama/step_100"
