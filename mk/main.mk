@@ -3,8 +3,7 @@
 GO_BINARIES := namenode-ext datanode-ext newtricks
 BIN := $(CURDIR)/bin
 HOOKS_JAR := $(CURDIR)/hadoop-patches/target/newtricks-hadoop-hooks.jar
-HADOOP_VERSION ?= 3.4.2
-HADOOP_LIB := $(CACHE)/hadoop-$(HADOOP_VERSION)/lib
+# HADOOP_VERSION and HADOOP_LIB: mk/hadoop.mk.
 
 # Environment every test, benchmark and the demo get: where the real parts are.
 TEST_ENV := NEWTRICKS_CLUSTER_TESTS=1 NEWTRICKS_HADOOP_LIB=$(HADOOP_LIB) \
@@ -29,12 +28,30 @@ verify: deps-apt $(TOOLS_BIN)/protoc-gen-go $(TOOLS_BIN)/protoc-gen-go-grpc ## g
 TEST_PREREQS := deps-apt hadoop jar build xform-media xform-pyenv
 
 .PHONY: test
-test: $(TEST_PREREQS) verify ## run every test: unit, Java, the compose cluster with the conformance kit, conformance against real Hadoop
+test: $(TEST_PREREQS) verify ## run every test on HADOOP_VERSION (unit, Java, the compose cluster with the conformance kit, conformance against real Hadoop), then the smoke conformance on the other lines
 	@mkdir -p $(CACHE)
 	$(MAKE) --no-print-directory java-test
 	$(MAKE) --no-print-directory compose-test
 	$(TEST_ENV) go test -p 1 -count=1 -timeout 60m ./... 2>&1 | tee $(CACHE)/last-test.log; exit $${PIPESTATUS[0]}
+	$(MAKE) --no-print-directory test-versions
 
 .PHONY: demo
 demo: deps-apt hadoop jar build ## start a local cluster with the extensions and show what they see
 	$(TEST_ENV) go run ./cmd/newtricks demo
+
+# The smoke conformance of a Hadoop line: the spine, one case of each trick (hot-file hints
+# with the conditional change racing an admin's setrep, the mirror, offload) and the HA
+# cluster. `make test` runs everything on HADOOP_VERSION and this on the other lines.
+SMOKE_TESTS := ^(TestSpine|TestHA|TestHotspot|TestMirror|TestOffload)$$/^(hint_raises_factor|an_admin.s_setrep_racing|BytesPermsAndNoPartialView|storage_output_equals_local)
+SMOKE_VERSIONS ?= $(filter-out $(HADOOP_VERSION),$(HADOOP_VERSIONS))
+
+.PHONY: test-versions
+test-versions: deps-apt jar build xform-media ## smoke conformance on the other Hadoop lines (SMOKE_VERSIONS)
+	@mkdir -p $(CACHE)
+	@for v in $(SMOKE_VERSIONS); do $(MAKE) --no-print-directory hadoop minikdc HADOOP_VERSION=$$v || exit 1; done
+	@set -o pipefail; for v in $(SMOKE_VERSIONS); do \
+	  echo "smoke conformance on Hadoop $$v (log: $(CACHE)/last-test-$$v.log)"; \
+	  $(TEST_ENV) NEWTRICKS_HADOOP_LIB=$(CACHE)/hadoop-$$v/lib NEWTRICKS_MINIKDC_LIB=$(CACHE)/minikdc-$$v/lib \
+	    go test -p 1 -count=1 -timeout 30m -run '$(SMOKE_TESTS)' -v ./conformance/ 2>&1 \
+	    | tee $(CACHE)/last-test-$$v.log | grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok)|STARTUP|FAILOVER' || exit 1; \
+	done
