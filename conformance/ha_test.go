@@ -223,3 +223,63 @@ func mustRead(t *testing.T, cl *hdfs.Client, name string, want []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestHASecure runs the HA nameservice Kerberized (cluster.Secure): the JournalNodes and
+// ZKFCs log in from keytabs, the standby tails edits over SPNEGO, DFSHAAdmin runs as the
+// NameNodes' principal. A Kerberized client of the nameservice reads across a manual and an
+// automatic failover, and a delegation token issued by one NameNode is known to the other
+// (the secret manager's state travels in the shared edit log).
+func TestHASecure(t *testing.T) {
+	a := artifacts(t)
+	s := startSecureCluster(t, a, extcluster.Options{Name: "hasec", DataNodes: 2, HA: &cluster.HAConfig{}})
+	c := s.c
+	t.Logf("STARTUP secure HA: KDC + 2 NameNodes + 3 JournalNodes + ZooKeeper + 2 ZKFCs + 2 DataNodes (hooks on) ready in %v (load %s)",
+		c.StartupTime().Round(time.Millisecond), loadAverage())
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	wantStates(t, ctx, c, cluster.StateActive, cluster.StateStandby)
+	if c.Authentication() != "kerberos" {
+		t.Fatalf("authentication %q", c.Authentication())
+	}
+
+	cl := s.hdfsClient(t, cluster.PrincipalHDFS)
+	if err := cl.MkdirAll("/hasec", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := randomBytes(t, 1<<20+11)
+	if err := writeSmall(cl, "/hasec/f", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRead(t, cl, "/hasec/f", data)
+	token, err := s.sec.DelegationToken(ctx, c, "alice") // from the active, nn0
+	if err != nil || token == "" {
+		t.Fatalf("delegation token from nn0: %q, %v", token, err)
+	}
+
+	began := time.Now()
+	if err := c.Failover(ctx, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("FAILOVER manual, Kerberized (DFSHAAdmin as %s) in %v", cluster.PrincipalHDFS, time.Since(began).Round(time.Millisecond))
+	wantStates(t, ctx, c, cluster.StateStandby, cluster.StateActive)
+	mustRead(t, cl, "/hasec/f", data)
+	// nn1 knows nn0's token: cancelling it there succeeds, and only once.
+	if err := s.sec.CancelDelegationToken(ctx, c, "alice", token); err != nil {
+		t.Fatalf("cancel nn0's token on nn1: %v", err)
+	}
+	if err := s.sec.CancelDelegationToken(ctx, c, "alice", token); err == nil {
+		t.Fatal("a cancelled token was cancelled again")
+	}
+
+	began = time.Now()
+	if err := c.KillNameNode(1); err != nil {
+		t.Fatal(err)
+	}
+	if active, err := c.WaitActive(ctx); err != nil || active != 0 {
+		t.Fatalf("after kill -9 of nn1: active %d, %v", active, err)
+	}
+	t.Logf("FAILOVER automatic, Kerberized (kill -9 of nn1): nn0 active in %v", time.Since(began).Round(time.Millisecond))
+	eventually(t, time.Minute, "Kerberized read after the automatic failover", func() error {
+		return readsBack(cl, "/hasec/f", data)
+	})
+}

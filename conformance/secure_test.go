@@ -64,6 +64,9 @@ func startSecureCluster(t *testing.T, a extcluster.Artifacts, o extcluster.Optio
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.HA != nil {
+		cfg.StartupTimeout = 3 * time.Minute // ten JVMs, the quorum before the NameNodes
+	}
 	sec.Apply(&cfg)
 	c, err := cluster.Start(ctx, cfg)
 	if err != nil {

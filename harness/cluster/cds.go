@@ -183,8 +183,12 @@ func (c *Cluster) startCDSBuild() {
 	if _, err := exec.LookPath("nice"); err == nil {
 		nice = "nice -n 10 "
 	}
-	script := fmt.Sprintf(`%s%q -Xshare:dump -XX:SharedClassListFile=%q -XX:SharedArchiveFile=%q -cp %q -Xlog:cds=error && mv -f %q %q; rm -f %q %q %q`,
-		nice, c.spec.Java, list, tmp, filepath.Join(c.spec.HadoopLib, "*"), tmp, s.target, tmp, list, s.lock)
+	// Once published, archives of earlier jar sets of this lib dir (a re-resolved runtime) are
+	// removed after an hour: nothing starts from them any more, and each is ~75 MB. A JVM that
+	// still maps one keeps it until it exits.
+	script := fmt.Sprintf(`%s%q -Xshare:dump -XX:SharedClassListFile=%q -XX:SharedArchiveFile=%q -cp %q -Xlog:cds=error && mv -f %q %q && find %q -maxdepth 1 -name 'hadoop-*.jsa' ! -name %q -mmin +60 -delete; rm -f %q %q %q`,
+		nice, c.spec.Java, list, tmp, filepath.Join(c.spec.HadoopLib, "*"), tmp, s.target,
+		filepath.Dir(s.target), filepath.Base(s.target), tmp, list, s.lock)
 	// The command line names the base dir so Stop and the orphan checks see it as ours.
 	cmd := exec.Command("sh", "-c", script, "cds-dump", c.marker())
 	cmd.Env = append(os.Environ(), c.spec.Env...)
