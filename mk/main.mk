@@ -41,7 +41,8 @@ demo: deps-apt hadoop jar build ## start a local cluster with the extensions and
 
 # The smoke conformance of a Hadoop line: the spine, one case of each trick (hot-file hints
 # with the conditional change racing an admin's setrep, the mirror, offload) and the HA
-# cluster. `make test` runs everything on HADOOP_VERSION and this on the other lines.
+# cluster. `make test` runs everything on HADOOP_VERSION and this on the other lines, after
+# cmd/hooks-linkcheck checked the hooks jar's byte code against every line's jars.
 SMOKE_TESTS := ^(TestSpine|TestHA|TestHotspot|TestMirror|TestOffload)$$/^(hint_raises_factor|an_admin.s_setrep_racing|BytesPermsAndNoPartialView|storage_output_equals_local)
 SMOKE_VERSIONS ?= $(filter-out $(HADOOP_VERSION),$(HADOOP_VERSIONS))
 
@@ -49,6 +50,8 @@ SMOKE_VERSIONS ?= $(filter-out $(HADOOP_VERSION),$(HADOOP_VERSIONS))
 test-versions: deps-apt jar build xform-media ## smoke conformance on the other Hadoop lines (SMOKE_VERSIONS)
 	@mkdir -p $(CACHE)
 	@for v in $(SMOKE_VERSIONS); do $(MAKE) --no-print-directory hadoop minikdc HADOOP_VERSION=$$v || exit 1; done
+	@for v in $(HADOOP_VERSION) $(SMOKE_VERSIONS); do \
+	  go run ./cmd/hooks-linkcheck -jar $(HOOKS_JAR) -lib $(CACHE)/hadoop-$$v/lib || exit 1; done
 	@set -o pipefail; for v in $(SMOKE_VERSIONS); do \
 	  echo "smoke conformance on Hadoop $$v (log: $(CACHE)/last-test-$$v.log)"; \
 	  $(TEST_ENV) NEWTRICKS_HADOOP_LIB=$(CACHE)/hadoop-$$v/lib NEWTRICKS_MINIKDC_LIB=$(CACHE)/minikdc-$$v/lib \
