@@ -88,7 +88,20 @@ func TestHAManual(t *testing.T) {
 	if err := c.Failover(ctx, 0, 1); err == nil {
 		t.Error("Failover from the standby succeeded")
 	}
-	readEqual(t, cl, "/tmp/ha-before", data) // the client moves on from the standby
+	// The client moves on from the standby (after its 5 s backoff if it met both NameNodes as
+	// standby during the handover).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := cl.ReadFile("/tmp/ha-before")
+		if err == nil && len(got) == len(data) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("read after the failover: %d bytes, %v", len(got), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	readEqual(t, cl, "/tmp/ha-before", data)
 	writeFile(t, cl, "/tmp/ha-after", data[:1000])
 
 	// RestartNameNode restarts the active one (nn1): nn0 takes over, nn1 comes back standby.
