@@ -87,7 +87,7 @@ func TestParseClasses(t *testing.T) {
 func TestAnalyze(t *testing.T) {
 	refs := []ref{
 		{kind: "InterfaceMethodref", owner: "org/apache/hadoop/hdfs/server/namenode/JournalManager", name: "writeLock", desc: "()V"}, // a default method
-		{kind: "Methodref", owner: "io/newtricks/hadoop/EventJournal", name: "purgeLogsOlderThan", desc: "(J)V"},                      // not checked: ours
+		{kind: "Methodref", owner: "io/newtricks/hadoop/EventJournal", name: "purgeLogsOlderThan", desc: "(J)V"},                     // not checked: ours
 		{kind: "Methodref", owner: "org/apache/hadoop/util/Box", name: "<init>", desc: "(Ljava/lang/String;)V"},
 		{kind: "Fieldref", owner: "org/apache/hadoop/util/Box", name: "name", desc: "Ljava/lang/String;"},
 		{kind: "Methodref", owner: "org/apache/hadoop/util/Box", name: "get", desc: "(I)Ljava/lang/Object;"}, // no such overload

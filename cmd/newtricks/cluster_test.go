@@ -20,8 +20,10 @@ func TestStartProgressLines(t *testing.T) {
 	task := rep.Task("datanodes live", 3, progress.Count)
 	step := startProgress(task)
 	for _, s := range []cluster.StartStep{
+		{Phase: cluster.PhaseQuorum, Want: 3},
 		{Phase: cluster.PhaseFormat, Want: 3},
 		{Phase: cluster.PhaseLaunch, Want: 3},
+		{Phase: cluster.PhaseElect, Want: 3},
 		{Phase: cluster.PhaseWait, Want: 3},
 		{Phase: cluster.PhaseWait, Want: 3, NameNodeUp: true, SafeMode: "Safe mode is ON."},
 		{Phase: cluster.PhaseWait, Want: 3, NameNodeUp: true, Live: 2},
@@ -36,7 +38,9 @@ func TestStartProgressLines(t *testing.T) {
 	rep.Close()
 	out := b.String()
 	for _, s := range []string{
+		"datanodes live: 0/3 (0%) - starting ZooKeeper and the JournalNodes\n",
 		"datanodes live: 0/3 (0%) - formatting the NameNode\n",
+		"datanodes live: 0/3 (0%) - waiting for the first active NameNode\n",
 		"datanodes live: 0/3 (0%) - launching the daemons\n",
 		"datanodes live: 0/3 (0%) - waiting for the NameNode\n",
 		"datanodes live: 0/3 (0%) - NameNode in safe mode\n",

@@ -1,5 +1,6 @@
-// Package cluster starts and supervises a real HDFS cluster on loopback: one NameNode and N
-// DataNodes, each a separate JVM launched from the pinned Hadoop jars (`make hadoop`), with
+// Package cluster starts and supervises a real HDFS cluster on loopback: one NameNode (or an
+// HA nameservice of two, with JournalNodes, ZooKeeper and ZKFCs) and N DataNodes, each a
+// separate JVM launched from the pinned Hadoop jars (`make hadoop`), with
 // generated core-site.xml / hdfs-site.xml per daemon so that per-node overrides work.
 //
 // Tests, benchmarks, the demo and the `newtricks cluster` CLI all use it. Every address is a
@@ -28,4 +29,13 @@
 //	namenode/namenode.log      stdout+stderr of every run, appended
 //	datanode-<i>/conf/ data/ datanode-<i>.log
 //	tmp/                       hadoop.tmp.dir
+//
+// An HA cluster (Config.HA, see HAConfig and ha.go) has instead of namenode/:
+//
+//	namenode-<i>/conf/ name/   NameNode i (HA id nn<i>), i = 0, 1
+//	journalnode-<i>/conf/ edits/ journalnode-<i>.log   i = 0..2
+//	zookeeper/conf/zoo.cfg data/ zookeeper.log         (automatic failover only)
+//	zkfc-<i>/conf/ zkfc-<i>.log                        NameNode i's ZKFC (its NameNode's conf)
+//	client/conf/ haadmin.log   a HADOOP_CONF_DIR of the nameservice; DFSHAAdmin's runs
+//	tmp/namenode-<i>/          NameNode i's hadoop.tmp.dir
 package cluster

@@ -33,7 +33,10 @@ func (c *Cluster) progress(s StartStep) {
 }
 
 func waitStep(st NameNodeStatus, err error, want int) StartStep {
-	s := StartStep{Phase: PhaseWait, Want: want, NameNodeUp: err == nil, SafeMode: st.SafeMode}
+	// With HA a status can come with an error (the standby or a ZKFC is not there yet): the
+	// NameNode answered all the same.
+	up := err == nil || len(st.LiveNodes) > 0 || st.SafeMode != ""
+	s := StartStep{Phase: PhaseWait, Want: want, NameNodeUp: up, SafeMode: st.SafeMode}
 	for _, l := range st.LiveNodes {
 		if l.Capacity > 0 {
 			s.Live++
