@@ -202,11 +202,11 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		cfg.HDFSSite = hdfsSite
 	}
-	if err := cluster.CheckRuntime(cfg); err != nil {
-		return err
-	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
+	}
+	if err := cluster.CheckRuntime(cfg); err != nil {
+		return err
 	}
 	var sec *cluster.Secure
 	if *secure {
