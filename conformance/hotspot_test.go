@@ -23,6 +23,7 @@ import (
 
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -52,17 +53,7 @@ func nameNodeHost(t *testing.T, lay extcluster.Layout) pb.NameNodeHostClient {
 }
 
 // replication returns the replication factor of name.
-func replication(c *hdfs.Client, name string) (int, error) {
-	fi, err := c.Stat(name)
-	if err != nil {
-		return 0, err
-	}
-	st, ok := fi.Sys().(interface{ GetBlockReplication() uint32 })
-	if !ok {
-		return 0, fmt.Errorf("stat %s: no replication in %T", name, fi.Sys())
-	}
-	return int(st.GetBlockReplication()), nil
-}
+func replication(c *hdfs.Client, name string) (int, error) { return hdfsio.Replication(c, name) }
 
 // blocksRead sums DataNodeActivity.BlocksRead per DataNode index.
 func blocksRead(c *cluster.Cluster) (map[int]int64, error) {

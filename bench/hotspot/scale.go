@@ -19,6 +19,7 @@ import (
 
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 )
 
@@ -282,14 +283,4 @@ func snapshot(ctx context.Context, c *cluster.Cluster, lay extcluster.Layout) (m
 }
 
 // replication returns the replication factor of name.
-func replication(c *hdfs.Client, name string) (int, error) {
-	fi, err := c.Stat(name)
-	if err != nil {
-		return 0, err
-	}
-	st, ok := fi.Sys().(interface{ GetBlockReplication() uint32 })
-	if !ok {
-		return 0, fmt.Errorf("stat %s: no replication in %T", name, fi.Sys())
-	}
-	return int(st.GetBlockReplication()), nil
-}
+func replication(c *hdfs.Client, name string) (int, error) { return hdfsio.Replication(c, name) }

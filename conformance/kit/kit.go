@@ -217,17 +217,7 @@ func eventually(t T, within time.Duration, what string, cond func() error) time.
 }
 
 // replication returns the replication factor of name.
-func replication(c *hdfs.Client, name string) (int, error) {
-	fi, err := c.Stat(name)
-	if err != nil {
-		return 0, err
-	}
-	st, ok := fi.Sys().(interface{ GetBlockReplication() uint32 })
-	if !ok {
-		return 0, fmt.Errorf("stat %s: no replication in %T", name, fi.Sys())
-	}
-	return int(st.GetBlockReplication()), nil
-}
+func replication(c *hdfs.Client, name string) (int, error) { return hdfsio.Replication(c, name) }
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

@@ -1,4 +1,4 @@
-// Package hdfsio holds the few HDFS write helpers that colinmarc/hdfs leaves to its callers:
+// Package hdfsio holds the few HDFS helpers that colinmarc/hdfs leaves to its callers:
 // a Close that retries while the NameNode still waits for the last block's replicas (as the
 // Java client does), a whole-file write on top of it, and a directory upload. The dataset
 // builder, the demo, the harness and the benchmarks share them.
@@ -66,4 +66,17 @@ func UploadDir(ctx context.Context, cl *hdfs.Client, local, remote string) error
 		}
 		return WriteFile(ctx, cl, dst, data)
 	})
+}
+
+// Replication returns the replication factor the NameNode records for name.
+func Replication(c *hdfs.Client, name string) (int, error) {
+	fi, err := c.Stat(name)
+	if err != nil {
+		return 0, err
+	}
+	st, ok := fi.Sys().(interface{ GetBlockReplication() uint32 })
+	if !ok {
+		return 0, fmt.Errorf("stat %s: no replication in %T", name, fi.Sys())
+	}
+	return int(st.GetBlockReplication()), nil
 }
