@@ -455,7 +455,9 @@ type OffloadSample struct {
 	// Epoch the graph ran (or is to run) with.
 	Epoch uint64 `protobuf:"varint,5,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	// NTXF frames (docs/xformgraph.md): one tensor frame per graph output, or exactly one raw
-	// frame holding the encoded sample. Empty when error_code is set.
+	// frame holding the encoded sample (the bytes of DatasetSample offset/length: with a
+	// version 2 index every member, which the reader cuts out by the index's member ranges).
+	// Empty when error_code is set.
 	Frames []byte `protobuf:"bytes,6,opt,name=frames,proto3" json:"frames,omitempty"`
 	// Non-zero: this sample failed (a google.rpc.Code number: INVALID_ARGUMENT for corrupt
 	// media, RESOURCE_EXHAUSTED for a limit, UNIMPLEMENTED for an unsupported format,
@@ -463,7 +465,11 @@ type OffloadSample struct {
 	ErrorCode int32  `protobuf:"varint,7,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`
 	Error     string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
 	// Node time spent on this sample (read + transform), for stats.
-	NodeMicros    uint32 `protobuf:"varint,9,opt,name=node_micros,json=nodeMicros,proto3" json:"node_micros,omitempty"`
+	NodeMicros uint32 `protobuf:"varint,9,opt,name=node_micros,json=nodeMicros,proto3" json:"node_micros,omitempty"`
+	// With tensor frames: the sample's members that are not media (labels, captions,
+	// metadata: DatasetMember.media UNKNOWN), raw, in index order. Media members reach the
+	// reader only as graph outputs. Empty with a raw frame (the frame holds every member).
+	Members       []*SampleMember `protobuf:"bytes,10,rep,name=members,proto3" json:"members,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -561,6 +567,66 @@ func (x *OffloadSample) GetNodeMicros() uint32 {
 	return 0
 }
 
+func (x *OffloadSample) GetMembers() []*SampleMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+// A member of a sample, raw: the tar member "<key>.<name>".
+type SampleMember struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SampleMember) Reset() {
+	*x = SampleMember{}
+	mi := &file_newtricks_v1_offload_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SampleMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SampleMember) ProtoMessage() {}
+
+func (x *SampleMember) ProtoReflect() protoreflect.Message {
+	mi := &file_newtricks_v1_offload_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SampleMember.ProtoReflect.Descriptor instead.
+func (*SampleMember) Descriptor() ([]byte, []int) {
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *SampleMember) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SampleMember) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 // Samples of one step from GetStepBatch, in any order (each slot at most once per call).
 type OffloadSampleBatch struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -571,7 +637,7 @@ type OffloadSampleBatch struct {
 
 func (x *OffloadSampleBatch) Reset() {
 	*x = OffloadSampleBatch{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[6]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -583,7 +649,7 @@ func (x *OffloadSampleBatch) String() string {
 func (*OffloadSampleBatch) ProtoMessage() {}
 
 func (x *OffloadSampleBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[6]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -596,7 +662,7 @@ func (x *OffloadSampleBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffloadSampleBatch.ProtoReflect.Descriptor instead.
 func (*OffloadSampleBatch) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{6}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *OffloadSampleBatch) GetSamples() []*OffloadSample {
@@ -616,7 +682,7 @@ type CloseSessionRequest struct {
 
 func (x *CloseSessionRequest) Reset() {
 	*x = CloseSessionRequest{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[7]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -628,7 +694,7 @@ func (x *CloseSessionRequest) String() string {
 func (*CloseSessionRequest) ProtoMessage() {}
 
 func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[7]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -641,7 +707,7 @@ func (x *CloseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionRequest.ProtoReflect.Descriptor instead.
 func (*CloseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{7}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CloseSessionRequest) GetUser() string {
@@ -666,7 +732,7 @@ type CloseSessionResponse struct {
 
 func (x *CloseSessionResponse) Reset() {
 	*x = CloseSessionResponse{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[8]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -678,7 +744,7 @@ func (x *CloseSessionResponse) String() string {
 func (*CloseSessionResponse) ProtoMessage() {}
 
 func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[8]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -691,7 +757,7 @@ func (x *CloseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseSessionResponse.ProtoReflect.Descriptor instead.
 func (*CloseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{8}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{9}
 }
 
 type ReadRangeRequest struct {
@@ -707,7 +773,7 @@ type ReadRangeRequest struct {
 
 func (x *ReadRangeRequest) Reset() {
 	*x = ReadRangeRequest{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[9]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -719,7 +785,7 @@ func (x *ReadRangeRequest) String() string {
 func (*ReadRangeRequest) ProtoMessage() {}
 
 func (x *ReadRangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[9]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -732,7 +798,7 @@ func (x *ReadRangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRangeRequest.ProtoReflect.Descriptor instead.
 func (*ReadRangeRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{9}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReadRangeRequest) GetUser() string {
@@ -772,7 +838,7 @@ type ReadRangeResponse struct {
 
 func (x *ReadRangeResponse) Reset() {
 	*x = ReadRangeResponse{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[10]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -784,7 +850,7 @@ func (x *ReadRangeResponse) String() string {
 func (*ReadRangeResponse) ProtoMessage() {}
 
 func (x *ReadRangeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[10]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -797,7 +863,7 @@ func (x *ReadRangeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRangeResponse.ProtoReflect.Descriptor instead.
 func (*ReadRangeResponse) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{10}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReadRangeResponse) GetData() []byte {
@@ -816,7 +882,7 @@ type OffloadNodeStatusRequest struct {
 
 func (x *OffloadNodeStatusRequest) Reset() {
 	*x = OffloadNodeStatusRequest{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[11]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +894,7 @@ func (x *OffloadNodeStatusRequest) String() string {
 func (*OffloadNodeStatusRequest) ProtoMessage() {}
 
 func (x *OffloadNodeStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[11]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +907,7 @@ func (x *OffloadNodeStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffloadNodeStatusRequest.ProtoReflect.Descriptor instead.
 func (*OffloadNodeStatusRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{11}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OffloadNodeStatusRequest) GetUser() string {
@@ -881,7 +947,7 @@ type OffloadNodeStatus struct {
 
 func (x *OffloadNodeStatus) Reset() {
 	*x = OffloadNodeStatus{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[12]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -893,7 +959,7 @@ func (x *OffloadNodeStatus) String() string {
 func (*OffloadNodeStatus) ProtoMessage() {}
 
 func (x *OffloadNodeStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[12]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -906,7 +972,7 @@ func (x *OffloadNodeStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffloadNodeStatus.ProtoReflect.Descriptor instead.
 func (*OffloadNodeStatus) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{12}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *OffloadNodeStatus) GetDatanodeUuid() string {
@@ -1040,7 +1106,7 @@ type SetGovernorRequest struct {
 
 func (x *SetGovernorRequest) Reset() {
 	*x = SetGovernorRequest{}
-	mi := &file_newtricks_v1_offload_proto_msgTypes[13]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1052,7 +1118,7 @@ func (x *SetGovernorRequest) String() string {
 func (*SetGovernorRequest) ProtoMessage() {}
 
 func (x *SetGovernorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_newtricks_v1_offload_proto_msgTypes[13]
+	mi := &file_newtricks_v1_offload_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1065,7 +1131,7 @@ func (x *SetGovernorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGovernorRequest.ProtoReflect.Descriptor instead.
 func (*SetGovernorRequest) Descriptor() ([]byte, []int) {
-	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{13}
+	return file_newtricks_v1_offload_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SetGovernorRequest) GetUser() string {
@@ -1125,7 +1191,7 @@ const file_newtricks_v1_offload_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x12\n" +
 	"\x04step\x18\x03 \x01(\x04R\x04step\x12\x14\n" +
 	"\x05slots\x18\x04 \x03(\rR\x05slots\x12\x1e\n" +
-	"\vmax_wait_ms\x18\x05 \x01(\rR\tmaxWaitMs\"\xe5\x01\n" +
+	"\vmax_wait_ms\x18\x05 \x01(\rR\tmaxWaitMs\"\x9b\x02\n" +
 	"\rOffloadSample\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x04R\x04step\x12\x12\n" +
 	"\x04slot\x18\x02 \x01(\rR\x04slot\x12\x16\n" +
@@ -1137,7 +1203,12 @@ const file_newtricks_v1_offload_proto_rawDesc = "" +
 	"error_code\x18\a \x01(\x05R\terrorCode\x12\x14\n" +
 	"\x05error\x18\b \x01(\tR\x05error\x12\x1f\n" +
 	"\vnode_micros\x18\t \x01(\rR\n" +
-	"nodeMicros\"K\n" +
+	"nodeMicros\x124\n" +
+	"\amembers\x18\n" +
+	" \x03(\v2\x1a.newtricks.v1.SampleMemberR\amembers\"6\n" +
+	"\fSampleMember\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"K\n" +
 	"\x12OffloadSampleBatch\x125\n" +
 	"\asamples\x18\x01 \x03(\v2\x1b.newtricks.v1.OffloadSampleR\asamples\"H\n" +
 	"\x13CloseSessionRequest\x12\x12\n" +
@@ -1202,7 +1273,7 @@ func file_newtricks_v1_offload_proto_rawDescGZIP() []byte {
 	return file_newtricks_v1_offload_proto_rawDescData
 }
 
-var file_newtricks_v1_offload_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_newtricks_v1_offload_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_newtricks_v1_offload_proto_goTypes = []any{
 	(*OpenSessionRequest)(nil),       // 0: newtricks.v1.OpenSessionRequest
 	(*SessionSource)(nil),            // 1: newtricks.v1.SessionSource
@@ -1210,42 +1281,44 @@ var file_newtricks_v1_offload_proto_goTypes = []any{
 	(*OpenSessionResponse)(nil),      // 3: newtricks.v1.OpenSessionResponse
 	(*GetStepRequest)(nil),           // 4: newtricks.v1.GetStepRequest
 	(*OffloadSample)(nil),            // 5: newtricks.v1.OffloadSample
-	(*OffloadSampleBatch)(nil),       // 6: newtricks.v1.OffloadSampleBatch
-	(*CloseSessionRequest)(nil),      // 7: newtricks.v1.CloseSessionRequest
-	(*CloseSessionResponse)(nil),     // 8: newtricks.v1.CloseSessionResponse
-	(*ReadRangeRequest)(nil),         // 9: newtricks.v1.ReadRangeRequest
-	(*ReadRangeResponse)(nil),        // 10: newtricks.v1.ReadRangeResponse
-	(*OffloadNodeStatusRequest)(nil), // 11: newtricks.v1.OffloadNodeStatusRequest
-	(*OffloadNodeStatus)(nil),        // 12: newtricks.v1.OffloadNodeStatus
-	(*SetGovernorRequest)(nil),       // 13: newtricks.v1.SetGovernorRequest
-	(*ScheduleSpec)(nil),             // 14: newtricks.v1.ScheduleSpec
-	(*LocatedBlock)(nil),             // 15: newtricks.v1.LocatedBlock
+	(*SampleMember)(nil),             // 6: newtricks.v1.SampleMember
+	(*OffloadSampleBatch)(nil),       // 7: newtricks.v1.OffloadSampleBatch
+	(*CloseSessionRequest)(nil),      // 8: newtricks.v1.CloseSessionRequest
+	(*CloseSessionResponse)(nil),     // 9: newtricks.v1.CloseSessionResponse
+	(*ReadRangeRequest)(nil),         // 10: newtricks.v1.ReadRangeRequest
+	(*ReadRangeResponse)(nil),        // 11: newtricks.v1.ReadRangeResponse
+	(*OffloadNodeStatusRequest)(nil), // 12: newtricks.v1.OffloadNodeStatusRequest
+	(*OffloadNodeStatus)(nil),        // 13: newtricks.v1.OffloadNodeStatus
+	(*SetGovernorRequest)(nil),       // 14: newtricks.v1.SetGovernorRequest
+	(*ScheduleSpec)(nil),             // 15: newtricks.v1.ScheduleSpec
+	(*LocatedBlock)(nil),             // 16: newtricks.v1.LocatedBlock
 }
 var file_newtricks_v1_offload_proto_depIdxs = []int32{
-	14, // 0: newtricks.v1.OpenSessionRequest.schedule:type_name -> newtricks.v1.ScheduleSpec
+	15, // 0: newtricks.v1.OpenSessionRequest.schedule:type_name -> newtricks.v1.ScheduleSpec
 	1,  // 1: newtricks.v1.OpenSessionRequest.sources:type_name -> newtricks.v1.SessionSource
 	2,  // 2: newtricks.v1.OpenSessionRequest.members:type_name -> newtricks.v1.SessionMember
-	5,  // 3: newtricks.v1.OffloadSampleBatch.samples:type_name -> newtricks.v1.OffloadSample
-	15, // 4: newtricks.v1.ReadRangeRequest.block:type_name -> newtricks.v1.LocatedBlock
-	0,  // 5: newtricks.v1.Offload.OpenSession:input_type -> newtricks.v1.OpenSessionRequest
-	4,  // 6: newtricks.v1.Offload.GetStep:input_type -> newtricks.v1.GetStepRequest
-	4,  // 7: newtricks.v1.Offload.GetStepBatch:input_type -> newtricks.v1.GetStepRequest
-	7,  // 8: newtricks.v1.Offload.CloseSession:input_type -> newtricks.v1.CloseSessionRequest
-	9,  // 9: newtricks.v1.Offload.ReadRange:input_type -> newtricks.v1.ReadRangeRequest
-	11, // 10: newtricks.v1.Offload.NodeStatus:input_type -> newtricks.v1.OffloadNodeStatusRequest
-	13, // 11: newtricks.v1.Offload.SetGovernor:input_type -> newtricks.v1.SetGovernorRequest
-	3,  // 12: newtricks.v1.Offload.OpenSession:output_type -> newtricks.v1.OpenSessionResponse
-	5,  // 13: newtricks.v1.Offload.GetStep:output_type -> newtricks.v1.OffloadSample
-	6,  // 14: newtricks.v1.Offload.GetStepBatch:output_type -> newtricks.v1.OffloadSampleBatch
-	8,  // 15: newtricks.v1.Offload.CloseSession:output_type -> newtricks.v1.CloseSessionResponse
-	10, // 16: newtricks.v1.Offload.ReadRange:output_type -> newtricks.v1.ReadRangeResponse
-	12, // 17: newtricks.v1.Offload.NodeStatus:output_type -> newtricks.v1.OffloadNodeStatus
-	12, // 18: newtricks.v1.Offload.SetGovernor:output_type -> newtricks.v1.OffloadNodeStatus
-	12, // [12:19] is the sub-list for method output_type
-	5,  // [5:12] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	6,  // 3: newtricks.v1.OffloadSample.members:type_name -> newtricks.v1.SampleMember
+	5,  // 4: newtricks.v1.OffloadSampleBatch.samples:type_name -> newtricks.v1.OffloadSample
+	16, // 5: newtricks.v1.ReadRangeRequest.block:type_name -> newtricks.v1.LocatedBlock
+	0,  // 6: newtricks.v1.Offload.OpenSession:input_type -> newtricks.v1.OpenSessionRequest
+	4,  // 7: newtricks.v1.Offload.GetStep:input_type -> newtricks.v1.GetStepRequest
+	4,  // 8: newtricks.v1.Offload.GetStepBatch:input_type -> newtricks.v1.GetStepRequest
+	8,  // 9: newtricks.v1.Offload.CloseSession:input_type -> newtricks.v1.CloseSessionRequest
+	10, // 10: newtricks.v1.Offload.ReadRange:input_type -> newtricks.v1.ReadRangeRequest
+	12, // 11: newtricks.v1.Offload.NodeStatus:input_type -> newtricks.v1.OffloadNodeStatusRequest
+	14, // 12: newtricks.v1.Offload.SetGovernor:input_type -> newtricks.v1.SetGovernorRequest
+	3,  // 13: newtricks.v1.Offload.OpenSession:output_type -> newtricks.v1.OpenSessionResponse
+	5,  // 14: newtricks.v1.Offload.GetStep:output_type -> newtricks.v1.OffloadSample
+	7,  // 15: newtricks.v1.Offload.GetStepBatch:output_type -> newtricks.v1.OffloadSampleBatch
+	9,  // 16: newtricks.v1.Offload.CloseSession:output_type -> newtricks.v1.CloseSessionResponse
+	11, // 17: newtricks.v1.Offload.ReadRange:output_type -> newtricks.v1.ReadRangeResponse
+	13, // 18: newtricks.v1.Offload.NodeStatus:output_type -> newtricks.v1.OffloadNodeStatus
+	13, // 19: newtricks.v1.Offload.SetGovernor:output_type -> newtricks.v1.OffloadNodeStatus
+	13, // [13:20] is the sub-list for method output_type
+	6,  // [6:13] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_newtricks_v1_offload_proto_init() }
@@ -1261,7 +1334,7 @@ func file_newtricks_v1_offload_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_newtricks_v1_offload_proto_rawDesc), len(file_newtricks_v1_offload_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

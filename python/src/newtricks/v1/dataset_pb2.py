@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1anewtricks/v1/dataset.proto\x12\x0cnewtricks.v1\"\x99\x01\n\x0c\x44\x61tasetIndex\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x0c\n\x04root\x18\x02 \x01(\t\x12(\n\x05\x66iles\x18\x03 \x03(\x0b\x32\x19.newtricks.v1.DatasetFile\x12,\n\x07samples\x18\x04 \x03(\x0b\x32\x1b.newtricks.v1.DatasetSample\x12\x12\n\ncreated_ms\x18\x05 \x01(\x03\"J\n\x0b\x44\x61tasetFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0e\n\x06length\x18\x02 \x01(\x03\x12\x10\n\x08mtime_ms\x18\x03 \x01(\x03\x12\x0b\n\x03tar\x18\x04 \x01(\x08\"\xb2\x01\n\rDatasetSample\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0c\n\x04\x66ile\x18\x02 \x01(\r\x12\x0e\n\x06offset\x18\x03 \x01(\x03\x12\x0e\n\x06length\x18\x04 \x01(\x03\x12)\n\x05media\x18\x05 \x01(\x0e\x32\x1a.newtricks.v1.DatasetMedia\x12\r\n\x05width\x18\x06 \x01(\r\x12\x0e\n\x06height\x18\x07 \x01(\r\x12\x0e\n\x06\x66rames\x18\x08 \x01(\r\x12\x0c\n\x04\x63ost\x18\t \x01(\x03*\x89\x01\n\x0c\x44\x61tasetMedia\x12\x19\n\x15\x44\x41TASET_MEDIA_UNKNOWN\x10\x00\x12\x16\n\x12\x44\x41TASET_MEDIA_JPEG\x10\x01\x12\x15\n\x11\x44\x41TASET_MEDIA_PNG\x10\x02\x12\x16\n\x12\x44\x41TASET_MEDIA_WEBP\x10\x03\x12\x17\n\x13\x44\x41TASET_MEDIA_VIDEO\x10\x04\x42[\n\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1anewtricks/v1/dataset.proto\x12\x0cnewtricks.v1\"\x99\x01\n\x0c\x44\x61tasetIndex\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x0c\n\x04root\x18\x02 \x01(\t\x12(\n\x05\x66iles\x18\x03 \x03(\x0b\x32\x19.newtricks.v1.DatasetFile\x12,\n\x07samples\x18\x04 \x03(\x0b\x32\x1b.newtricks.v1.DatasetSample\x12\x12\n\ncreated_ms\x18\x05 \x01(\x03\"J\n\x0b\x44\x61tasetFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0e\n\x06length\x18\x02 \x01(\x03\x12\x10\n\x08mtime_ms\x18\x03 \x01(\x03\x12\x0b\n\x03tar\x18\x04 \x01(\x08\"\xe0\x01\n\rDatasetSample\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0c\n\x04\x66ile\x18\x02 \x01(\r\x12\x0e\n\x06offset\x18\x03 \x01(\x03\x12\x0e\n\x06length\x18\x04 \x01(\x03\x12)\n\x05media\x18\x05 \x01(\x0e\x32\x1a.newtricks.v1.DatasetMedia\x12\r\n\x05width\x18\x06 \x01(\r\x12\x0e\n\x06height\x18\x07 \x01(\r\x12\x0e\n\x06\x66rames\x18\x08 \x01(\r\x12\x0c\n\x04\x63ost\x18\t \x01(\x03\x12,\n\x07members\x18\n \x03(\x0b\x32\x1b.newtricks.v1.DatasetMember\"h\n\rDatasetMember\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06offset\x18\x02 \x01(\x03\x12\x0e\n\x06length\x18\x03 \x01(\x03\x12)\n\x05media\x18\x04 \x01(\x0e\x32\x1a.newtricks.v1.DatasetMedia*\x89\x01\n\x0c\x44\x61tasetMedia\x12\x19\n\x15\x44\x41TASET_MEDIA_UNKNOWN\x10\x00\x12\x16\n\x12\x44\x41TASET_MEDIA_JPEG\x10\x01\x12\x15\n\x11\x44\x41TASET_MEDIA_PNG\x10\x02\x12\x16\n\x12\x44\x41TASET_MEDIA_WEBP\x10\x03\x12\x17\n\x13\x44\x41TASET_MEDIA_VIDEO\x10\x04\x42[\n\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,12 +32,14 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'newtricks.v1.dataset_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\025io.newtricks.proto.v1P\001Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1'
-  _globals['_DATASETMEDIA']._serialized_start=458
-  _globals['_DATASETMEDIA']._serialized_end=595
+  _globals['_DATASETMEDIA']._serialized_start=610
+  _globals['_DATASETMEDIA']._serialized_end=747
   _globals['_DATASETINDEX']._serialized_start=45
   _globals['_DATASETINDEX']._serialized_end=198
   _globals['_DATASETFILE']._serialized_start=200
   _globals['_DATASETFILE']._serialized_end=274
   _globals['_DATASETSAMPLE']._serialized_start=277
-  _globals['_DATASETSAMPLE']._serialized_end=455
+  _globals['_DATASETSAMPLE']._serialized_end=501
+  _globals['_DATASETMEMBER']._serialized_start=503
+  _globals['_DATASETMEMBER']._serialized_end=607
 # @@protoc_insertion_point(module_scope)

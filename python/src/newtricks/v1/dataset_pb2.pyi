@@ -47,7 +47,7 @@ class DatasetFile(_message.Message):
     def __init__(self, path: _Optional[str] = ..., length: _Optional[int] = ..., mtime_ms: _Optional[int] = ..., tar: _Optional[bool] = ...) -> None: ...
 
 class DatasetSample(_message.Message):
-    __slots__ = ("key", "file", "offset", "length", "media", "width", "height", "frames", "cost")
+    __slots__ = ("key", "file", "offset", "length", "media", "width", "height", "frames", "cost", "members")
     KEY_FIELD_NUMBER: _ClassVar[int]
     FILE_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
@@ -57,6 +57,7 @@ class DatasetSample(_message.Message):
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
     FRAMES_FIELD_NUMBER: _ClassVar[int]
     COST_FIELD_NUMBER: _ClassVar[int]
+    MEMBERS_FIELD_NUMBER: _ClassVar[int]
     key: str
     file: int
     offset: int
@@ -66,4 +67,17 @@ class DatasetSample(_message.Message):
     height: int
     frames: int
     cost: int
-    def __init__(self, key: _Optional[str] = ..., file: _Optional[int] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., media: _Optional[_Union[DatasetMedia, str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., frames: _Optional[int] = ..., cost: _Optional[int] = ...) -> None: ...
+    members: _containers.RepeatedCompositeFieldContainer[DatasetMember]
+    def __init__(self, key: _Optional[str] = ..., file: _Optional[int] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., media: _Optional[_Union[DatasetMedia, str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., frames: _Optional[int] = ..., cost: _Optional[int] = ..., members: _Optional[_Iterable[_Union[DatasetMember, _Mapping]]] = ...) -> None: ...
+
+class DatasetMember(_message.Message):
+    __slots__ = ("name", "offset", "length", "media")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LENGTH_FIELD_NUMBER: _ClassVar[int]
+    MEDIA_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    offset: int
+    length: int
+    media: DatasetMedia
+    def __init__(self, name: _Optional[str] = ..., offset: _Optional[int] = ..., length: _Optional[int] = ..., media: _Optional[_Union[DatasetMedia, str]] = ...) -> None: ...

@@ -77,7 +77,7 @@ class GetStepRequest(_message.Message):
     def __init__(self, user: _Optional[str] = ..., session_id: _Optional[str] = ..., step: _Optional[int] = ..., slots: _Optional[_Iterable[int]] = ..., max_wait_ms: _Optional[int] = ...) -> None: ...
 
 class OffloadSample(_message.Message):
-    __slots__ = ("step", "slot", "source", "key", "epoch", "frames", "error_code", "error", "node_micros")
+    __slots__ = ("step", "slot", "source", "key", "epoch", "frames", "error_code", "error", "node_micros", "members")
     STEP_FIELD_NUMBER: _ClassVar[int]
     SLOT_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
@@ -87,6 +87,7 @@ class OffloadSample(_message.Message):
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     NODE_MICROS_FIELD_NUMBER: _ClassVar[int]
+    MEMBERS_FIELD_NUMBER: _ClassVar[int]
     step: int
     slot: int
     source: int
@@ -96,7 +97,16 @@ class OffloadSample(_message.Message):
     error_code: int
     error: str
     node_micros: int
-    def __init__(self, step: _Optional[int] = ..., slot: _Optional[int] = ..., source: _Optional[int] = ..., key: _Optional[str] = ..., epoch: _Optional[int] = ..., frames: _Optional[bytes] = ..., error_code: _Optional[int] = ..., error: _Optional[str] = ..., node_micros: _Optional[int] = ...) -> None: ...
+    members: _containers.RepeatedCompositeFieldContainer[SampleMember]
+    def __init__(self, step: _Optional[int] = ..., slot: _Optional[int] = ..., source: _Optional[int] = ..., key: _Optional[str] = ..., epoch: _Optional[int] = ..., frames: _Optional[bytes] = ..., error_code: _Optional[int] = ..., error: _Optional[str] = ..., node_micros: _Optional[int] = ..., members: _Optional[_Iterable[_Union[SampleMember, _Mapping]]] = ...) -> None: ...
+
+class SampleMember(_message.Message):
+    __slots__ = ("name", "data")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    data: bytes
+    def __init__(self, name: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class OffloadSampleBatch(_message.Message):
     __slots__ = ("samples",)
