@@ -43,8 +43,9 @@ type BuildOptions struct {
 	Now func() time.Time
 }
 
-// Media extensions recognized as samples. Other members of a tar shard (labels, metadata:
-// "cls", "json", "txt") are not samples and are skipped.
+// Media extensions (of a member name's last part). A tar key with at least one media member is
+// a sample; its other members (labels, captions, metadata: "cls", "json", "txt") are indexed
+// with it and travel to the trainer raw.
 var mediaExt = map[string]pb.DatasetMedia{
 	"jpg": pb.DatasetMedia_DATASET_MEDIA_JPEG, "jpeg": pb.DatasetMedia_DATASET_MEDIA_JPEG,
 	"png":  pb.DatasetMedia_DATASET_MEDIA_PNG,
@@ -63,7 +64,10 @@ func Skipped(rel string) bool {
 
 // Build indexes the dataset directory root (absolute) of fsys. It reads every file once,
 // sequentially. Files whose media cannot be probed are indexed with cost 1 (the transform
-// reports the error for that sample only); a malformed tar or a duplicate key fails the build.
+// reports the error for that sample only); a malformed tar, a duplicate key, a key whose
+// members are not consecutive in its tar (WebDataset would read them as two samples) or that
+// has a member twice, more than MaxMembers members or a bad member name fails the build. A key
+// without a media member is not a sample.
 func Build(ctx context.Context, fsys FS, root string, o BuildOptions) (*pb.DatasetIndex, error) {
 	if !path.IsAbs(root) {
 		return nil, fmt.Errorf("%w: dataset root %q is not absolute", ErrInvalid, root)
@@ -175,14 +179,34 @@ func indexTar(ctx context.Context, fsys FS, root, rel string, maxBytes int64) ([
 	cr := &countingReader{r: rc}
 	tr := tar.NewReader(cr)
 	var out []*pb.DatasetSample
-	keys := map[string]bool{}
+	done := map[string]bool{} // keys whose members ended (WebDataset groups consecutive members)
+	var cur *pb.DatasetSample // the key being read
+	var costs int64           // of cur's media members
+	finish := func() error {
+		if cur == nil {
+			return nil
+		}
+		s := cur
+		cur, done[s.Key] = nil, true
+		if s.Media == pb.DatasetMedia_DATASET_MEDIA_UNKNOWN {
+			return nil // no media member: not a sample (as before members were indexed)
+		}
+		first, last := s.Members[0], s.Members[len(s.Members)-1]
+		s.Offset, s.Length = first.Offset, last.Offset+last.Length-first.Offset
+		if s.Length > maxBytes {
+			return fmt.Errorf("%w: tar %s: sample %s has %d bytes, limit %d", ErrInvalid, rel, s.Key, s.Length, maxBytes)
+		}
+		s.Cost = max(costs, 1)
+		out = append(out, s)
+		return nil
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return out, finish()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: tar %s: %v", ErrInvalid, rel, err)
@@ -191,25 +215,45 @@ func indexTar(ctx context.Context, fsys FS, root, rel string, maxBytes int64) ([
 			continue
 		}
 		key, ext := splitKey(h.Name)
-		md, ok := mediaExt[strings.ToLower(lastExt(ext))]
-		if !ok {
-			continue
+		if cur == nil || cur.Key != key {
+			if err := finish(); err != nil {
+				return nil, err
+			}
+			if done[key] {
+				return nil, fmt.Errorf("%w: tar %s: the members of key %q are not consecutive (%s)", ErrInvalid, rel, key, h.Name)
+			}
+			cur, costs = &pb.DatasetSample{Key: key}, 0
 		}
-		if keys[key] {
-			return nil, fmt.Errorf("%w: tar %s: key %q has more than one media member", ErrInvalid, rel, key)
+		if err := checkMemberName(ext); err != nil {
+			return nil, fmt.Errorf("%w: tar %s: member %s: %v", ErrInvalid, rel, h.Name, err)
 		}
-		keys[key] = true
+		for _, o := range cur.Members {
+			if o.Name == ext {
+				return nil, fmt.Errorf("%w: tar %s: member %s appears twice", ErrInvalid, rel, h.Name)
+			}
+		}
+		if len(cur.Members) == MaxMembers {
+			return nil, fmt.Errorf("%w: tar %s: key %q has more than %d members", ErrInvalid, rel, key, MaxMembers)
+		}
 		if h.Size > maxBytes {
 			return nil, fmt.Errorf("%w: tar %s: member %s has %d bytes, limit %d", ErrInvalid, rel, h.Name, h.Size, maxBytes)
 		}
-		off := cr.n
+		md := mediaExt[strings.ToLower(lastExt(ext))]
+		mb := &pb.DatasetMember{Name: ext, Offset: cr.n, Length: h.Size, Media: md}
+		cur.Members = append(cur.Members, mb)
+		if md == pb.DatasetMedia_DATASET_MEDIA_UNKNOWN {
+			continue // tar.Reader skips its data on the next Next
+		}
 		data := make([]byte, h.Size)
 		if _, err := io.ReadFull(tr, data); err != nil {
 			return nil, fmt.Errorf("%w: tar %s: member %s: %v", ErrInvalid, rel, h.Name, err)
 		}
-		s := &pb.DatasetSample{Key: key, Offset: off, Length: h.Size, Media: md}
-		probe(ctx, s, data)
-		out = append(out, s)
+		g := &pb.DatasetSample{Key: key, Media: md}
+		probe(ctx, g, data)
+		costs += g.Cost
+		if cur.Media == pb.DatasetMedia_DATASET_MEDIA_UNKNOWN { // the primary: first media member
+			cur.Media, cur.Width, cur.Height, cur.Frames = md, g.Width, g.Height, g.Frames
+		}
 	}
 }
 
@@ -235,7 +279,8 @@ func indexFile(ctx context.Context, fsys FS, root string, f *pb.DatasetFile, max
 		return nil, fmt.Errorf("%w: read %s: %v", ErrStale, f.GetPath(), err)
 	}
 	key := strings.TrimSuffix(f.GetPath(), path.Ext(f.GetPath()))
-	s := &pb.DatasetSample{Key: key, Offset: 0, Length: f.GetLength(), Media: md}
+	s := &pb.DatasetSample{Key: key, Offset: 0, Length: f.GetLength(), Media: md,
+		Members: []*pb.DatasetMember{{Name: path.Ext(f.GetPath())[1:], Offset: 0, Length: f.GetLength(), Media: md}}}
 	probe(ctx, s, data)
 	return []*pb.DatasetSample{s}, nil
 }

@@ -20,6 +20,14 @@ func FuzzParseIndex(f *testing.F) {
 	huge.Samples[0].Offset, huge.Samples[0].Length = 1<<62, 1<<62
 	b, _ = Marshal(huge)
 	f.Add(b)
+	v2 := &pb.DatasetIndex{Version: Version, Root: "/data/ds", Files: []*pb.DatasetFile{{Path: "a.tar", Length: 100, Tar: true}},
+		Samples: []*pb.DatasetSample{{Key: "k", File: 0, Offset: 10, Length: 50, Cost: 1, Media: pb.DatasetMedia_DATASET_MEDIA_JPEG,
+			Members: []*pb.DatasetMember{{Name: "cls", Offset: 10, Length: 1}, {Name: "jpg", Offset: 20, Length: 30, Media: pb.DatasetMedia_DATASET_MEDIA_JPEG}}}}}
+	b, _ = Marshal(v2)
+	f.Add(b)
+	v2.Samples[0].Members[0].Offset, v2.Samples[0].Members[0].Length = 1<<62, 1<<62
+	b, _ = Marshal(v2)
+	f.Add(b)
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ix, err := Parse(b)
@@ -31,6 +39,17 @@ func FuzzParseIndex(f *testing.F) {
 			fl := ix.Files()[s.GetFile()].GetLength()
 			if s.GetOffset() < 0 || s.GetLength() < 0 || s.GetOffset() > fl || s.GetLength() > fl-s.GetOffset() {
 				t.Fatalf("accepted sample %q [%d, +%d) outside its file of %d bytes", s.GetKey(), s.GetOffset(), s.GetLength(), fl)
+			}
+			if len(s.GetMembers()) > MaxMembers {
+				t.Fatalf("accepted %d members", len(s.GetMembers()))
+			}
+			for _, mb := range s.GetMembers() {
+				if mb.GetOffset() < s.GetOffset() || mb.GetLength() < 0 || mb.GetOffset() > s.GetOffset()+s.GetLength() || mb.GetLength() > s.GetOffset()+s.GetLength()-mb.GetOffset() || len(mb.GetName()) > MaxMemberName {
+					t.Fatalf("accepted member %q [%d, +%d) outside its sample [%d, +%d)", mb.GetName(), mb.GetOffset(), mb.GetLength(), s.GetOffset(), s.GetLength())
+				}
+			}
+			if _, _, err := ix.Split(i, make([]byte, min(s.GetLength(), 1<<16))); err != nil && s.GetLength() <= 1<<16 {
+				t.Fatalf("Split of an accepted sample: %v", err)
 			}
 		}
 	})

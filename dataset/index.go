@@ -14,8 +14,16 @@ import (
 // IndexName is the index file's name inside the dataset directory.
 const IndexName = "_newtricks_index.pb"
 
-// Version is the only index format version.
-const Version = 1
+// Version is the index format version Build writes. 2: every sample lists its members
+// (DatasetSample.members) and its byte range spans them all. Parse also reads version 1
+// (MinVersion), whose samples are their one media member and have no other members: an index
+// built before members existed keeps working, without labels or captions, until it is rebuilt
+// (rebuilding reads every byte of the dataset, which a large dataset should not be forced
+// into by an upgrade).
+const Version = 2
+
+// MinVersion is the oldest index format Parse reads.
+const MinVersion = 1
 
 // Limits that keep a hostile index from costing a reader or a DataNode memory before it is
 // rejected.
@@ -23,6 +31,9 @@ const (
 	MaxIndexBytes = 512 << 20
 	MaxSamples    = 1 << 24
 	MaxFiles      = 1 << 22
+	// MaxMembers bounds the members of one sample, MaxMemberName the bytes of a member's name.
+	MaxMembers    = 256
+	MaxMemberName = 128
 )
 
 // Index is a loaded, validated dataset index.
@@ -54,8 +65,8 @@ func Parse(b []byte) (*Index, error) {
 // FromProto validates m. The SHA-256 of an index built this way is that of its deterministic
 // serialization (Marshal).
 func FromProto(m *pb.DatasetIndex) (*Index, error) {
-	if m.GetVersion() != Version {
-		return nil, fmt.Errorf("%w: index version %d, want %d", ErrInvalid, m.GetVersion(), Version)
+	if v := m.GetVersion(); v < MinVersion || v > Version {
+		return nil, fmt.Errorf("%w: index version %d, this build reads %d..%d (rebuild the index with this build's `newtricks dataset index`)", ErrInvalid, v, MinVersion, Version)
 	}
 	if !path.IsAbs(m.GetRoot()) {
 		return nil, fmt.Errorf("%w: root %q is not absolute", ErrInvalid, m.GetRoot())
@@ -98,6 +109,9 @@ func FromProto(m *pb.DatasetIndex) (*Index, error) {
 		if s.GetCost() < 1 {
 			return nil, fmt.Errorf("%w: sample %q: cost %d < 1", ErrInvalid, s.GetKey(), s.GetCost())
 		}
+		if err := checkMembers(m.GetVersion(), s); err != nil {
+			return nil, err
+		}
 	}
 	if ix.sha == [sha256.Size]byte{} {
 		b, err := Marshal(m)
@@ -117,6 +131,9 @@ func Marshal(m *pb.DatasetIndex) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// Version is the index's format version (MinVersion..Version).
+func (ix *Index) Version() uint32 { return ix.pb.GetVersion() }
 
 // Proto returns the index message (do not modify it).
 func (ix *Index) Proto() *pb.DatasetIndex { return ix.pb }

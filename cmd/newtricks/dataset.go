@@ -135,16 +135,20 @@ func datasetShow(ix *dataset.Index, n int, asJSON bool, stdout io.Writer) error 
 		for i := 0; i < min(n, ix.Len()); i++ {
 			s := ix.Sample(i)
 			ss = append(ss, map[string]any{"key": s.GetKey(), "file": ix.Files()[s.GetFile()].GetPath(), "offset": s.GetOffset(),
-				"length": s.GetLength(), "media": s.GetMedia().String(), "width": s.GetWidth(), "height": s.GetHeight(), "frames": s.GetFrames(), "cost": s.GetCost()})
+				"length": s.GetLength(), "media": s.GetMedia().String(), "width": s.GetWidth(), "height": s.GetHeight(), "frames": s.GetFrames(), "cost": s.GetCost(),
+				"members": ix.MemberNames(i)})
 		}
-		return printJSON(stdout, map[string]any{"root": ix.Root(), "sha256": hex.EncodeToString(ix.SHA256()), "files": len(ix.Files()),
+		return printJSON(stdout, map[string]any{"root": ix.Root(), "version": ix.Version(), "sha256": hex.EncodeToString(ix.SHA256()), "files": len(ix.Files()),
 			"samples": ix.Len(), "media": media, "total_cost": cost, "first": ss})
 	}
-	fmt.Fprintf(stdout, "dataset %s\n  index sha256 %x\n  %d samples in %d files, media %v, total cost %d\n", ix.Root(), ix.SHA256(), ix.Len(), len(ix.Files()), media, cost)
+	fmt.Fprintf(stdout, "dataset %s\n  index sha256 %x (format %d)\n  %d samples in %d files, media %v, total cost %d\n", ix.Root(), ix.SHA256(), ix.Version(), ix.Len(), len(ix.Files()), media, cost)
+	if ix.Version() < 2 {
+		fmt.Fprintln(stdout, "  format 1: samples carry no members (labels, captions); rebuild the index to index them")
+	}
 	for i := 0; i < min(n, ix.Len()); i++ {
 		s := ix.Sample(i)
-		fmt.Fprintf(stdout, "  %-28s %-22s @%-10d %8d B  %-22s %dx%dx%d\n", s.GetKey(), ix.Files()[s.GetFile()].GetPath(), s.GetOffset(),
-			s.GetLength(), s.GetMedia().String(), s.GetWidth(), s.GetHeight(), s.GetFrames())
+		fmt.Fprintf(stdout, "  %-28s %-22s @%-10d %8d B  %-22s %dx%dx%d %v\n", s.GetKey(), ix.Files()[s.GetFile()].GetPath(), s.GetOffset(),
+			s.GetLength(), s.GetMedia().String(), s.GetWidth(), s.GetHeight(), s.GetFrames(), ix.MemberNames(i))
 	}
 	return nil
 }

@@ -114,6 +114,22 @@ type Layout struct {
 	Shards, PerShard, Singles, VideoEvery int
 	// Corrupt names keys whose bytes are replaced by garbage (a corrupt sample).
 	Corrupt map[string]bool
+	// Captions adds a caption ("txt", Caption) and metadata ("json", Meta) member to every
+	// tar sample, beside its label ("cls", Label), which every tar sample has.
+	Captions bool
+}
+
+// Label is the "cls" member Write gives the j-th sample of a shard.
+func Label(j int) int { return j % 10 }
+
+// Caption is the "txt" member Write gives a sample (UTF-8, not ASCII only).
+func Caption(key string, j int) string {
+	return fmt.Sprintf("a photo of sample %s, class %d \u2014 caf\u00e9", key, Label(j))
+}
+
+// Meta is the "json" member Write gives a sample.
+func Meta(key string, shard, j int, ext string) string {
+	return fmt.Sprintf(`{"key": %q, "shard": %d, "index": %d, "media": %q, "tags": ["a", "b"], "score": 0.5}`, key, shard, j, ext)
 }
 
 // Write creates the dataset in the local directory dir and returns the keys in index order.
@@ -140,10 +156,20 @@ func Write(dir string, m Media, l Layout) ([]string, error) {
 			if l.Corrupt[key] {
 				data = bytes.Repeat([]byte{0xff, 0xd8, 0x13}, 200)
 			}
-			for _, mem := range []struct {
+			mems := []struct {
 				name string
 				data []byte
-			}{{key + ".cls", []byte(fmt.Sprint(j % 10))}, {key + "." + it.Ext, data}} {
+			}{{key + ".cls", []byte(fmt.Sprint(Label(j)))}, {key + "." + it.Ext, data}}
+			if l.Captions {
+				mems = append(mems, struct {
+					name string
+					data []byte
+				}{key + ".json", []byte(Meta(key, s, j, it.Ext))}, struct {
+					name string
+					data []byte
+				}{key + ".txt", []byte(Caption(key, j))})
+			}
+			for _, mem := range mems {
 				if err := tw.WriteHeader(&tar.Header{Name: mem.name, Mode: 0o644, Size: int64(len(mem.data)), Typeflag: tar.TypeReg}); err != nil {
 					return nil, err
 				}
