@@ -26,6 +26,9 @@ var (
 	// ErrDomain: a determinism domain string is malformed, or bytes come from a domain
 	// other than the one expected.
 	ErrDomain = errors.New("xformgraph: determinism domain")
+	// ErrMissingMember: the graph reads a member ("input:NAME") the sample does not have
+	// (a kind of ErrDecode: the sample is not what the graph needs).
+	ErrMissingMember = fmt.Errorf("%w: missing member", ErrDecode)
 )
 
 // SampleError names the sample and node that failed. It unwraps to the op's error.

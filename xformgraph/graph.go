@@ -3,6 +3,7 @@ package xformgraph
 import (
 	"fmt"
 	"regexp"
+	"sort"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -13,8 +14,28 @@ import (
 // SpecVersion is the only graph spec version this package runs.
 const SpecVersion = 1
 
-// InputID is the pseudo node that carries Sample.Data (KindBytes).
+// InputID is the pseudo node that carries Sample.Data (KindBytes): a sample's primary media
+// member (its first media member), or the whole sample when it is one file.
 const InputID = "input"
+
+// MemberPrefix starts the pseudo nodes of a sample's named members: "input:jpg",
+// "input:txt", "input:left.png" carry the bytes of the member of that name
+// (Sample.Members; KindBytes). A sample without that member fails with ErrMissingMember.
+const MemberPrefix = "input:"
+
+var memberRe = regexp.MustCompile(`^[!-.0-~]{1,128}$`) // printable ASCII, no space or '/'
+
+// isInput reports whether id is a graph input (InputID or a member input) and, for a member
+// input, its member name.
+func isInput(id string) (member string, ok bool) {
+	if id == InputID {
+		return "", true
+	}
+	if len(id) > len(MemberPrefix) && id[:len(MemberPrefix)] == MemberPrefix {
+		return id[len(MemberPrefix):], true
+	}
+	return "", false
+}
 
 var nodeIDRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
@@ -51,7 +72,21 @@ type Graph struct {
 	Limits  Limits
 	Nodes   []*Node // topological order, only nodes that some output needs
 	Outputs []string
+	// Sources[i] is the input output i is made from: "" for InputID, else a member name.
+	Sources []string
+	// Members are the member names the graph reads (its "input:NAME" nodes), sorted.
+	Members []string
 	index   map[string]int
+}
+
+// UsesPrimary reports whether some output is made from InputID.
+func (g *Graph) UsesPrimary() bool {
+	for _, s := range g.Sources {
+		if s == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Compile validates spec completely (structure, op names, parameter types and ranges,
@@ -71,7 +106,7 @@ func Compile(spec *xformv1.Graph, reg *Registry, base Limits) (*Graph, error) {
 	lim := tighten(base.WithDefaults(), spec.GetLimits())
 	byID := map[string]*xformv1.Node{}
 	for i, n := range spec.GetNodes() {
-		if !nodeIDRe.MatchString(n.GetId()) || n.GetId() == InputID {
+		if _, in := isInput(n.GetId()); !nodeIDRe.MatchString(n.GetId()) || in {
 			return nil, fmt.Errorf("%w: node %d: bad id %q", ErrInvalidGraph, i, n.GetId())
 		}
 		if byID[n.GetId()] != nil {
@@ -93,7 +128,10 @@ func Compile(spec *xformv1.Graph, reg *Registry, base Limits) (*Graph, error) {
 	state := map[string]int{}
 	var visit func(id string, path []string) error
 	visit = func(id string, path []string) error {
-		if id == InputID {
+		if name, ok := isInput(id); ok {
+			if name != "" && !memberRe.MatchString(name) {
+				return fmt.Errorf("%w: input %q of %q: a member name is 1..128 printable ASCII bytes without space or '/'", ErrInvalidGraph, id, last(path))
+			}
 			return nil
 		}
 		n := byID[id]
@@ -138,8 +176,28 @@ func Compile(spec *xformv1.Graph, reg *Registry, base Limits) (*Graph, error) {
 			return nil, fmt.Errorf("%w: output %q is %d bytes, limit %d", ErrLimit, o, b, lim.MaxOutputBytes)
 		}
 		g.Outputs = append(g.Outputs, o)
+		g.Sources = append(g.Sources, g.sourceOf(o))
 	}
+	members := map[string]bool{}
+	for _, n := range g.Nodes {
+		if name, ok := isInput(n.Input); ok && name != "" && !members[name] {
+			members[name] = true
+			g.Members = append(g.Members, name)
+		}
+	}
+	sort.Strings(g.Members)
 	return g, nil
+}
+
+// sourceOf follows a node's inputs (every node has one) back to the graph input it is made
+// from.
+func (g *Graph) sourceOf(id string) string {
+	for {
+		if name, ok := isInput(id); ok {
+			return name
+		}
+		id = g.Nodes[g.index[id]].Input
+	}
 }
 
 func last(p []string) string {
@@ -155,7 +213,7 @@ func compileNode(reg *Registry, n *xformv1.Node, g *Graph, lim Limits) (*Node, e
 		return nil, fmt.Errorf("%w: node %q: %q (known: %v)", ErrUnknownOp, n.GetId(), n.GetOp(), reg.Names())
 	}
 	in := Static{Kind: KindBytes}
-	if n.GetInput() != InputID {
+	if _, ok := isInput(n.GetInput()); !ok {
 		in = g.Nodes[g.index[n.GetInput()]].Out
 	}
 	accepted := false

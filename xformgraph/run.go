@@ -11,6 +11,9 @@ type Sample struct {
 	Key   string
 	Epoch uint64
 	Data  []byte
+	// Members are the sample's named members, for the graph's "input:NAME" nodes (may be
+	// nil for a graph that reads only Data).
+	Members map[string][]byte
 }
 
 // Output holds the graph's output values in Graph.Outputs order.
@@ -37,9 +40,18 @@ func (g *Graph) Run(ctx context.Context, s Sample) (*Output, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, &SampleError{Key: s.Key, Node: n.ID, Op: n.Op.Name, Err: err}
 		}
-		in := Value{Kind: KindBytes, Bytes: s.Data}
-		if n.Input != InputID {
+		var in Value
+		if name, ok := isInput(n.Input); !ok {
 			in = vals[g.index[n.Input]]
+		} else if name == "" {
+			in = Value{Kind: KindBytes, Bytes: s.Data}
+		} else if b, ok := s.Members[name]; ok {
+			if int64(len(b)) > g.Limits.MaxInputBytes {
+				return nil, &SampleError{Key: s.Key, Node: n.Input, Err: fmt.Errorf("%w: member %q has %d bytes, limit %d", ErrLimit, name, len(b), g.Limits.MaxInputBytes)}
+			}
+			in = Value{Kind: KindBytes, Bytes: b}
+		} else {
+			return nil, &SampleError{Key: s.Key, Node: n.ID, Op: n.Op.Name, Err: fmt.Errorf("%w: the sample has no member %q", ErrMissingMember, name)}
 		}
 		env := NewEnv(g.Seed, s.Key, s.Epoch, n.ID, n.Params, g.Limits)
 		env.done = &done
