@@ -119,6 +119,12 @@ func decodeSample(b []byte, m *pb.OffloadSample) error {
 			m.Error, want = string(bs), protowire.BytesType
 		case 9:
 			m.NodeMicros = uint32(v)
+		case 10:
+			sm, err := decodeMember(bs)
+			if err != nil {
+				return err
+			}
+			m.Members, want = append(m.Members, sm), protowire.BytesType
 		default:
 			continue // unknown field: skipped
 		}
@@ -127,6 +133,36 @@ func decodeSample(b []byte, m *pb.OffloadSample) error {
 		}
 	}
 	return nil
+}
+
+// decodeMember decodes a SampleMember; Data aliases b, the name is copied.
+func decodeMember(b []byte) (*pb.SampleMember, error) {
+	m := &pb.SampleMember{}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		if typ != protowire.BytesType || num != 1 && num != 2 {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return nil, protowire.ParseError(n)
+			}
+			b = b[n:]
+			continue
+		}
+		bs, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		if num == 1 {
+			m.Name = string(bs)
+		} else {
+			m.Data = bs
+		}
+	}
+	return m, nil
 }
 
 // unmarshalBatch reads the batch's samples (field 1, each length-delimited) straight from

@@ -41,6 +41,8 @@ func TestBatchDecoding(t *testing.T) {
 		f := bytes.Repeat([]byte{byte(i + 1)}, 5000+i*7919)
 		want.Samples = append(want.Samples, &pb.OffloadSample{Step: 9, Slot: uint32(i), Key: fmt.Sprint("k", i), Epoch: 2, Frames: f, NodeMicros: 7})
 	}
+	// Non-media members (issue 21) decode beside the frames, aliasing the same buffer.
+	want.Samples[1].Members = []*pb.SampleMember{{Name: "cls", Data: []byte("3")}, {Name: "txt", Data: []byte("a caption")}, {Name: "json", Data: nil}}
 	want.Samples = append(want.Samples, &pb.OffloadSample{Step: 9, Slot: 5, Key: "bad", ErrorCode: 14, Error: "unavailable"},
 		&pb.OffloadSample{Step: 1<<40 + 3, Slot: 6, Key: "neg", ErrorCode: -2, Frames: []byte{1, 2, 3}})
 	enc, err := proto.Marshal(want)
@@ -84,6 +86,11 @@ func TestBatchDecoding(t *testing.T) {
 			}
 			if !extra && (i >= len(bufs) || bufs[i] == nil || (len(s.Frames) > 0 && !within(*bufs[i], s.Frames))) {
 				t.Errorf("sample %d does not alias a buffer of its own (%d bufs, nil %v)", i, len(bufs), i < len(bufs) && bufs[i] == nil)
+			}
+			for _, m := range s.Members {
+				if !extra && len(m.Data) > 0 && !within(*bufs[i], m.Data) {
+					t.Errorf("sample %d member %q does not alias its buffer", i, m.Name)
+				}
 			}
 		}
 		if extra && len(bufs) != 0 {

@@ -389,7 +389,7 @@ func newFixture(t *testing.T, corrupt map[string]bool) *fixture {
 		g      *xformv1.Graph
 		w      float64
 	}{
-		{"img", datasets.Media{Images: m.Images}, datasets.Layout{Shards: 2, PerShard: 6, Singles: 4, Corrupt: corrupt}, imageGraph(), 3},
+		{"img", datasets.Media{Images: m.Images}, datasets.Layout{Shards: 2, PerShard: 6, Singles: 4, Corrupt: corrupt, Captions: true}, imageGraph(), 3},
 		{"vid", datasets.Media{Images: m.Videos}, datasets.Layout{Shards: 1, PerShard: 3, Singles: 2}, videoGraph(), 1},
 	} {
 		dir := filepath.Join(base, ds.name)
@@ -473,6 +473,8 @@ func compare(t *testing.T, what string, got, want []*reader.Step) map[string]int
 			if !bytes.Equal(g.Frames, w.Frames) {
 				t.Fatalf("%s: step %d sample %q (%s): %d bytes differ from the local %d bytes", what, got[i].Step, g.Key, g.Path, len(g.Frames), len(w.Frames))
 			}
+			checkMembers(t, what, g, w) // samples_test.go
+			checkMembers(t, what+" (local)", w, w)
 		}
 	}
 	return paths

@@ -69,6 +69,11 @@ type Config struct {
 	Retry time.Duration
 	// ForceRawOnly asks the nodes for raw bytes only (the reader transforms everything).
 	ForceRawOnly bool
+	// Partial, for the steps it names, lists the slots of the global batch this reader reads
+	// instead of its rank's range (ascending, each < global batch): how a job resumes from a
+	// state saved mid-step or at another world size (newtricks.state in Python;
+	// docs/offload.md, "Resuming"). Slots outside the rank's range are read from HDFS.
+	Partial map[uint64][]int
 }
 
 // Sample is one sample of a step.
@@ -79,6 +84,10 @@ type Sample struct {
 	Epoch  uint64
 	// Frames are the graph's outputs as NTXF tensor frames (docs/xformgraph.md).
 	Frames []byte
+	// Members are the sample's members that are not media (labels, captions, metadata), raw,
+	// in index order (Decode reads them by the WebDataset rules). Like Frames they may lie in
+	// the step's pooled buffers (Step.Release).
+	Members []dataset.Member
 	// Err is set when this sample failed (it wraps ErrSample and names the sample).
 	Err error
 	// Path says how the sample was made: "offload" (tensor from a DataNode), "raw" (raw bytes
@@ -94,6 +103,21 @@ type Step struct {
 	Samples []Sample
 
 	pool *bufPool
+	pos  map[int]int // slot -> index in Samples, for a Partial step (nil: slot - lo)
+}
+
+// at returns the step's sample of slot k, or nil when the step does not have it.
+func (st *Step) at(k, lo int) *Sample {
+	if st.pos != nil {
+		if i, ok := st.pos[k]; ok {
+			return &st.Samples[i]
+		}
+		return nil
+	}
+	if i := k - lo; i >= 0 && i < len(st.Samples) {
+		return &st.Samples[i]
+	}
+	return nil
 }
 
 // Release hands the step's sample buffers back to the reader, which receives later steps
@@ -109,7 +133,7 @@ func (st *Step) Release() {
 		s := &st.Samples[i]
 		if s.buf != nil {
 			s.buf.release(st.pool)
-			s.buf, s.Frames = nil, nil
+			s.buf, s.Frames, s.Members = nil, nil, nil
 		}
 	}
 }
@@ -210,6 +234,13 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 	}
 	if cfg.Rediscover <= 0 {
 		cfg.Rediscover = 10 * time.Second
+	}
+	for step, ks := range cfg.Partial {
+		for i, k := range ks {
+			if k < 0 || k >= cfg.Spec.GlobalBatch || i > 0 && k <= ks[i-1] {
+				return nil, fmt.Errorf("%w: partial step %d: slots must be ascending and below the global batch %d", ErrConfig, step, cfg.Spec.GlobalBatch)
+			}
+		}
 	}
 	r := &Reader{cfg: cfg, sem: make(chan struct{}, cfg.LocalWorkers), domain: xformgraph.Domain().String(),
 		conns: map[string]*grpc.ClientConn{}}
@@ -427,15 +458,29 @@ func (r *Reader) fetch(ctx context.Context, step uint64) (*Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Step{Step: step, Samples: make([]Sample, r.hi-r.lo), pool: &r.pool}
-	for k := r.lo; k < r.hi; k++ {
+	ks, partial := r.cfg.Partial[step]
+	if !partial {
+		ks = make([]int, 0, r.hi-r.lo)
+		for k := r.lo; k < r.hi; k++ {
+			ks = append(ks, k)
+		}
+	}
+	st := &Step{Step: step, Samples: make([]Sample, len(ks)), pool: &r.pool}
+	if partial {
+		st.pos = make(map[int]int, len(ks))
+	}
+	for i, k := range ks {
 		sl := slots[k]
-		st.Samples[k-r.lo] = Sample{Slot: k, Source: sl.Source, Key: r.srcs[sl.Source].ix.Sample(sl.Index).GetKey(), Epoch: sl.Epoch}
+		st.Samples[i] = Sample{Slot: k, Source: sl.Source, Key: r.srcs[sl.Source].ix.Sample(sl.Index).GetKey(), Epoch: sl.Epoch}
+		if partial {
+			st.pos[k] = i
+		}
 	}
 	perNode := map[int][]uint32{}
 	var local []int
-	for k := r.lo; k < r.hi; k++ {
-		if owners != nil && owners[k] >= 0 && r.up(ctx, m.nodes[owners[k]], step) {
+	for _, k := range ks {
+		// A session serves its rank's range only: other slots of a Partial step are read here.
+		if owners != nil && owners[k] >= 0 && k >= r.lo && k < r.hi && r.up(ctx, m.nodes[owners[k]], step) {
 			perNode[owners[k]] = append(perNode[owners[k]], uint32(k))
 		} else {
 			local = append(local, k)
@@ -460,7 +505,7 @@ func (r *Reader) fetch(ctx context.Context, step uint64) (*Step, error) {
 		go func(k int) {
 			defer wg.Done()
 			defer func() { <-r.sem }()
-			r.localSample(ctx, step, &st.Samples[k-r.lo], slots[k])
+			r.localSample(ctx, step, st.at(k, r.lo), slots[k])
 		}(k)
 	}
 	wg.Wait()
@@ -626,7 +671,10 @@ func (r *Reader) takeSample(ctx context.Context, n *node, step uint64, m *pb.Off
 	if k < r.lo || k >= r.hi || got[k] || m.GetStep() != step {
 		return
 	}
-	smp := &st.Samples[k-r.lo]
+	smp := st.at(k, r.lo)
+	if smp == nil {
+		return
+	}
 	if m.GetErrorCode() != 0 {
 		if codes.Code(m.GetErrorCode()) == codes.Unavailable {
 			return // the node could not read it: read it here
@@ -663,6 +711,7 @@ func (r *Reader) takeSample(ctx context.Context, n *node, step uint64, m *pb.Off
 		got[k] = true
 		sb.hold()
 		smp.Path, smp.Frames, smp.buf = "offload", frames, sb
+		smp.Members = membersFromProto(m.GetMembers())
 		r.stats.add(&r.stats.offloaded, 1)
 	}
 }
@@ -709,22 +758,29 @@ func (r *Reader) localSample(ctx context.Context, step uint64, smp *Sample, sl s
 func (r *Reader) transform(ctx context.Context, step uint64, smp *Sample, sl schedule.Slot, data []byte) {
 	start := time.Now()
 	defer func() { r.stats.add(&r.stats.localNanos, int64(time.Since(start))) }()
-	out, err := r.srcs[sl.Source].graph.Run(ctx, xformgraph.Sample{Key: smp.Key, Epoch: sl.Epoch, Data: data})
-	if err == nil {
-		smp.Frames, err = out.AppendFrames(nil)
-	}
+	var members []dataset.Member
+	frames, members, err := r.srcs[sl.Source].run(ctx, sl.Index, smp.Key, sl.Epoch, data)
 	if err != nil {
 		smp.Err = &SampleError{Step: step, Slot: smp.Slot, Key: smp.Key, Err: err}
 		r.stats.add(&r.stats.errors, 1)
+		return
 	}
+	smp.Frames, smp.Members = frames, members
 }
 
-// Transform runs a source's graph on a sample's bytes exactly as the reader does on fallback
-// (for tests and tools that compare paths).
+// Transform runs a source's graph on a sample's bytes (its byte range in the index: every
+// member) exactly as the reader does on fallback, for tests and tools that compare paths. It
+// returns the frames; the members come with TransformSample.
 func (r *Reader) Transform(ctx context.Context, source int, key string, epoch uint64, data []byte) ([]byte, error) {
-	out, err := r.srcs[source].graph.Run(ctx, xformgraph.Sample{Key: key, Epoch: epoch, Data: data})
-	if err != nil {
-		return nil, err
+	frames, _, err := r.TransformSample(ctx, source, key, epoch, data)
+	return frames, err
+}
+
+// TransformSample is Transform with the sample's non-media members.
+func (r *Reader) TransformSample(ctx context.Context, source int, key string, epoch uint64, data []byte) ([]byte, []dataset.Member, error) {
+	i, ok := r.srcs[source].ix.Lookup(key)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: key %q", dataset.ErrNotFound, key)
 	}
-	return out.AppendFrames(nil)
+	return r.srcs[source].run(ctx, i, key, epoch, data)
 }

@@ -56,7 +56,7 @@ func msDuration(ms uint32) time.Duration { return time.Duration(ms) * time.Milli
 // sampleToProto converts an answered sample; its error becomes a code (sampleCode) and a text.
 func sampleToProto(s Sample) *pb.OffloadSample {
 	out := &pb.OffloadSample{Step: s.Step, Slot: s.Slot, Source: uint32(s.Source), Key: s.Key, Epoch: s.Epoch,
-		Frames: s.Frames, NodeMicros: s.NodeMicros}
+		Frames: s.Frames, NodeMicros: s.NodeMicros, Members: membersToProto(s.Members)}
 	if s.Err != nil {
 		out.ErrorCode, out.Error = int32(sampleCode(s.Err)), s.Err.Error()
 	}

@@ -22,6 +22,8 @@ type job struct {
 	state      int // queued, running, finished
 	canceled   bool
 	frames     []byte
+	members    []dataset.Member // the sample's non-media members, raw (members.go)
+	size       int64            // bytes of frames and members, counted in Manager.queued
 	err        error
 	nodeMicros uint32
 	done       chan struct{}
@@ -84,8 +86,8 @@ func (m *Manager) dropStepLocked(s *Session, step uint64) {
 	for _, j := range s.steps[step] {
 		j.canceled = true
 		if j.state == finished {
-			m.queued -= int64(len(j.frames))
-			j.frames = nil
+			m.queued -= j.size
+			j.frames, j.members, j.size = nil, nil, 0
 		}
 	}
 	delete(s.steps, step)
@@ -149,9 +151,10 @@ func (m *Manager) worker(ctx context.Context) {
 
 		start := time.Now()
 		var frames []byte
+		var members []dataset.Member
 		err := m.safely("transform", func() error {
 			var err error
-			frames, err = j.s.transform(ctx, j.sl, m.cfg.MaxReadBytes)
+			frames, members, err = j.s.transform(ctx, j.sl, m.cfg.MaxReadBytes)
 			return err
 		})
 		took := time.Since(start)
@@ -162,12 +165,13 @@ func (m *Manager) worker(ctx context.Context) {
 			m.transformed(took)
 		}
 		m.mu.Lock()
-		j.state, j.frames, j.err = finished, frames, err
+		j.state, j.frames, j.members, j.err = finished, frames, members, err
 		j.nodeMicros = uint32(min(took.Microseconds(), 1<<32-1))
 		if j.canceled {
-			j.frames = nil
+			j.frames, j.members = nil, nil
 		} else {
-			m.queued += int64(len(frames))
+			j.size = int64(len(frames)) + membersSize(members)
+			m.queued += j.size
 		}
 		close(j.done)
 		m.wake.Broadcast()

@@ -396,19 +396,6 @@ func (s *Session) readSample(ctx context.Context, sl schedule.Slot, maxRead int6
 	return b, smp, nil
 }
 
-// transform reads and transforms one slot into NTXF frames.
-func (s *Session) transform(ctx context.Context, sl schedule.Slot, maxRead int64) ([]byte, error) {
-	data, smp, err := s.readSample(ctx, sl, maxRead)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.graphs[sl.Source].Run(ctx, xformgraph.Sample{Key: smp.GetKey(), Epoch: sl.Epoch, Data: data})
-	if err != nil {
-		return nil, err
-	}
-	return out.AppendFrames(nil)
-}
-
 // raw reads one slot and frames its bytes untransformed.
 func (s *Session) raw(ctx context.Context, sl schedule.Slot, maxRead int64) ([]byte, error) {
 	data, _, err := s.readSample(ctx, sl, maxRead)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/newtricks/newtricks/dataset"
 )
 
 // StepRequest asks for samples of one step of a session (the wire's GetStepRequest).
@@ -30,6 +32,9 @@ type Sample struct {
 	// Frames are NTXF frames: a tensor frame per graph output, or one raw frame holding the
 	// encoded sample. Empty when Err is set.
 	Frames []byte
+	// Members are the sample's members that are not media, raw, with tensor Frames (a raw
+	// frame holds every member already).
+	Members []dataset.Member
 	// Err is this sample's own failure (the session goes on); the edge sends its code
 	// (sampleCode) and text.
 	Err error
@@ -141,16 +146,16 @@ func (m *Manager) getStep(ctx context.Context, user string, req StepRequest, sen
 		}
 		m.mu.Lock()
 		if j != nil && j.state == finished && !j.canceled {
-			out.Frames, out.NodeMicros = j.frames, j.nodeMicros
+			out.Frames, out.Members, out.NodeMicros = j.frames, j.members, j.nodeMicros
 			if j.err != nil {
 				out.Err = j.err
 				m.countErrorLocked(j.err)
 			} else {
 				m.ctr.Transformed++
-				m.ctr.SentBytes += int64(len(j.frames))
+				m.ctr.SentBytes += j.size
 			}
-			m.queued -= int64(len(j.frames))
-			j.frames = nil
+			m.queued -= j.size
+			j.frames, j.members, j.size = nil, nil, 0
 			j.canceled = true
 			m.mu.Unlock()
 		} else {
