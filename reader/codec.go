@@ -12,7 +12,9 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/newtricks/newtricks/dataset"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/xformgraph/frame"
 )
 
 // sampleCodec decodes the OffloadSampleBatch (GetStepBatch) or OffloadSample (GetStep)
@@ -120,6 +122,9 @@ func decodeSample(b []byte, m *pb.OffloadSample) error {
 		case 9:
 			m.NodeMicros = uint32(v)
 		case 10:
+			if len(m.Members) == dataset.MaxMembers {
+				return fmt.Errorf("%w: more than %d members in a sample", frame.ErrFormat, dataset.MaxMembers)
+			}
 			sm, err := decodeMember(bs)
 			if err != nil {
 				return err

@@ -82,8 +82,12 @@ type Sample struct {
 	Source int
 	Key    string
 	Epoch  uint64
-	// Frames are the graph's outputs as NTXF tensor frames (docs/xformgraph.md).
+	// Frames are the graph's outputs as NTXF tensor frames (docs/xformgraph.md), in the
+	// order of Reader.Outputs; Reader.OutputSources says which member each is made from.
 	Frames []byte
+	// Primary is the name of the sample's primary media member (its first: the graph's
+	// "input"), e.g. "jpg"; "" for a sample of a version 1 index.
+	Primary string
 	// Members are the sample's members that are not media (labels, captions, metadata), raw,
 	// in index order (Decode reads them by the WebDataset rules). Like Frames they may lie in
 	// the step's pooled buffers (Step.Release).
@@ -471,7 +475,8 @@ func (r *Reader) fetch(ctx context.Context, step uint64) (*Step, error) {
 	}
 	for i, k := range ks {
 		sl := slots[k]
-		st.Samples[i] = Sample{Slot: k, Source: sl.Source, Key: r.srcs[sl.Source].ix.Sample(sl.Index).GetKey(), Epoch: sl.Epoch}
+		ds := r.srcs[sl.Source].ix.Sample(sl.Index)
+		st.Samples[i] = Sample{Slot: k, Source: sl.Source, Key: ds.GetKey(), Epoch: sl.Epoch, Primary: primaryName(ds)}
 		if partial {
 			st.pos[k] = i
 		}
@@ -709,6 +714,12 @@ func (r *Reader) takeSample(ctx context.Context, n *node, step uint64, m *pb.Off
 		r.stats.add(&r.stats.refused, 1)
 	default:
 		got[k] = true
+		sl := slots[k]
+		if err := matchMembers(r.srcs[sl.Source].ix, sl.Index, m.GetMembers()); err != nil {
+			smp.Err = &SampleError{Step: step, Slot: k, Key: smp.Key, Err: fmt.Errorf("members from %s: %w", n.addr, err)}
+			r.stats.add(&r.stats.errors, 1)
+			return
+		}
 		sb.hold()
 		smp.Path, smp.Frames, smp.buf = "offload", frames, sb
 		smp.Members = membersFromProto(m.GetMembers())
@@ -744,6 +755,14 @@ func (r *Reader) localSample(ctx context.Context, step uint64, smp *Sample, sl s
 	src := r.srcs[sl.Source]
 	ds := src.ix.Sample(sl.Index)
 	smp.Path = "local"
+	// The graph's input limit bounds the sample's byte range (every member), as on the nodes
+	// (which answer RESOURCE_EXHAUSTED for it), before anything is read.
+	if n, in := ds.GetLength(), src.graph.Limits.MaxInputBytes; n > in {
+		smp.Err = &SampleError{Step: step, Slot: smp.Slot, Key: smp.Key,
+			Err: fmt.Errorf("%w: %d bytes, more than the graph's input limit (%d)", xformgraph.ErrLimit, n, in)}
+		r.stats.add(&r.stats.errors, 1)
+		return
+	}
 	data, err := r.cfg.Store.ReadAt(ctx, src.ix.FilePath(int(ds.GetFile())), ds.GetOffset(), ds.GetLength())
 	if err != nil {
 		smp.Err = &SampleError{Step: step, Slot: smp.Slot, Key: smp.Key, Err: err}

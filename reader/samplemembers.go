@@ -1,9 +1,11 @@
 package reader
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -11,12 +13,16 @@ import (
 	"github.com/newtricks/newtricks/dataset"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	"github.com/newtricks/newtricks/xformgraph"
+	"github.com/newtricks/newtricks/xformgraph/frame"
 )
 
 // run cuts sample i's members out of its bytes (the index's byte range), runs the graph with
 // the primary media member as "input" and every member by name, and returns the frames and
 // the non-media members (copied: data may be a pooled or large buffer).
 func (s *source) run(ctx context.Context, i int, key string, epoch uint64, data []byte) ([]byte, []dataset.Member, error) {
+	if n := int64(len(data)); n > s.graph.Limits.MaxInputBytes {
+		return nil, nil, fmt.Errorf("%w: sample of %d bytes, more than the graph's input limit (%d)", xformgraph.ErrLimit, n, s.graph.Limits.MaxInputBytes)
+	}
 	primary, ms, err := s.ix.Split(i, data)
 	if err != nil {
 		return nil, nil, err
@@ -56,6 +62,29 @@ func copyNonMedia(ms []dataset.Member) []dataset.Member {
 	return out
 }
 
+// matchMembers checks the members a node sent with a sample's tensors against the reader's
+// own index: exactly the sample's non-media members, in index order, each of the index's
+// length. The reader's index, not the node, says what a sample holds.
+func matchMembers(ix *dataset.Index, i int, got []*pb.SampleMember) error {
+	j := 0
+	for _, mb := range ix.Sample(i).GetMembers() {
+		if mb.GetMedia() != pb.DatasetMedia_DATASET_MEDIA_UNKNOWN {
+			continue
+		}
+		if j >= len(got) {
+			return fmt.Errorf("%w: member %q missing", frame.ErrFormat, mb.GetName())
+		}
+		if g := got[j]; g.GetName() != mb.GetName() || int64(len(g.GetData())) != mb.GetLength() {
+			return fmt.Errorf("%w: member %d is %q of %d bytes, the index says %q of %d", frame.ErrFormat, j, g.GetName(), len(g.GetData()), mb.GetName(), mb.GetLength())
+		}
+		j++
+	}
+	if j != len(got) {
+		return fmt.Errorf("%w: %d members, the index has %d", frame.ErrFormat, len(got), j)
+	}
+	return nil
+}
+
 // membersFromProto takes a node's members (their data aliases the sample's pooled buffer).
 func membersFromProto(ms []*pb.SampleMember) []dataset.Member {
 	if len(ms) == 0 {
@@ -80,18 +109,20 @@ func (s *Sample) Member(name string) ([]byte, bool) {
 }
 
 // Decode reads a member by WebDataset's default rules (webdataset.autodecode's basic
-// handlers, on the extension after the name's last dot): "cls", "cls2", "class", "count",
-// "index", "inx", "id" -> int64 (an int64 parsed from the text, spaces around it allowed);
+// handlers, on the extension after the name's last dot, lower-cased as WebDataset lower-cases
+// member names): "cls", "cls2", "index", "inx", "id" -> int64 (Python's int() of the text:
+// ASCII spaces around it, an optional sign, digits with single underscores between them);
 // "txt", "text", "transcript" -> string (UTF-8); "json", "jsn" -> the decoded JSON value
-// (numbers as json.Number); anything else -> the raw []byte.
+// (numbers as json.Number, exactly one value); anything else -> the raw []byte (pickles,
+// torch files and other code-carrying formats are never decoded).
 func Decode(name string, data []byte) (any, error) {
 	ext := name
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		ext = name[i+1:]
 	}
 	switch strings.ToLower(ext) {
-	case "cls", "cls2", "class", "count", "index", "inx", "id":
-		v, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	case "cls", "cls2", "index", "inx", "id":
+		v, err := parseInt(data)
 		if err != nil {
 			return nil, fmt.Errorf("member %q: not an integer: %w", name, err)
 		}
@@ -102,13 +133,45 @@ func Decode(name string, data []byte) (any, error) {
 		}
 		return string(data), nil
 	case "json", "jsn":
-		d := json.NewDecoder(strings.NewReader(string(data)))
+		d := json.NewDecoder(bytes.NewReader(data))
 		d.UseNumber()
 		var v any
 		if err := d.Decode(&v); err != nil {
 			return nil, fmt.Errorf("member %q: %w", name, err)
 		}
+		if _, err := d.Token(); err != io.EOF {
+			return nil, fmt.Errorf("member %q: more than one JSON value", name)
+		}
 		return v, nil
 	}
 	return data, nil
 }
+
+// parseInt reads an integer as Python's int() reads bytes: ASCII whitespace around it, an
+// optional sign, decimal digits with single underscores between them.
+func parseInt(b []byte) (int64, error) {
+	s := strings.Trim(string(b), " \t\n\r\v\f")
+	digits := strings.TrimLeft(s, "+-")
+	if len(s)-len(digits) > 1 || digits == "" || digits[0] == '_' || digits[len(digits)-1] == '_' || strings.Contains(digits, "__") {
+		return 0, fmt.Errorf("%q", b)
+	}
+	return strconv.ParseInt(s[:len(s)-len(digits)]+strings.ReplaceAll(digits, "_", ""), 10, 64)
+}
+
+// primaryName is the name of a sample's first media member ("" without members).
+func primaryName(s *pb.DatasetSample) string {
+	for _, m := range s.GetMembers() {
+		if m.GetMedia() != pb.DatasetMedia_DATASET_MEDIA_UNKNOWN {
+			return m.GetName()
+		}
+	}
+	return ""
+}
+
+// Outputs returns the names of source's graph outputs (the node ids, in frame order).
+func (r *Reader) Outputs(source int) []string { return r.srcs[source].graph.Outputs }
+
+// OutputSources returns, for each of source's graph outputs, the member it is made from: ""
+// for the primary media member ("input"; Sample.Primary names it), else the member's name
+// ("input:NAME").
+func (r *Reader) OutputSources(source int) []string { return r.srcs[source].graph.Sources }

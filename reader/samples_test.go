@@ -97,7 +97,9 @@ func TestDecode(t *testing.T) {
 		want       any
 	}{
 		{"cls", "7", int64(7)}, {"cls", " 12\n", int64(12)}, {"index", "3", int64(3)}, {"x.id", "-4", int64(-4)},
+		{"CLS", "+1_000", int64(1000)}, {"cls2", "\t5 ", int64(5)},
 		{"txt", "caf\u00e9", "caf\u00e9"}, {"seg.text", "a", "a"}, {"bin", "\x00\x01", []byte{0, 1}},
+		{"class", "3", []byte("3")}, {"pickle", "\x80\x04", []byte{0x80, 4}}, // not decoded (as webdataset 1.0)
 	} {
 		got, err := reader.Decode(c.name, []byte(c.data))
 		if err != nil || fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", c.want) {
@@ -107,7 +109,8 @@ func TestDecode(t *testing.T) {
 	if v, err := reader.Decode("json", []byte(`{"a": [1, "b"], "c": 0.5}`)); err != nil || fmt.Sprint(v) != "map[a:[1 b] c:0.5]" {
 		t.Errorf("json: %v %v", v, err)
 	}
-	for _, bad := range [][2]string{{"cls", "x"}, {"txt", "\xff"}, {"json", "{"}} {
+	for _, bad := range [][2]string{{"cls", "x"}, {"cls", ""}, {"cls", "1__0"}, {"cls", "_1"}, {"cls", "+-1"}, {"cls", "99999999999999999999"},
+		{"txt", "\xff"}, {"json", "{"}, {"json", "1 2"}} {
 		if _, err := reader.Decode(bad[0], []byte(bad[1])); err == nil {
 			t.Errorf("Decode(%q, %q): no error", bad[0], bad[1])
 		}

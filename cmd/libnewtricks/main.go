@@ -23,7 +23,7 @@
 //	int ntx_graph_count(void);            Live handles (for leak tests).
 //
 // and the trainer's reader of the offload protocol (reader.go): ntx_reader_open,
-// ntx_reader_next, ntx_reader_stats, ntx_reader_close.
+// ntx_reader_next, ntx_reader_stats, ntx_reader_info, ntx_reader_close.
 //
 // Errors are returned per call (the char **err out-parameter), not kept as a process-wide
 // "last error": calls may come from several threads at once. Every function is safe for
@@ -186,6 +186,19 @@ func ntx_reader_stats(h C.uint64_t) *C.char {
 		return nil
 	}
 	b, err := statsJSON(o.r.Stats())
+	if err != nil {
+		return nil
+	}
+	return C.CString(string(b))
+}
+
+//export ntx_reader_info
+func ntx_reader_info(h C.uint64_t) *C.char {
+	o, err := readerTable.get(uint64(h))
+	if err != nil {
+		return nil
+	}
+	b, err := infoJSON(o)
 	if err != nil {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 //	int ntx_reader_next(uint64_t reader, uint8_t **out, size_t *out_len, char **err);
 //	    0 with one encoded step (see encodeStep), codeEnd after the last step, or an error.
 //	char *ntx_reader_stats(uint64_t reader);   JSON; free with ntx_free. NULL for a bad handle.
+//	char *ntx_reader_info(uint64_t reader);    JSON (infoJSON); free with ntx_free.
 //	int ntx_reader_close(uint64_t reader);
 
 // codeEnd: the schedule has no more steps.
@@ -60,6 +62,9 @@ type readerConfig struct {
 	RawOnly      bool            `json:"raw_only"`
 	// OpenTimeoutMs bounds Open (index loads, locations, sessions); default 60 s.
 	OpenTimeoutMs int64 `json:"open_timeout_ms"`
+	// Partial maps steps (decimal strings) to the slots of the global batch this reader reads
+	// at that step instead of its rank's range (reader.Config.Partial: a resume).
+	Partial map[string][]int `json:"partial"`
 }
 
 type openReader struct {
@@ -67,6 +72,8 @@ type openReader struct {
 	hdfs  *hdfs.Client
 	store *reader.HDFSStore
 	ns    *grpc.ClientConn
+	// sources is the schedule's number of sources.
+	sources int
 }
 
 func (o *openReader) close() {
@@ -139,6 +146,16 @@ func openReaderFromJSON(b []byte) (uint64, error) {
 			cfg.Directory = reader.NamespaceDirectory{Client: pb.NewDataNodeDirectoryClient(ns), User: c.User}
 		}
 	}
+	if len(c.Partial) > 0 {
+		cfg.Partial = make(map[uint64][]int, len(c.Partial))
+		for k, v := range c.Partial {
+			step, err := strconv.ParseUint(k, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%w: reader config: partial step %q is not a step number", errBadArgument, k)
+			}
+			cfg.Partial[step] = v
+		}
+	}
 	to := time.Duration(c.OpenTimeoutMs) * time.Millisecond
 	if to <= 0 {
 		to = time.Minute
@@ -155,7 +172,7 @@ func openReaderFromJSON(b []byte) (uint64, error) {
 	readerTable.mu.Lock()
 	defer readerTable.mu.Unlock()
 	readerTable.next++
-	readerTable.m[readerTable.next] = &openReader{r: r, hdfs: cl, store: store, ns: ns}
+	readerTable.m[readerTable.next] = &openReader{r: r, hdfs: cl, store: store, ns: ns, sources: len(spec.Sources)}
 	return readerTable.next, nil
 }
 
@@ -180,11 +197,23 @@ type stepMeta struct {
 	Path   string `json:"path"`
 	Error  string `json:"error,omitempty"`
 	Domain string `json:"domain,omitempty"`
+	// Primary names the sample's primary media member (reader.Sample.Primary).
+	Primary string `json:"primary,omitempty"`
 	// Row is the sample's row in every batched output (-1 for a failed sample); Off and Len
 	// locate its frames when the step is not batched.
 	Row int `json:"row"`
 	Off int `json:"off"`
 	Len int `json:"len"`
+	// Members are the sample's non-media members (labels, captions, metadata), raw, in
+	// index order, each at Off/Len of the data area.
+	Members []memberMeta `json:"members,omitempty"`
+}
+
+// memberMeta locates one non-media member of a sample in the data area.
+type memberMeta struct {
+	Name string `json:"name"`
+	Off  int    `json:"off"`
+	Len  int    `json:"len"`
 }
 
 // batchMeta describes one graph output stacked over the step's good samples.
@@ -208,8 +237,9 @@ type stepHeader struct {
 // the data area. When every good sample has the same tensor outputs (count, dtype, layout,
 // shape) the step is batched: output i of all good samples is one contiguous block
 // ([rows, shape...], row order = slot order), so the caller gets a whole batch as one array
-// without copying. Otherwise each sample's frames are stored as received (Off, Len). Every
-// block starts at a multiple of 8. alloc returns the output buffer (C memory).
+// without copying. Otherwise each sample's frames are stored as received (Off, Len). Then
+// every good sample's non-media members (stepMeta.Members). Every block starts at a multiple
+// of 8. alloc returns the output buffer (C memory).
 func encodeStep(st *reader.Step, alloc func(n int) []byte) ([]byte, error) {
 	h := stepHeader{Step: st.Step, Samples: make([]stepMeta, len(st.Samples))}
 	parsed := make([][]*frame.Frame, len(st.Samples))
@@ -217,7 +247,7 @@ func encodeStep(st *reader.Step, alloc func(n int) []byte) ([]byte, error) {
 	uniform := true
 	var first []*frame.Frame
 	for i, s := range st.Samples {
-		m := stepMeta{Slot: s.Slot, Source: s.Source, Key: s.Key, Epoch: s.Epoch, Path: s.Path, Row: -1}
+		m := stepMeta{Slot: s.Slot, Source: s.Source, Key: s.Key, Epoch: s.Epoch, Path: s.Path, Row: -1, Primary: s.Primary}
 		if s.Err == nil {
 			for b := s.Frames; len(b) > 0; {
 				f, rest, err := frame.Parse(b)
@@ -268,6 +298,15 @@ func encodeStep(st *reader.Step, alloc func(n int) []byte) ([]byte, error) {
 			off += (len(s.Frames) + 7) &^ 7
 		}
 	}
+	for i, s := range st.Samples {
+		if h.Samples[i].Error != "" {
+			continue
+		}
+		for _, m := range s.Members {
+			h.Samples[i].Members = append(h.Samples[i].Members, memberMeta{Name: m.Name, Off: off, Len: len(m.Data)})
+			off += (len(m.Data) + 7) &^ 7
+		}
+	}
 	hdr, err := json.Marshal(h)
 	if err != nil {
 		return nil, err
@@ -305,6 +344,12 @@ func encodeStep(st *reader.Step, alloc func(n int) []byte) ([]byte, error) {
 				copy(data[m.Off:], s.Frames)
 				pad(m.Off, m.Len)
 			}
+		}
+	}
+	for i, s := range st.Samples {
+		for j, mm := range h.Samples[i].Members {
+			copy(data[mm.Off:], s.Members[j].Data)
+			pad(mm.Off, mm.Len)
 		}
 	}
 	return buf, nil
@@ -345,4 +390,18 @@ func statsJSON(s reader.Stats) ([]byte, error) {
 		"wait_max_s": q(1), "local_transform_s": s.LocalTransform.Seconds(), "reconnects": s.Reconnects,
 		"raw_only": s.RawOnly, "raw_only_reason": s.RawOnlyReason, "refused_tensors": s.RefusedTensors,
 	})
+}
+
+// infoJSON describes the reader's sources for the caller: for each, its graph's output names
+// and the member each output is made from ("" for the primary media member).
+func infoJSON(o *openReader) ([]byte, error) {
+	type src struct {
+		Outputs []string `json:"outputs"`
+		Sources []string `json:"sources"`
+	}
+	out := make([]src, o.sources)
+	for i := range out {
+		out[i] = src{Outputs: o.r.Outputs(i), Sources: o.r.OutputSources(i)}
+	}
+	return json.Marshal(map[string]any{"sources": out})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/reader"
 	"github.com/newtricks/newtricks/xformgraph/frame"
 )
@@ -92,6 +93,46 @@ func TestEncodeStepKeepsFramesWhenShapesDiffer(t *testing.T) {
 		m := h.Samples[i]
 		if string(data[m.Off:m.Off+m.Len]) != string(want) {
 			t.Fatalf("sample %d frames differ", i)
+		}
+	}
+}
+
+// A sample's non-media members follow the outputs, each 8-aligned, with zeroed padding, on the
+// batched and the unbatched layout; a failed sample has none.
+func TestEncodeStepMembers(t *testing.T) {
+	cls, txt := []byte("7"), []byte("a caption \u2014 caf\u00e9")
+	for _, batched := range []bool{true, false} {
+		shape := []int{2, 3, 1}
+		if !batched {
+			shape = []int{3, 3, 1}
+		}
+		st := &reader.Step{Step: 3, Samples: []reader.Sample{
+			{Slot: 0, Key: "a", Frames: tensorFrames(t, []int{2, 3, 1}, 1), Members: []dataset.Member{{Name: "cls", Data: cls}, {Name: "txt", Data: txt}}},
+			{Slot: 1, Key: "bad", Err: errors.New("corrupt"), Members: []dataset.Member{{Name: "cls", Data: cls}}},
+			{Slot: 2, Key: "c", Frames: tensorFrames(t, shape, 2), Members: []dataset.Member{{Name: "cls", Data: []byte("")}}},
+		}}
+		b, err := encodeStep(st, dirty)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, data := decodeStep(t, b)
+		if h.Batched != batched {
+			t.Fatalf("batched %v, want %v", h.Batched, batched)
+		}
+		if len(h.Samples[1].Members) != 0 || len(h.Samples[0].Members) != 2 || len(h.Samples[2].Members) != 1 {
+			t.Fatalf("members %+v", h.Samples)
+		}
+		for i, want := range map[int][][]byte{0: {cls, txt}, 2: {{}}} {
+			for j, mm := range h.Samples[i].Members {
+				if mm.Off%8 != 0 || string(data[mm.Off:mm.Off+mm.Len]) != string(want[j]) || mm.Name != st.Samples[i].Members[j].Name {
+					t.Fatalf("sample %d member %d: %+v %q", i, j, mm, data[mm.Off:mm.Off+mm.Len])
+				}
+				for _, p := range data[mm.Off+mm.Len : min(len(data), mm.Off+(mm.Len+7)&^7)] {
+					if p != 0 {
+						t.Fatalf("padding after member %+v not zeroed", mm)
+					}
+				}
+			}
 		}
 	}
 }
