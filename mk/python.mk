@@ -7,6 +7,7 @@ PY             := $(PY_VENV)/bin/python
 PY_GRPC_TOOLS  ?= 1.85.1
 PY_PYTEST      ?= 9.2.0
 PY_AV          ?= 18.1.0
+PY_WEBDATASET  ?= 1.0.2
 PY_SETUPTOOLS  ?= 84.2.1
 PY_GEN_DIRS    := python/src/newtricks/v1 python/src/newtricks/xform
 NEWTRICKS_LIB := $(BIN)/libnewtricks.so
@@ -14,16 +15,18 @@ XFORM_REFRUN   := $(BIN)/xformgraph-refrun
 PY_SOURCES      = $(shell find python/src python/pyproject.toml python/setup.py -type f -not -path '*/__pycache__/*')
 CAPI_SOURCES    = $(shell find cmd/libnewtricks cmd/xformgraph-refrun xformgraph reader schedule dataset internal/authn -name '*.go' -not -name '*_test.go')
 
-# The tools venv: pinned generator, test runner and PyAV (the FFmpeg-clash test imports it).
-$(PY_VENV)/.tools-$(PY_GRPC_TOOLS):
+# The tools venv: pinned generator, test runner, PyAV (the FFmpeg-clash test imports it) and
+# webdataset (the peer whose shards and decoded samples tests/test_samples.py compares with).
+PY_TOOLS_STAMP := $(PY_VENV)/.tools-$(PY_GRPC_TOOLS)-wds$(PY_WEBDATASET)
+$(PY_TOOLS_STAMP):
 	python3 -m venv $(PY_VENV)
 	$(PY_VENV)/bin/pip install -q --upgrade pip
 	$(PY_VENV)/bin/pip install -q grpcio-tools==$(PY_GRPC_TOOLS) pytest==$(PY_PYTEST) av==$(PY_AV) \
-	  setuptools==$(PY_SETUPTOOLS) wheel
+	  setuptools==$(PY_SETUPTOOLS) wheel webdataset==$(PY_WEBDATASET)
 	touch $@
 
 .PHONY: python-venv
-python-venv: $(PY_VENV)/.tools-$(PY_GRPC_TOOLS) ## venv with the pinned grpcio-tools, pytest and PyAV
+python-venv: $(PY_TOOLS_STAMP) ## venv with the pinned grpcio-tools, pytest, PyAV and webdataset
 
 .PHONY: python-proto
 python-proto: python-venv ## regenerate the Python gRPC/protobuf modules from proto/
@@ -50,7 +53,7 @@ $(XFORM_REFRUN): $(CAPI_SOURCES) go.mod go.sum
 python-lib: $(NEWTRICKS_LIB) $(XFORM_REFRUN) ## build libnewtricks.so (transforms, reader, Kerberos for Python) and the Go reference runner
 
 # Installs ./python (non-editable, as a user would) with the freshly built library.
-$(PY_VENV)/.installed: $(PY_VENV)/.tools-$(PY_GRPC_TOOLS) $(NEWTRICKS_LIB) $(PY_SOURCES)
+$(PY_VENV)/.installed: $(PY_TOOLS_STAMP) $(NEWTRICKS_LIB) $(PY_SOURCES)
 	NEWTRICKS_LIB=$(NEWTRICKS_LIB) $(PY_VENV)/bin/pip install -q --no-build-isolation ./python
 	rm -rf python/build python/src/*.egg-info
 	touch $@

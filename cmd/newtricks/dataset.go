@@ -18,7 +18,7 @@ import (
 
 func init() {
 	register("dataset", command{
-		summary: "index a dataset of tar shards / media files in HDFS for offload (index | show)",
+		summary: "index a dataset of tar shards / media files in HDFS for offload, show an index, read samples (index | show | read)",
 		run:     runDataset,
 	})
 }
@@ -33,7 +33,8 @@ each), probes every sample's geometry without decoding pixels, and writes the in
 shards as DIR/_newtricks_index.pb (through a temporary file and a rename). Progress goes to
 stderr (a bar on a terminal, plain lines otherwise, JSON lines with --json). show prints an
 index's summary and its first --samples samples. --namenode is the NameNode RPC address;
---user the HDFS user (default: the local user).
+--user the HDFS user (default: the local user). read prints what the reader returns for a
+schedule (newtricks dataset read --help).
 `
 
 func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -42,6 +43,9 @@ func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("a subcommand is required: index or show")
 	}
 	sub := args[0]
+	if sub == "read" {
+		return runDatasetRead(ctx, args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("newtricks dataset "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, datasetUsage) }

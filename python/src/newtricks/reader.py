@@ -26,13 +26,15 @@ import dataclasses
 import json
 import os
 import struct
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
 from . import frames, transforms
+from . import state as _state
 from ._user import resolve_user
 from .errors import ConfigError, LibraryError, NewtricksError, SampleError
+from .members import decode_members
 
 
 @dataclasses.dataclass
@@ -51,6 +53,36 @@ class Sample:
     #: element type of each output: uint8, float16, float32, bfloat16 (held as uint16 bits),
     #: int32 or int64 (token ids and masks)
     dtypes: List[str] = dataclasses.field(default_factory=list)
+    #: the sample's members that are not media (labels, captions, metadata: "cls", "txt",
+    #: "json", ...), raw, in the order of the tar; empty for a failed sample
+    members: Dict[str, bytes] = dataclasses.field(default_factory=dict)
+    #: name of the primary media member (the graph's "input"), e.g. "jpg"
+    primary: str = ""
+    #: names of the graph's outputs, and for each the member it is made from (the primary's
+    #: name for "input", NAME for "input:NAME")
+    output_names: List[str] = dataclasses.field(default_factory=list)
+    output_members: List[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def meta(self) -> Dict[str, Any]:
+        """The non-media members decoded by WebDataset's default rules (newtricks.members):
+        cls -> int, txt -> str, json -> object, others raw bytes."""
+        return decode_members(self.members)
+
+    def entries(self) -> Dict[str, Any]:
+        """The sample as WebDataset yields it: ``__key__``, then one entry per member: a media
+        member's graph output (a tuple when the graph makes several outputs from it), and
+        every other member decoded (``meta``). Raises the sample's error for a failed one."""
+        if self.error is not None:
+            raise self.error
+        out: Dict[str, Any] = {"__key__": self.key}
+        by: Dict[str, list] = {}
+        for m, o in zip(self.output_members, self.outputs):
+            by.setdefault(m, []).append(o)
+        for m, os_ in by.items():
+            out[m] = os_[0] if len(os_) == 1 else tuple(os_)
+        out.update(self.meta)
+        return out
 
 
 class Step:
@@ -100,7 +132,7 @@ class Step:
 _STEP_HEAD = struct.Struct("<4sIQQ")
 
 
-def _decode_step(buf: memoryview) -> Step:
+def _decode_step(buf: memoryview, info: Optional[List[dict]] = None) -> Step:
     magic, _, step, hlen = _STEP_HEAD.unpack_from(buf, 0)
     if magic != b"NTST":
         raise NewtricksError("reader returned a malformed step")
@@ -128,7 +160,15 @@ def _decode_step(buf: memoryview) -> Step:
             fs = frames.parse(data[m["off"]:m["off"] + m["len"]], verify=False)
             outs = [f.array if f.kind == "tensor" else f.data for f in fs]
             dts = [f.dtype if f.kind == "tensor" else "raw" for f in fs]
-        samples.append(Sample(m["slot"], m["source"], m["key"], m["epoch"], m["path"], outs, err, m.get("domain", ""), dts))
+        mem = {} if err else {x["name"]: bytes(data[x["off"]:x["off"] + x["len"]]) for x in m.get("members") or ()}
+        primary = m.get("primary", "")
+        names: List[str] = []
+        of: List[str] = []
+        if info is not None and m["source"] < len(info):
+            names = list(info[m["source"]]["outputs"])
+            of = [x or primary or "input" for x in info[m["source"]]["sources"]]
+        samples.append(Sample(m["slot"], m["source"], m["key"], m["epoch"], m["path"], outs, err, m.get("domain", ""), dts,
+                              mem, primary, names, of))
     return Step(step, samples, batches, buf, dtypes)
 
 
@@ -186,7 +226,7 @@ class Reader:
                  rank: int = 0, world_size: Optional[int] = None, start_step: int = 0,
                  graphs: Optional[Dict[str, Union[dict, str, "transforms.Graph"]]] = None, user: Optional[str] = None,
                  prefetch: int = 2, max_wait: float = 2.0, local_workers: int = 1, raw_only: bool = False,
-                 open_timeout: float = 60.0):
+                 open_timeout: float = 60.0, state: Optional[dict] = None):
         for name, v in (("namenode", namenode), ("namenode_ext", namenode_ext)):
             if not isinstance(v, str) or ":" not in v:
                 raise ConfigError("%s must be host:port, got %r" % (name, v))
@@ -209,16 +249,28 @@ class Reader:
             raise ConfigError("rank %d outside world_size %d" % (rank, world_size))
         if not isinstance(max_wait, (int, float)) or max_wait <= 0:
             raise ConfigError("max_wait must be > 0 seconds, got %r" % (max_wait,))
+        sched = _schedule_json(schedule, graphs, world_size)
         cfg = {
             "user": resolve_user(user), "namenode": namenode, "namenode_ext": namenode_ext,
-            "offload": offload, "datanodes": list(datanodes), "schedule": _schedule_json(schedule, graphs, world_size),
+            "offload": offload, "datanodes": list(datanodes), "schedule": sched,
             "rank": rank, "start_step": start_step, "prefetch": prefetch, "max_wait_ms": int(max_wait * 1000),
             "local_workers": local_workers, "raw_only": bool(raw_only), "open_timeout_ms": int(open_timeout * 1000),
         }
         self.user, self.rank = cfg["user"], rank
         self._pid = os.getpid()
         self._h = 0
+        self._cfg = cfg
         self._lib = transforms._load()
+        self._open(state)
+
+    def _open(self, state: Optional[dict]) -> None:
+        cfg = dict(self._cfg)
+        start, partial = cfg["start_step"], {}
+        if state is not None:
+            start, partial = _state.plan(state, cfg["schedule"], self.rank)
+        cfg["start_step"] = start
+        cfg["partial"] = {str(k): v for k, v in partial.items()}
+        self._pos = _state.Position(cfg["schedule"], self.rank, start, partial)
         b = json.dumps(cfg).encode("utf-8")
         err = ctypes.c_void_p()
         h = self._lib.ntx_reader_open(b, len(b), ctypes.byref(err))
@@ -228,6 +280,23 @@ class Reader:
                 raise ConfigError("reader: " + msg)
             raise NewtricksError("reader: " + msg, "OPEN")
         self._h = h
+        p = self._lib.ntx_reader_info(h)
+        self._info = json.loads(transforms._take_string(ctypes.c_void_p(p)))["sources"] if p else None
+
+    def state_dict(self) -> dict:
+        """Where this reader is: after the last step next() returned (newtricks.state). Save it
+        with the checkpoint; ``load_state_dict`` (or ``Reader(..., state=...)``) resumes at the
+        next step. ``newtricks.state.merge`` of every rank's state resumes at another world
+        size."""
+        return self._pos.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        """Resumes from a state (this rank's, or a job state from newtricks.state.merge): the
+        reader is opened again there; the next next() returns what comes after it."""
+        if os.getpid() != self._pid:
+            raise LibraryError("this Reader was opened by process %d; open one in each worker process" % self._pid)
+        self.close()
+        self._open(state)
 
     def _handle(self) -> int:
         if os.getpid() != self._pid:
@@ -247,7 +316,13 @@ class Reader:
             raise StopIteration
         if rc != 0:
             raise NewtricksError("reader: " + transforms._take_string(err), transforms._CODES.get(rc, "INTERNAL"))
-        return _decode_step(transforms._owned_buffer(out, n))
+        st = _decode_step(transforms._owned_buffer(out, n), self._info)
+        self._pos.step_done(st.step)
+        return st
+
+    def outputs(self, source: int = 0) -> List[str]:
+        """The names of a source's graph outputs (the order of Sample.outputs)."""
+        return list(self._info[source]["outputs"]) if self._info else []
 
     def stats(self) -> dict:
         """Totals since open: steps; samples offloaded / raw / local / errors and

@@ -33,7 +33,9 @@ except ImportError as e:  # pragma: no cover - exercised without torch
     raise ImportError("newtricks.torch needs PyTorch: pip install 'newtricks[torch]' (or install torch)") from e
 
 import json
+import warnings
 
+from . import state as _state
 from .errors import ConfigError
 from .reader import Reader, Step, _schedule_json
 
@@ -47,31 +49,96 @@ def _tensor(a, dtype: str = "") -> "_torch.Tensor":
     return t.view(_torch.bfloat16) if dtype == "bfloat16" else t
 
 
+_BUILTIN = ("step", "part", "parts", "outputs", "keys", "slots", "paths", "errors", "__key__")
+
+
+def _values(vals: list):
+    """A batch of one member's decoded values: int64 tensor for integers (labels), else the list."""
+    if vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+        return _torch.tensor(vals, dtype=_torch.int64)
+    return vals
+
+
 def collate(step: Step, part: int = 0, parts: int = 1) -> dict:
     """Turns a Step into a dict of tensors without copying: ``outputs`` is one tensor per
     graph output stacked over the good samples when the step is batched (a view of the step's
     buffer), else a list per output of per-sample tensors. ``keys``/``slots``/``paths`` list the
-    good samples in row order; ``errors`` the failed ones as (key, message)."""
+    good samples in row order; ``errors`` the failed ones as (key, message).
+
+    As a batched WebDataset pipeline gives them, ``__key__`` lists the keys, and there is one
+    entry per member: a media member's graph output (the ``outputs`` entry made from it; a
+    tuple when the graph makes several), and every other member decoded by WebDataset's rules
+    (newtricks.members) over the rows: integers (``cls``) as an int64 tensor, others as a
+    list. A member named like one of the entries above is only in ``members``."""
     ok = step.ok
     if step.batched:
         outs = [_tensor(step.batch(i), d) for i, d in enumerate(step.dtypes)]
     else:
         n = len(ok[0].outputs) if ok else 0
         outs = [[_tensor(s.outputs[i], s.dtypes[i]) for s in ok] for i in range(n)]
-    return {
+    item = {
         "step": step.step, "part": part, "parts": parts, "outputs": outs,
         "keys": [s.key for s in ok], "slots": [s.slot for s in ok], "paths": [s.path for s in ok],
-        "errors": [(s.key, str(s.error)) for s in step.errors],
+        "errors": [(s.key, str(s.error)) for s in step.errors], "__key__": [s.key for s in ok],
     }
+    members: dict = {}
+    if ok:
+        by: dict = {}
+        for m, o in zip(ok[0].output_members, outs):
+            by.setdefault(m, []).append(o)
+        for m, os_ in by.items():
+            members[m] = os_[0] if len(os_) == 1 else tuple(os_)
+        names: List[str] = []
+        for smp in ok:
+            names.extend(n for n in smp.members if n not in names)
+        metas = [smp.meta for smp in ok]
+        for n in names:
+            members[n] = _values([md.get(n) for md in metas])
+    item["members"] = members
+    for k, v in members.items():
+        if k not in _BUILTIN:
+            item[k] = v
+    return item
+
+
+def sample_entries(smp, step: int) -> dict:
+    """One sample as WebDataset yields it: ``__key__``, then one entry per member: a media
+    member's graph output (a tensor sharing memory with the step; a tuple when the graph makes
+    several from it), every other member decoded (newtricks.members); ``__step__`` and
+    ``__slot__`` say where it is in the schedule."""
+    if smp.error is not None:
+        raise smp.error
+    out = {"__key__": smp.key, "__step__": step, "__slot__": smp.slot}
+    by: dict = {}
+    for m, o, d in zip(smp.output_members, smp.outputs, smp.dtypes):
+        by.setdefault(m, []).append(_tensor(o, d))
+    for m, ts in by.items():
+        out[m] = ts[0] if len(ts) == 1 else tuple(ts)
+    out.update(smp.meta)
+    return out
 
 
 class StepDataset(IterableDataset):
     """The steps of one rank of a schedule, as tensors; see the module doc. Keyword arguments
-    are those of newtricks.Reader. ``world_size`` may come from the schedule or the argument."""
+    are those of newtricks.Reader. ``world_size`` may come from the schedule or the argument.
+
+    ``samples=True`` yields one item per sample instead of one per step, each as WebDataset
+    yields it (sample_entries: ``__key__``, one entry per member); a failed sample is skipped
+    with a warning (``on_error="raise"`` raises its SampleError instead).
+
+    ``state_dict()`` / ``load_state_dict()`` say and set where the iteration is (newtricks.state):
+    with torchdata's StatefulDataLoader, a loader restored from its state_dict goes on with
+    exactly the next step, or in ``samples`` mode the next sample, not delivered; a job state
+    (newtricks.state.merge of every rank's) resumes at another world size."""
 
     def __init__(self, schedule, *, rank: int = 0, world_size: Optional[int] = None, start_step: int = 0,
-                 graphs=None, **reader_kwargs):
+                 graphs=None, samples: bool = False, on_error: str = "skip", **reader_kwargs):
         super().__init__()
+        if on_error not in ("skip", "raise"):
+            raise ConfigError("on_error must be 'skip' or 'raise', got %r" % (on_error,))
+        self.samples, self.on_error = bool(samples), on_error
+        self._resume: Optional[dict] = reader_kwargs.pop("state", None)
+        self._pos = None
         self.schedule = _schedule_json(schedule, graphs, world_size)
         self.world_size = int(self.schedule["worldSize"])
         self.global_batch = int(self.schedule.get("globalBatch", 0))
@@ -82,6 +149,17 @@ class StepDataset(IterableDataset):
         self.rank, self.start_step = rank, start_step
         self.reader_kwargs = reader_kwargs
 
+    def _schedule_for(self, part: int, parts: int):
+        """The schedule and rank a DataLoader worker reads as (virtual rank rank*W+w)."""
+        if parts == 1:
+            return self.schedule, self.rank
+        if self.global_batch % (self.world_size * parts):
+            raise ConfigError("global batch %d does not divide into world_size %d x %d DataLoader workers"
+                              % (self.global_batch, self.world_size, parts))
+        sched = json.loads(json.dumps(self.schedule))
+        sched["worldSize"] = self.world_size * parts
+        return sched, self.rank * parts + part
+
     def _part(self):
         info = get_worker_info()
         if info is None:
@@ -90,21 +168,44 @@ class StepDataset(IterableDataset):
 
     def __iter__(self) -> Iterator[dict]:
         part, parts = self._part()
-        sched = self.schedule
-        rank = self.rank
-        if parts > 1:
-            if self.global_batch % (self.world_size * parts):
-                raise ConfigError("global batch %d does not divide into world_size %d x %d DataLoader workers"
-                                  % (self.global_batch, self.world_size, parts))
-            sched = json.loads(json.dumps(sched))
-            sched["worldSize"] = self.world_size * parts
-            rank = self.rank * parts + part
-        r = Reader(sched, rank=rank, start_step=self.start_step, **self.reader_kwargs)
+        sched, rank = self._schedule_for(part, parts)
+        resume, self._resume = self._resume, None
+        r = Reader(sched, rank=rank, start_step=self.start_step, state=resume, **self.reader_kwargs)
+        # Steps: the reader's own position. Samples: one advanced sample by sample below.
+        pos = _state.Position(sched, rank, r._pos.step, dict(r._pos.partial))
+        self._pos = pos if self.samples else r._pos
         try:
             for st in r:
-                yield collate(st, part, parts)
+                if not self.samples:
+                    yield collate(st, part, parts)
+                    continue
+                for smp in st.samples:
+                    pos.sample_done(st.step, smp.slot)  # before the yield: the item is delivered with it
+                    if smp.error is not None:
+                        if self.on_error == "raise":
+                            raise smp.error
+                        warnings.warn("newtricks: skipping sample %r: %s" % (smp.key, smp.error))
+                        continue
+                    yield sample_entries(smp, st.step)
         finally:
             r.close()
+
+    def state_dict(self) -> dict:
+        """Where this dataset's iteration is: what has been yielded (newtricks.state); before the
+        first item, the state it was loaded with, or its start."""
+        if self._resume is not None:
+            return self._resume
+        if self._pos is not None:
+            return self._pos.state_dict()
+        part, parts = self._part()
+        sched, rank = self._schedule_for(part, parts)
+        return _state.Position(sched, rank, self.start_step).state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        """The next iteration resumes from ``state`` (this rank's, or a job state)."""
+        if not isinstance(state, dict):
+            raise ConfigError("load_state_dict: a state is a dict, got %s" % type(state).__name__)
+        self._resume, self._pos = state, None
 
 
 def join_parts(items) -> Iterator[dict]:

@@ -98,6 +98,8 @@ def _load() -> ctypes.CDLL:
         lib.ntx_reader_next.restype = ctypes.c_int
         lib.ntx_reader_stats.argtypes = [ctypes.c_uint64]
         lib.ntx_reader_stats.restype = ctypes.c_void_p
+        lib.ntx_reader_info.argtypes = [ctypes.c_uint64]
+        lib.ntx_reader_info.restype = ctypes.c_void_p
         lib.ntx_reader_close.argtypes = [ctypes.c_uint64]
         lib.ntx_reader_close.restype = ctypes.c_int
         _lib, _lib_pid, _lib_path = lib, pid, path
