@@ -81,19 +81,31 @@ PY_TEST_ENV = NEWTRICKS_BIN=$(BIN) NEWTRICKS_HOOKS_JAR=$(HOOKS_JAR) NEWTRICKS_HA
 python-test: hadoop jar build minikdc xform-media python-install $(XFORM_REFRUN) ## pytest: hints on a real cluster, libnewtricks bit-identity, fork/spawn, PyAV
 	cd python && $(PY_TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider --ignore=tests/test_torch.py tests
 
-# PyTorch adapter tests: optional (the torch wheel and its CUDA dependencies are gigabytes).
-PY_TORCH_VENV := $(CACHE)/venv-python-torch
-PY_TORCH      ?= 2.15.0
+# PyTorch adapter tests (tests/test_torch.py, part of `make test`), on a CPU-only torch: PyPI's
+# torch wheels for x86-64 Linux depend on gigabytes of CUDA libraries, so this venv takes
+# Debian's CPU build (python3-torch, for Debian's own /usr/bin/python3) through
+# --system-site-packages, with numpy from Debian too (the build is linked against it).
+# torchdata (StatefulDataLoader) is pure Python and installed without its dependency check:
+# it declares torch>=2, and works with Debian 12's torch 1.13 for what these tests use.
+PY_TORCH_VENV   := $(CACHE)/venv-python-torch-deb
+PY_TORCHDATA    ?= 0.11.0
+PY_TORCH_STAMP  := $(PY_TORCH_VENV)/.tools-$(PY_GRPC_TOOLS)-td$(PY_TORCHDATA)-wds$(PY_WEBDATASET)
 
-$(PY_TORCH_VENV)/.tools-$(PY_TORCH):
-	python3 -m venv $(PY_TORCH_VENV)
-	$(PY_TORCH_VENV)/bin/pip install -q --upgrade pip
-	$(PY_TORCH_VENV)/bin/pip install -q torch==$(PY_TORCH) pytest==$(PY_PYTEST) setuptools==$(PY_SETUPTOOLS) wheel
+$(PY_TORCH_STAMP):
+	@dpkg -s python3-torch >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-torch python3-venv; }
+	rm -rf $(PY_TORCH_VENV)
+	/usr/bin/python3 -m venv --system-site-packages $(PY_TORCH_VENV)
+	$(PY_TORCH_VENV)/bin/pip install -q "grpcio==$$($(PY) -c 'import grpc; print(grpc.__version__)')" \
+	  "protobuf==$$($(PY) -c 'import google.protobuf as p; print(p.__version__)')" pytest==$(PY_PYTEST) \
+	  setuptools==$(PY_SETUPTOOLS) wheel braceexpand
+	$(PY_TORCH_VENV)/bin/pip install -q --no-deps torchdata==$(PY_TORCHDATA) webdataset==$(PY_WEBDATASET)
+	$(PY_TORCH_VENV)/bin/python -c 'import torch, numpy, torchdata.stateful_dataloader, webdataset; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "numpy", numpy.__version__)'
 	touch $@
 
 .PHONY: python-test-torch
-python-test-torch: hadoop jar build $(PY_TORCH_VENV)/.tools-$(PY_TORCH) $(NEWTRICKS_LIB) ## optional: newtricks.torch tests (installs torch)
-	NEWTRICKS_LIB=$(NEWTRICKS_LIB) $(PY_TORCH_VENV)/bin/pip install -q --no-build-isolation './python[torch]'
+python-test-torch: hadoop jar build minikdc xform-media python-venv $(PY_TORCH_STAMP) $(NEWTRICKS_LIB) ## newtricks.torch tests on Debian's CPU torch: StepDataset, StatefulDataLoader resume, elastic resume
+	NEWTRICKS_LIB=$(NEWTRICKS_LIB) $(PY_TORCH_VENV)/bin/pip install -q --no-build-isolation --no-deps ./python
 	rm -rf python/build python/src/*.egg-info
 	cd python && $(PY_TEST_ENV) $(PY_TORCH_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_torch.py
 
@@ -101,7 +113,7 @@ python-test-torch: hadoop jar build $(PY_TORCH_VENV)/.tools-$(PY_TORCH) $(NEWTRI
 # proto change never leaves them stale; `make verify` checks them.
 proto: python-proto
 verify: python-proto-check
-test: python-test
+test: python-test python-test-torch
 
 PY_PILLOW ?= 13.0.0
 

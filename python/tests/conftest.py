@@ -242,3 +242,68 @@ def data(cluster, media):
     return cluster
 
 
+
+
+# Shards written by the webdataset package (tests/test_samples.py, tests/test_torch.py).
+N_SHARDS, PER_SHARD = 2, 7
+IMAGES_WDS = ["photo_q90_420.jpg", "baseline_444.jpg", "progressive.jpg", "gray.jpg", "odd_333x251.jpg"]
+
+# An image and a clip in one sample: "input" is the image (the first media member), the clip
+# its own input ("input:mp4").
+VIEWS_GRAPH = {"version": 1, "seed": "5", "nodes": [
+    {"id": "img", "op": "decode_image", "input": "input"},
+    {"id": "small", "op": "resize", "input": "img", "params": {"size": [32, 32]}},
+    {"id": "t", "op": "to_tensor", "input": "small", "params": {"layout": "CHW", "dtype": "uint8"}},
+    {"id": "clip", "op": "decode_video", "input": "input:mp4",
+     "params": {"mode": "random_segment", "num": 2, "stride": 1, "width": 32, "height": 24}}],
+    "outputs": ["t", "clip"]}
+
+
+def caption(i):
+    return "a photo \u2014 number %d, caf\u00e9" % i
+
+
+def write_shards(local, media, views=False):
+    import webdataset as wds
+
+    """TarWriter shards: every sample a jpg, its label (cls), caption (txt) and metadata
+    (json); with views also a clip (mp4). Returns the local shard paths."""
+    os.makedirs(local, exist_ok=True)
+    blobs = [open(os.path.join(media, "images", n), "rb").read() for n in IMAGES_WDS]
+    clip = open(os.path.join(media, "video", "tiny.mp4"), "rb").read()
+    paths, i = [], 0
+    for s in range(N_SHARDS):
+        p = os.path.join(local, "shard-%03d.tar" % s)
+        with wds.TarWriter(p) as w:
+            for j in range(PER_SHARD):
+                smp = {"__key__": "s%d/%04d" % (s, j), "jpg": blobs[i % len(blobs)], "cls": i % 10,
+                       "txt": caption(i), "json": {"i": i, "shard": s, "tags": ["x", "y"], "w": 0.25}}
+                if views:
+                    smp["mp4"] = clip
+                w.write(smp)
+                i += 1
+        paths.append(p)
+    return paths
+
+
+def put_and_index(c, local_paths, d):
+    fs, su = c.webhdfs, c.superuser
+    fs.mkdirs(d, su)
+    for p in local_paths:
+        fs.create(d + "/" + os.path.basename(p), su, open(p, "rb").read())
+    r = subprocess.run([c.cli, "dataset", "index", "--namenode", c.namenode, "--user", su, d],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout
+
+
+@pytest.fixture(scope="session")
+def wdsdata(cluster, media, tmp_path_factory):
+    base = tmp_path_factory.mktemp("wds")
+    plain = write_shards(str(base / "plain"), media)
+    views = write_shards(str(base / "views"), media, views=True)
+    put_and_index(cluster, plain, "/data/wds")
+    put_and_index(cluster, views, "/data/views")
+    cluster.wds_local, cluster.views_local = plain, views
+    return cluster
+
+

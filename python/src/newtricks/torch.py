@@ -45,8 +45,9 @@ def _tensor(a, dtype: str = "") -> "_torch.Tensor":
     uint16 bit patterns and are reinterpreted, not converted."""
     if isinstance(a, memoryview):
         return _torch.frombuffer(a, dtype=_torch.uint8) if len(a) else _torch.empty(0, dtype=_torch.uint8)
-    t = _torch.from_numpy(a)
-    return t.view(_torch.bfloat16) if dtype == "bfloat16" else t
+    if dtype == "bfloat16":  # the uint16 bits as int16 (torch before 2.3 has no uint16), reinterpreted
+        return _torch.from_numpy(a.view("<i2")).view(_torch.bfloat16)
+    return _torch.from_numpy(a)
 
 
 _BUILTIN = ("step", "part", "parts", "outputs", "keys", "slots", "paths", "errors", "__key__")
