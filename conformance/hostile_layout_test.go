@@ -236,8 +236,9 @@ func TestHostileLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	crafted := &pb.DatasetIndex{Version: dataset.Version, Root: evil,
-		Files:   []*pb.DatasetFile{{Path: "f.jpg", Length: 1 << 62}},
-		Samples: []*pb.DatasetSample{{Key: "f", File: 0, Offset: 0, Length: 1 << 62, Media: pb.DatasetMedia_DATASET_MEDIA_JPEG, Cost: 1}}}
+		Files: []*pb.DatasetFile{{Path: "f.jpg", Length: 1 << 62}},
+		Samples: []*pb.DatasetSample{{Key: "f", File: 0, Offset: 0, Length: 1 << 62, Media: pb.DatasetMedia_DATASET_MEDIA_JPEG, Cost: 1,
+			Members: []*pb.DatasetMember{{Name: "jpg", Offset: 0, Length: 1 << 62, Media: pb.DatasetMedia_DATASET_MEDIA_JPEG}}}}}
 	evilIdx, err := dataset.FromProto(crafted)
 	if err != nil {
 		t.Fatalf("the crafted index is not even valid on its own: %v", err)
