@@ -38,7 +38,7 @@ import (
 // block, and "tokens" naming the user they were issued to (the fake DataNode refuses a token of
 // another user, as the real one does).
 type world struct {
-	t         *testing.T
+	t         testing.TB
 	root      string // the dataset's HDFS path
 	dir       string // its local copy
 	repDir    string
@@ -76,7 +76,7 @@ func testGraph() *xformv1.Graph {
 
 // testPNG is a w x h image whose pixels depend on seed (noise, so that it does not compress to
 // nothing and spans several blocks).
-func testPNG(t *testing.T, w, h int, seed uint32) []byte {
+func testPNG(t testing.TB, w, h int, seed uint32) []byte {
 	img := image.NewNRGBA(image.Rect(0, 0, w, h))
 	x := seed*2654435761 + 1
 	for i := range img.Pix {
@@ -96,7 +96,7 @@ func testPNG(t *testing.T, w, h int, seed uint32) []byte {
 // newWorld writes n samples (keys "s00".."s<n-1>") and indexes them; corrupt names a key whose
 // file is garbage. The schedule: global batch 4, world size 2 (rank 0 has slots 0 and 1),
 // 20 steps.
-func newWorld(t *testing.T, n int, corrupt string) *world {
+func newWorld(t testing.TB, n int, corrupt string) *world {
 	t.Helper()
 	base := t.TempDir()
 	w := &world{t: t, root: "/data/t", dir: filepath.Join(base, "t"), repDir: filepath.Join(base, "replicas"), blockSize: 512,
