@@ -1,4 +1,4 @@
-# xformgraph: test media, Python reference/benchmark environments, fuzzing, benchmark.
+# xformgraph: test media, Python reference/benchmark environments, benchmark (make fuzz: mk/fuzz.mk).
 # make test (wired by the lead) runs `make xform-media xform-pyenv` and then sets
 # NEWTRICKS_XFORM_MEDIA=$(XFORM_MEDIA) NEWTRICKS_PYTHON=$(XFORM_PYTHON).
 
@@ -7,7 +7,6 @@ XFORM_VENV   := $(CACHE)/venv-test
 XFORM_PYTHON := $(XFORM_VENV)/bin/python
 BENCH_VENV   := $(CACHE)/venv-bench
 SIMD_VENV    := $(CACHE)/venv-bench-simd
-FUZZTIME     ?= 20s
 
 .PHONY: xform-media
 xform-media: ## generate xformgraph test media (ImageMagick + ffmpeg CLI, never downloaded)
@@ -35,18 +34,6 @@ xform-pyenv: $(XFORM_PYTHON) ## venv with pillow, numpy, decord and tokenizers f
 .PHONY: xform-test
 xform-test: xform-media xform-pyenv ## xformgraph tests with media and Python references
 	NEWTRICKS_XFORM_MEDIA=$(XFORM_MEDIA) NEWTRICKS_PYTHON=$(XFORM_PYTHON) go test ./xformgraph/...
-
-# Every public request decoder has a target: OpenSession and replica reads (datanode-ext),
-# dataset indexes, block lists, schedules, graphs, hints and mirror calls, credentials and
-# tokens, media (images, video, frames).
-.PHONY: fuzz
-fuzz: xform-media ## run every Fuzz* target of the module for FUZZTIME each (default 20s)
-	@set -e; for pkg in $$(go list ./...); do \
-	  for f in $$(go test -list 'Fuzz.*' $$pkg | grep '^Fuzz' || true); do \
-	    echo "== $$pkg $$f ($(FUZZTIME))"; \
-	    go test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -parallel 2; \
-	  done; \
-	done
 
 $(BENCH_VENV)/.ok:
 	python3 -m venv $(BENCH_VENV)
