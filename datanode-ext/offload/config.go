@@ -23,6 +23,10 @@ const ReadMaxBytesKey = "newtricks.datanode.ext.read.max.bytes"
 // DefaultMaxReadBytes is ReadMaxBytesKey's default.
 const DefaultMaxReadBytes = 64 << 20
 
+// DefaultMaxStep is step.max's default: 2^24 steps, about 5 s of one core to compute a
+// session's first step from scratch.
+const DefaultMaxStep = 1 << 24
+
 // TestDomainKey (test only) replaces the determinism domain the node reports and writes into
 // its frames (Options.Domain), so that a test can run a node that looks built with other
 // libraries.
@@ -60,6 +64,13 @@ type Config struct {
 	MaxWait time.Duration
 	// MaxMembers (members.max, default 256).
 	MaxMembers int
+	// MaxStep (step.max, default DefaultMaxStep, at most 2^62) bounds the steps a session
+	// serves: a start step or a GetStep step at or beyond it is refused. A step's samples
+	// depend on every step before it (docs/offload.md, "The exact algorithm": the cursor), so
+	// the first step of a session costs time in proportion to its number (about 0.3 us a step
+	// on one core; a reader pays the same); without a bound one request made the node compute
+	// for ever, and under the Manager's lock.
+	MaxStep uint64
 	// PeerConns (peers.max, default 64) bounds the connections kept to other datanode-ext
 	// nodes; PeerIdle (peers.idle.ms, default 120000) closes one unused for that long.
 	PeerConns int
@@ -86,6 +97,9 @@ func (c Config) Defaults() Config {
 		c.MaxReadBytes = DefaultMaxReadBytes
 	}
 	def(&c.MaxMembers, 256)
+	if c.MaxStep == 0 {
+		c.MaxStep = DefaultMaxStep
+	}
 	def(&c.PeerConns, DefaultPeerConns)
 	if c.PeerIdle == 0 {
 		c.PeerIdle = DefaultPeerIdle
@@ -121,6 +135,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: %s=%d must be in [1, 1 GiB]", ErrConfig, ReadMaxBytesKey, c.MaxReadBytes)
 	case c.Idle < time.Second || c.MaxWait < time.Millisecond:
 		return fmt.Errorf("%w: session.idle.ms >= 1000 and max.wait.ms >= 1", ErrConfig)
+	case c.MaxStep > 1<<62:
+		return fmt.Errorf("%w: step.max %d must be at most 2^62", ErrConfig, c.MaxStep)
 	case c.PeerConns < 1 || c.PeerConns > 4096 || c.PeerIdle < time.Second:
 		return fmt.Errorf("%w: peers.max %d must be in [1, 4096] and peers.idle.ms >= 1000", ErrConfig, c.PeerConns)
 	}
@@ -131,7 +147,7 @@ func (c Config) Validate() error {
 // (cpu.high 0.8, cpu.low 0.7, cpu.interval.ms 500) and the sessions' (workers 1, nice 10,
 // lookahead 4, lookahead.max 64, queue.max.bytes 512 MiB, sessions.max 64,
 // sessions.max.per.user 16, reads.max 8, session.idle.ms 600000, max.wait.ms 5000,
-// members.max 256, peers.max 64, peers.idle.ms 120000; and
+// members.max 256, step.max 2^24, peers.max 64, peers.idle.ms 120000; and
 // newtricks.datanode.ext.read.max.bytes, 64 MiB). Both come back with their
 // defaults filled and validated; every error wraps coproc.ErrBadConfig.
 func ConfigFromConf(c coproc.Conf) (governor.Config, Config, error) {
@@ -170,6 +186,13 @@ func ConfigFromConf(c coproc.Conf) (governor.Config, Config, error) {
 	integer(".lookahead.max", &s.MaxLookahead)
 	integer(".sessions.max", &s.MaxSessions)
 	integer(".members.max", &s.MaxMembers)
+	if err == nil {
+		var n int64
+		if n, err = c.Int(Prefix+".step.max", 0); err == nil && n < 0 {
+			err = fmt.Errorf("%w: %s.step.max=%d is negative", coproc.ErrBadConfig, Prefix, n)
+		}
+		s.MaxStep = uint64(n)
+	}
 	integer(".peers.max", &s.PeerConns)
 	if err == nil {
 		s.PeerIdle, err = c.Duration(Prefix+".peers.idle.ms", 0)

@@ -28,9 +28,9 @@ import (
 // answer is a status of a code a request may cause (never a panic, a recovered panic, a
 // non-status error, INTERNAL or UNKNOWN); nobody but the authenticated caller (or the user a
 // simple-auth request names) opens, reads or closes a session, and only alice may read the
-// dataset; nothing is accepted beyond its documented bound (members.max, lookahead.max, the
-// schedule's limits, a rank's slots, MaxRangeBytes), and no refused call leaves a session or
-// a job behind.
+// dataset; nothing is accepted beyond its documented bound (members.max, lookahead.max,
+// step.max, the schedule's limits, a rank's slots, MaxRangeBytes), and no refused call leaves a
+// session or a job behind.
 //
 // A request whose session_id is fuzzSession names alice's session of the fixture (opened
 // anew for every input), so that GetStep and CloseSession reach a real session.
@@ -107,8 +107,9 @@ func newOffloadFuzz(tb testing.TB) *offloadFuzz {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	// A short max.wait.ms: nothing transforms here, and a step is answered raw at once.
-	cfg := Config{MaxWait: time.Millisecond, MaxSessionsPerUser: 4, MaxSessions: 8}
+	// A short max.wait.ms: nothing transforms here, and a step is answered raw at once; a low
+	// step.max: the first step of a session costs time in proportion to its number.
+	cfg := Config{MaxWait: time.Millisecond, MaxSessionsPerUser: 4, MaxSessions: 8, MaxStep: 1 << 16}
 	mgr, err := NewManager(cfg, Options{Host: &fakeHost{w: w, uuid: "dn-a"}, Peers: &worldPeers{w: w}, Gov: gov,
 		Namespace: &worldNS{w: w}, Directory: w.directory(), Self: func() string { return "dn-a" }})
 	if err != nil {
@@ -140,6 +141,11 @@ func (fz *offloadFuzz) seeds() []proto.Message {
 		open(func(r *pb.OpenSessionRequest) { r.Lookahead = 1<<32 - 1 }),
 		open(func(r *pb.OpenSessionRequest) { r.Rank = 1 << 31 }),
 		open(func(r *pb.OpenSessionRequest) { r.StartStep = 1<<64 - 1 }),
+		// An endless schedule (no max_steps) from far steps: refused at step.max (it was computed
+		// for ever under the Manager's lock, TestHugeStepRefused), and from one below it.
+		open(func(r *pb.OpenSessionRequest) { r.Schedule.MaxSteps, r.StartStep = 0, 1<<64-5 }),
+		open(func(r *pb.OpenSessionRequest) { r.Schedule.MaxSteps, r.StartStep = 0, 1<<16 }),
+		open(func(r *pb.OpenSessionRequest) { r.Schedule.MaxSteps, r.StartStep = 0, 1<<16-1 }),
 		open(func(r *pb.OpenSessionRequest) { r.Schedule.GlobalBatch = 1 << 30 }),
 		open(func(r *pb.OpenSessionRequest) { r.Schedule.WorldSize = 1<<32 - 1 }),
 		open(func(r *pb.OpenSessionRequest) {
@@ -311,6 +317,8 @@ func (fz *offloadFuzz) checkOpen(t fuzzT, api pb.OffloadServer, c fuzzCaller, re
 		t.Fatalf("a session opened with %d members (members.max %d)", len(req.GetMembers()), fz.cfg.MaxMembers)
 	case int(resp.GetLookahead()) > fz.cfg.MaxLookahead || req.GetLookahead() > uint32(fz.cfg.MaxLookahead):
 		t.Fatalf("a session opened with lookahead %d (asked %d, lookahead.max %d)", resp.GetLookahead(), req.GetLookahead(), fz.cfg.MaxLookahead)
+	case req.GetStartStep() >= fz.cfg.MaxStep:
+		t.Fatalf("a session opened at step %d (step.max %d)", req.GetStartStep(), fz.cfg.MaxStep)
 	case int(req.GetRank()) >= spec.WorldSize || len(req.GetSources()) != len(spec.Sources):
 		t.Fatalf("a session opened with rank %d of %d, %d sources for %d", req.GetRank(), spec.WorldSize, len(req.GetSources()), len(spec.Sources))
 	}
@@ -364,6 +372,9 @@ func (fz *offloadFuzz) checkStep(t fuzzT, api pb.OffloadServer, c fuzzCaller, re
 	}
 	if len(got) > len(req.GetSlots()) {
 		t.Fatalf("%s answered %d samples for %d slots", name, len(got), len(req.GetSlots()))
+	}
+	if err == nil && req.GetStep() >= fz.cfg.MaxStep {
+		t.Fatalf("%s answered step %d (step.max %d)", name, req.GetStep(), fz.cfg.MaxStep)
 	}
 	for _, s := range got {
 		if s.GetStep() != req.GetStep() || !slices.Contains(req.GetSlots(), s.GetSlot()) {

@@ -564,3 +564,88 @@ func TestMalformedBlockLists(t *testing.T) {
 		}
 	}
 }
+
+// within runs f and fails the test if it has not returned after d.
+func within(t *testing.T, d time.Duration, what string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		t.Fatalf("%s still running after %v", what, d)
+		return nil
+	}
+}
+
+// TestHugeStepRefused: a step's samples depend on every step before it (the cursor), so the
+// first step of a session costs time in proportion to its number. A start step or a GetStep
+// step at or beyond step.max is refused at once with INVALID_ARGUMENT, before anything is read
+// (before: start_step 2^64-5 of a schedule without max_steps, found reading the handler for
+// FuzzOffloadRequests, made OpenSession compute for ever under the Manager's lock, every other
+// session of the node frozen and its memory growing; a GetStep of such a step on any open
+// session did the same). A far step below the bound is computed outside the lock: the node
+// keeps answering meanwhile.
+func TestHugeStepRefused(t *testing.T) {
+	w := newWorld(t, 8, "")
+	w.spec.MaxSteps = 0 // endless
+	const limit = 1 << 20
+	n := startNode(t, w, "dn-a", nodeOpts{cfg: Config{MaxStep: limit}})
+	ctx := context.Background()
+	for _, start := range []uint64{limit, 1<<64 - 5, 1<<64 - 1} {
+		req := w.openProto()
+		req.StartStep = start
+		before, located := n.host.calls.Load(), n.ns.calls.Load()
+		err := within(t, 10*time.Second, fmt.Sprintf("OpenSession at start step %d", start), func() error {
+			_, err := n.c.OpenSession(ctx, req)
+			return err
+		})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), fmt.Sprintf("start step %d, limit %d", start, limit)) ||
+			!strings.Contains(err.Error(), "step.max") {
+			t.Errorf("OpenSession at start step %d: %v, want InvalidArgument naming step.max", start, err)
+		}
+		if n.host.calls.Load() != before || n.ns.calls.Load() != located {
+			t.Errorf("start step %d: the node read or located before refusing", start)
+		}
+	}
+	if c := n.mgr.Counters(); c.Sessions != 0 || c.QueuedJobs != 0 {
+		t.Fatalf("refused opens left %d sessions, %d jobs", c.Sessions, c.QueuedJobs)
+	}
+
+	open, err := n.c.OpenSession(ctx, w.openProto())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []uint64{limit, 1<<64 - 5} {
+		err := within(t, 10*time.Second, fmt.Sprintf("GetStep of step %d", step), func() error {
+			_, err := n.getStep(t, &pb.GetStepRequest{User: "alice", SessionId: open.GetSessionId(), Step: step, Slots: []uint32{0}})
+			return err
+		})
+		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "step.max") {
+			t.Errorf("GetStep of step %d: %v, want InvalidArgument naming step.max", step, err)
+		}
+	}
+
+	// The last step below the bound: a fraction of a second of computing, none of it under the
+	// lock.
+	start := time.Now()
+	var took time.Duration
+	done := make(chan error, 1)
+	go func() {
+		_, err := n.getStep(t, &pb.GetStepRequest{User: "alice", SessionId: open.GetSessionId(), Step: limit - 1, Slots: []uint32{0, 1}})
+		took = time.Since(start)
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	asked := time.Now()
+	n.mgr.Counters() // takes the Manager's lock
+	waited := time.Since(asked)
+	if err := <-done; err != nil {
+		t.Fatalf("GetStep of step %d: %v", limit-1, err)
+	}
+	if took > 200*time.Millisecond && waited > took/2 {
+		t.Errorf("Counters waited %v while GetStep computed step %d for %v: computed under the lock", waited, limit-1, took)
+	}
+	t.Logf("step %d computed in %v; Counters meanwhile in %v", limit-1, took, waited)
+}

@@ -190,6 +190,9 @@ func (m *Manager) openSession(ctx context.Context, user string, req OpenRequest)
 	if ahead < 0 || ahead > m.cfg.MaxLookahead {
 		return nil, fmt.Errorf("%w: lookahead %d, limit %d", ErrInvalid, ahead, m.cfg.MaxLookahead)
 	}
+	if req.StartStep >= m.cfg.MaxStep {
+		return nil, fmt.Errorf("%w: start step %d, limit %d (%s.step.max)", ErrInvalid, req.StartStep, m.cfg.MaxStep, Prefix)
+	}
 	ms := req.Members
 	if len(ms) == 0 || len(ms) > m.cfg.MaxMembers {
 		return nil, fmt.Errorf("%w: %d members, want 1..%d", ErrInvalid, len(ms), m.cfg.MaxMembers)
@@ -251,6 +254,12 @@ func (m *Manager) openSession(ctx context.Context, user string, req OpenRequest)
 	}
 	if s.plan.End(s.cur) {
 		return nil, fmt.Errorf("%w: start step %d is past the schedule", ErrInvalid, s.cur)
+	}
+	// The start step costs time in proportion to its number (Config.MaxStep): computed here,
+	// outside Manager.mu, it leaves the plan's cursor cached, and the steps Open prepares under
+	// the lock cost only their distance from it.
+	if _, err := s.plan.Step(s.cur); err != nil {
+		return nil, fmt.Errorf("%w: start step %d: %w", ErrInvalid, s.cur, err)
 	}
 	s.lo, s.hi = s.plan.RankRange(req.Rank)
 	return s, nil

@@ -70,6 +70,9 @@ func (m *Manager) getStep(ctx context.Context, user string, req StepRequest, sen
 	if w := req.MaxWait; w > 0 && w < wait {
 		wait = w
 	}
+	if req.Step >= m.cfg.MaxStep {
+		return fmt.Errorf("%w: step %d, limit %d (%s.step.max)", ErrInvalid, req.Step, m.cfg.MaxStep, Prefix)
+	}
 	m.mu.Lock()
 	s, err := m.session(user, req.SessionID)
 	if err != nil {
@@ -91,6 +94,20 @@ func (m *Manager) getStep(ctx context.Context, user string, req StepRequest, sen
 			return fmt.Errorf("%w: slot %d is not in the rank's range [%d, %d)", ErrInvalid, k, s.lo, s.hi)
 		}
 	}
+	m.mu.Unlock()
+
+	// The step's slots, outside m.mu: a step far from the ones the plan computed costs time in
+	// proportion to the distance (Config.MaxStep), and once it is computed the steps
+	// prepareLocked adds after it cost only their distance from it.
+	slots, err := s.plan.Step(step)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	m.mu.Lock()
+	if s.closed {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: session %q (expired, closed, or the node restarted: open a new one)", ErrNotFound, req.SessionID)
+	}
 	for st := range s.steps {
 		if st < step {
 			m.dropStepLocked(s, st)
@@ -111,10 +128,6 @@ func (m *Manager) getStep(ctx context.Context, user string, req StepRequest, sen
 	js := s.steps[step]
 	m.mu.Unlock()
 
-	slots, err := s.plan.Step(step)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	expired := false
