@@ -317,8 +317,8 @@ func (fz *offloadFuzz) checkOpen(t fuzzT, api pb.OffloadServer, c fuzzCaller, re
 		t.Fatalf("a session opened with %d members (members.max %d)", len(req.GetMembers()), fz.cfg.MaxMembers)
 	case int(resp.GetLookahead()) > fz.cfg.MaxLookahead || req.GetLookahead() > uint32(fz.cfg.MaxLookahead):
 		t.Fatalf("a session opened with lookahead %d (asked %d, lookahead.max %d)", resp.GetLookahead(), req.GetLookahead(), fz.cfg.MaxLookahead)
-	case req.GetStartStep() >= fz.cfg.MaxStep:
-		t.Fatalf("a session opened at step %d (step.max %d)", req.GetStartStep(), fz.cfg.MaxStep)
+	case req.GetStartStep() >= fz.cfg.StepLimit(len(spec.Sources)):
+		t.Fatalf("a session of %d sources opened at step %d (step.max %d)", len(spec.Sources), req.GetStartStep(), fz.cfg.MaxStep)
 	case int(req.GetRank()) >= spec.WorldSize || len(req.GetSources()) != len(spec.Sources):
 		t.Fatalf("a session opened with rank %d of %d, %d sources for %d", req.GetRank(), spec.WorldSize, len(req.GetSources()), len(spec.Sources))
 	}

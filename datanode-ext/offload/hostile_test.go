@@ -593,18 +593,33 @@ func TestHugeStepRefused(t *testing.T) {
 	const limit = 1 << 20
 	n := startNode(t, w, "dn-a", nodeOpts{cfg: Config{MaxStep: limit}})
 	ctx := context.Background()
-	for _, start := range []uint64{limit, 1<<64 - 5, 1<<64 - 1} {
+	for _, tc := range []struct {
+		start   uint64
+		sources int
+		limit   uint64
+	}{
+		{limit, 1, limit}, {1<<64 - 5, 1, limit}, {1<<64 - 1, 1, limit},
+		// With more sources a step costs more: the bound is lower.
+		{limit / 3, 32, limit / 3}, {limit / 17, 256, limit / 17},
+	} {
 		req := w.openProto()
-		req.StartStep = start
+		req.StartStep = tc.start
+		for len(req.Schedule.Sources) < tc.sources {
+			src := proto.Clone(req.Schedule.Sources[0]).(*pb.ScheduleSource)
+			src.Name = fmt.Sprint("img", len(req.Schedule.Sources))
+			req.Schedule.Sources = append(req.Schedule.Sources, src)
+			req.Sources = append(req.Sources, req.Sources[0])
+		}
 		before, located := n.host.calls.Load(), n.ns.calls.Load()
-		err := within(t, 10*time.Second, fmt.Sprintf("OpenSession at start step %d", start), func() error {
+		err := within(t, 10*time.Second, fmt.Sprintf("OpenSession at start step %d", tc.start), func() error {
 			_, err := n.c.OpenSession(ctx, req)
 			return err
 		})
-		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), fmt.Sprintf("start step %d, limit %d", start, limit)) ||
-			!strings.Contains(err.Error(), "step.max") {
-			t.Errorf("OpenSession at start step %d: %v, want InvalidArgument naming step.max", start, err)
+		if want := fmt.Sprintf("start step %d, limit %d for %d sources", tc.start, tc.limit, tc.sources); status.Code(err) != codes.InvalidArgument ||
+			!strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "step.max") {
+			t.Errorf("OpenSession at start step %d of %d sources: %v, want InvalidArgument saying %q and naming step.max", tc.start, tc.sources, err, want)
 		}
+		start := tc.start
 		if n.host.calls.Load() != before || n.ns.calls.Load() != located {
 			t.Errorf("start step %d: the node read or located before refusing", start)
 		}

@@ -190,8 +190,8 @@ func (m *Manager) openSession(ctx context.Context, user string, req OpenRequest)
 	if ahead < 0 || ahead > m.cfg.MaxLookahead {
 		return nil, fmt.Errorf("%w: lookahead %d, limit %d", ErrInvalid, ahead, m.cfg.MaxLookahead)
 	}
-	if req.StartStep >= m.cfg.MaxStep {
-		return nil, fmt.Errorf("%w: start step %d, limit %d (%s.step.max)", ErrInvalid, req.StartStep, m.cfg.MaxStep, Prefix)
+	if limit := m.cfg.StepLimit(len(spec.Sources)); req.StartStep >= limit {
+		return nil, fmt.Errorf("%w: start step %d, limit %d for %d sources (%s.step.max)", ErrInvalid, req.StartStep, limit, len(spec.Sources), Prefix)
 	}
 	ms := req.Members
 	if len(ms) == 0 || len(ms) > m.cfg.MaxMembers {
@@ -255,7 +255,7 @@ func (m *Manager) openSession(ctx context.Context, user string, req OpenRequest)
 	if s.plan.End(s.cur) {
 		return nil, fmt.Errorf("%w: start step %d is past the schedule", ErrInvalid, s.cur)
 	}
-	// The start step costs time in proportion to its number (Config.MaxStep): computed here,
+	// The start step costs time in proportion to its number (Config.StepLimit): computed here,
 	// outside Manager.mu, it leaves the plan's cursor cached, and the steps Open prepares under
 	// the lock cost only their distance from it.
 	if _, err := s.plan.Step(s.cur); err != nil {

@@ -70,9 +70,6 @@ func (m *Manager) getStep(ctx context.Context, user string, req StepRequest, sen
 	if w := req.MaxWait; w > 0 && w < wait {
 		wait = w
 	}
-	if req.Step >= m.cfg.MaxStep {
-		return fmt.Errorf("%w: step %d, limit %d (%s.step.max)", ErrInvalid, req.Step, m.cfg.MaxStep, Prefix)
-	}
 	m.mu.Lock()
 	s, err := m.session(user, req.SessionID)
 	if err != nil {
@@ -80,6 +77,10 @@ func (m *Manager) getStep(ctx context.Context, user string, req StepRequest, sen
 		return err
 	}
 	step := req.Step
+	if limit := m.cfg.StepLimit(len(s.idx)); step >= limit {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: step %d, limit %d for %d sources (%s.step.max)", ErrInvalid, step, limit, len(s.idx), Prefix)
+	}
 	if s.plan.End(step) {
 		m.mu.Unlock()
 		return fmt.Errorf("%w: step %d is past the schedule", ErrInvalid, step)
@@ -97,7 +98,7 @@ func (m *Manager) getStep(ctx context.Context, user string, req StepRequest, sen
 	m.mu.Unlock()
 
 	// The step's slots, outside m.mu: a step far from the ones the plan computed costs time in
-	// proportion to the distance (Config.MaxStep), and once it is computed the steps
+	// proportion to the distance (Config.StepLimit), and once it is computed the steps
 	// prepareLocked adds after it cost only their distance from it.
 	slots, err := s.plan.Step(step)
 	if err != nil {
