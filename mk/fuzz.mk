@@ -1,8 +1,9 @@
 # make fuzz: every Fuzz target of the module, one after another, FUZZTIME each (default 20s)
 # with 2 workers. Every public request decoder has one: OpenSession and the other Offload
-# calls, replica reads (datanode-ext), Namespace, Hints and Mirror calls (namenode-ext),
-# dataset indexes, block lists, schedules, graphs, credentials and tokens, media (images,
-# video, frames), tokenizers; BUILDING.md ("Fuzzing") lists them.
+# calls, replica reads (datanode-ext), Namespace, DataNodeDirectory, Hints and Mirror calls
+# (namenode-ext), dataset indexes, block lists, schedules, graphs, credentials and tokens,
+# media (images, video, frames), tokenizers; BUILDING.md ("Fuzzing the public request
+# decoders") lists them.
 #
 # The targets are read from each package's test files as `go list` sees them, so a package
 # whose tests do not build fails the run instead of being skipped. A failing target does not
