@@ -5,21 +5,26 @@
     pip install ./python
     python examples/train_loop.py --media xformgraph/testdata/media/images --steps 20
 
-It uploads the images in --media to HDFS as one dataset (unless --dataset names one that is
-already indexed), indexes it with `newtricks dataset index`, hints the files hot for the
-job's readers, then trains a toy linear model (numpy, on the step's batch) for --steps steps of
-one rank, with the DataNodes transforming the samples (offload), and prints where the samples
-were made and how long the loop waited for data.
+It uploads the images in --media to HDFS as a labeled dataset (unless --dataset names one that
+is already indexed): WebDataset-style tar shards where every sample is KEY.jpg (or .png, .webp)
+beside its label KEY.cls (the image's index modulo --classes) and its caption KEY.txt. It
+indexes them with `newtricks dataset index`, hints the files hot for the job's readers, then
+trains a toy softmax classifier (numpy, on the step's batch, against the labels the samples
+carry) for --steps steps of one rank, with the DataNodes transforming the samples (offload).
+It prints a few samples (key, label, caption, how each was made), the loss, and at the end
+where the samples were made and how long the loop waited for data.
 """
 
 import argparse
 import getpass
 import http.client
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 import urllib.parse
 
@@ -66,6 +71,30 @@ def webhdfs_put(http_port, path, user, data):
         sys.exit("webhdfs write %s: HTTP %d" % (path, r.status))
 
 
+def labeled_shards(media, classes, per_shard=8):
+    """The images in media as tar shards of WebDataset samples: [(shard name, tar bytes)] and
+    [(key, label, caption)], every sample KEY.EXT, KEY.cls and KEY.txt."""
+    files = sorted(f for f in os.listdir(media) if f.lower().endswith((".jpg", ".jpeg", ".png", ".webp")))
+    if not files:
+        sys.exit("no images in %s" % media)
+    shards, samples = [], []
+    for s in range(0, len(files), per_shard):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+            for i, f in enumerate(files[s:s + per_shard], s):
+                key, ext = "%06d" % i, f.rsplit(".", 1)[1].lower()
+                label, caption = i % classes, "image %d of %s (class %d)" % (i, f, i % classes)
+                with open(os.path.join(media, f), "rb") as fh:
+                    img = fh.read()
+                for name, data in ((ext, img), ("cls", str(label).encode()), ("txt", caption.encode())):
+                    ti = tarfile.TarInfo("%s.%s" % (key, name))
+                    ti.size = len(data)
+                    tf.addfile(ti, io.BytesIO(data))
+                samples.append((key, label, caption))
+        shards.append(("shard-%03d.tar" % len(shards), buf.getvalue()))
+    return shards, samples
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     cache = os.environ.get("NEWTRICKS_CACHE", os.path.expanduser("~/.cache/newtricks"))
@@ -73,6 +102,7 @@ def main():
     ap.add_argument("--newtricks", default=shutil.which("newtricks") or "bin/newtricks", help="the newtricks CLI")
     ap.add_argument("--media", help="local directory of images to upload as the dataset")
     ap.add_argument("--dataset", default="/datasets/example", help="HDFS dataset directory")
+    ap.add_argument("--classes", type=int, default=4, help="classes of the labels (cls members)")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--batch", type=int, default=8, help="global batch")
     ap.add_argument("--rank", type=int, default=0)
@@ -82,20 +112,18 @@ def main():
 
     namenode, http_port, nn_ext = cluster_addresses(a.cluster_dir)
     if a.media:
-        files = sorted(f for f in os.listdir(a.media) if f.lower().endswith((".jpg", ".jpeg", ".png", ".webp")))
-        if not files:
-            sys.exit("no images in %s" % a.media)
-        for f in files:
-            with open(os.path.join(a.media, f), "rb") as fh:
-                webhdfs_put(http_port, "%s/%s" % (a.dataset, f), a.user, fh.read())
+        shards, samples = labeled_shards(a.media, a.classes)
+        for name, data in shards:
+            webhdfs_put(http_port, "%s/%s" % (a.dataset, name), a.user, data)
         subprocess.run([a.newtricks, "dataset", "index", "--namenode", namenode, "--user", a.user, a.dataset],
                        check=True, stdout=subprocess.DEVNULL)
-        print("uploaded and indexed %d images in %s" % (len(files), a.dataset))
+        print("uploaded and indexed %d images, each with a label (cls) and caption (txt), in %d shards in %s" % (
+            len(samples), len(shards), a.dataset))
 
     schedule = {"version": 1, "name": "example", "seed": "7", "globalBatch": a.batch, "worldSize": a.world_size,
                 "maxSteps": str(a.steps), "sources": [{"name": "img", "dataset": a.dataset, "weight": 1, "graph": GRAPH}]}
     rng = np.random.default_rng(0)
-    w = rng.normal(0, 0.01, size=(3 * 64 * 64,)).astype(np.float32)
+    w = rng.normal(0, 0.01, size=(3 * 64 * 64, a.classes)).astype(np.float32)  # softmax classifier
     # ---- the loop: hint the data hot, read transformed batches, train ----------------------
     with newtricks.hint(a.dataset, readers=a.world_size, window=600, addr=nn_ext, user=a.user) as h:
         print("hint %s: %d files, replication -> %s" % (h.id, len(h.plan.files),
@@ -109,12 +137,19 @@ def main():
                 steps += 1
                 for s in step.errors:
                     print("step %d: skipped %s: %s" % (step.step, s.key, s.error))
+                if steps == 1:
+                    for s in step.ok[:3]:
+                        print("sample %s  label %d  caption %r  (%s)" % (s.key, s.meta["cls"], s.meta["txt"], s.path))
                 x = step.batch(0).reshape(len(step.ok), -1)      # [n, 3*64*64] float32, no copy
-                y = x.mean(axis=1)                                  # a toy target
-                grad = x.T @ (x @ w - y) / len(x)
-                w -= 1e-5 * grad
+                y = np.array([s.meta["cls"] for s in step.ok])   # the labels the samples carry
+                logits = x @ w
+                p = np.exp(logits - logits.max(axis=1, keepdims=True))
+                p /= p.sum(axis=1, keepdims=True)
+                loss = float(-np.mean(np.log(p[np.arange(len(y)), y] + 1e-12)))
+                p[np.arange(len(y)), y] -= 1                        # d(cross-entropy)/d(logits)
+                w -= 1e-4 * (x.T @ p) / len(x)
                 if step.step % 5 == 0:
-                    print("step %3d  loss %.5f  paths %s" % (step.step, float(np.mean((x @ w - y) ** 2)),
+                    print("step %3d  loss %.4f  labels %s  paths %s" % (step.step, loss, y.tolist(),
                           sorted({s.path for s in step.ok})))
             st = reader.stats()
     print("%d steps in %.1fs; offloaded %.0f%%, raw %d, local %d, errors %d; wait p50 %.1f ms p99 %.1f ms; "
