@@ -16,6 +16,7 @@ import (
 	"github.com/newtricks/newtricks/reader"
 	"github.com/newtricks/newtricks/schedule"
 	"github.com/newtricks/newtricks/xformgraph"
+	"github.com/newtricks/newtricks/xformgraph/frame"
 )
 
 // offload shows trick 3: a training loop reading transformed samples from the DataNodes, the
@@ -45,7 +46,8 @@ func (d *demo) offload(ctx context.Context) error {
 		media datasets.Media
 		l     datasets.Layout
 	}{
-		{"img", datasets.Media{Images: m.Images}, datasets.Layout{Shards: 2, PerShard: 20, Singles: 4}},
+		// Every image sample is a JPEG with its label (cls), caption (txt) and metadata (json).
+		{"img", datasets.Media{Images: m.Images}, datasets.Layout{Shards: 2, PerShard: 22, Captions: true}},
 		{"vid", datasets.Media{Images: m.Videos}, datasets.Layout{Shards: 1, PerShard: 6}},
 	} {
 		remote := "/demo/offload/" + ds.name
@@ -63,7 +65,7 @@ func (d *demo) offload(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintln(d.out, "   schedule: batch 8, images:clips 3:1; graphs: JPEG -> random_resized_crop 128 -> flip -> normalize -> float32,")
-	fmt.Fprintln(d.out, "   clip -> 4 random consecutive frames at 96x96 -> uint8")
+	fmt.Fprintln(d.out, "   clip -> 4 random consecutive frames at 96x96 -> uint8; every sample also brings its label and caption")
 	store := &reader.HDFSStore{Client: fs}
 	defer store.Close()
 	// The reader needs only namenode-ext: it finds the DataNodes' datanode-ext in its directory.
@@ -107,6 +109,9 @@ func (d *demo) offload(ctx context.Context) error {
 				return err
 			}
 			wait += time.Since(t)
+			if step == 0 {
+				d.showSamples(r, spec, st, 4)
+			}
 			for _, s := range st.Samples {
 				if s.Err != nil {
 					return s.Err
@@ -161,6 +166,31 @@ func (d *demo) offload(ctx context.Context) error {
 		st.Steps, st.OffloadedFraction(), humanBytes(st.BytesFromNodes), humanBytes(st.BytesFromHDFS), st.Reconnects)
 	fmt.Fprintln(d.out, "   (figures of the trainer/storage split: make bench-offload; protocol: docs/offload.md)")
 	return nil
+}
+
+// showSamples prints the first n samples of a step as a trainer sees them: key, label and
+// caption (the sample's members, decoded), the tensor's shape, and where it was made.
+func (d *demo) showSamples(r *reader.Reader, spec *schedule.Spec, st *reader.Step, n int) {
+	fmt.Fprintf(d.out, "   step %d, first %d of its %d samples:\n", st.Step, min(n, len(st.Samples)), len(st.Samples))
+	for _, s := range st.Samples[:min(n, len(st.Samples))] {
+		label, caption := "-", "-"
+		if b, ok := s.Member("cls"); ok {
+			if v, err := reader.Decode("cls", b); err == nil {
+				label = fmt.Sprint(v)
+			}
+		}
+		if b, ok := s.Member("txt"); ok {
+			if v, err := reader.Decode("txt", b); err == nil {
+				caption = fmt.Sprintf("%q", v)
+			}
+		}
+		shape := "-"
+		if f, _, err := frame.Parse(s.Frames); err == nil {
+			shape = fmt.Sprint(f.Shape)
+		}
+		fmt.Fprintf(d.out, "     %-3s %-14s label %-2s caption %-44s tensor %-14s %s\n",
+			spec.Sources[s.Source].Name, s.Key, label, caption, shape, s.Path)
+	}
 }
 
 func existingDir(p string) string {
