@@ -23,6 +23,58 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type NameNodeState int32
+
+const (
+	NameNodeState_NAMENODE_STATE_UNSPECIFIED NameNodeState = 0 // a hook that does not report it
+	NameNodeState_NAMENODE_STATE_ACTIVE      NameNodeState = 1
+	NameNodeState_NAMENODE_STATE_STANDBY     NameNodeState = 2
+	NameNodeState_NAMENODE_STATE_OTHER       NameNodeState = 3 // observer, starting, stopping: not active
+)
+
+// Enum value maps for NameNodeState.
+var (
+	NameNodeState_name = map[int32]string{
+		0: "NAMENODE_STATE_UNSPECIFIED",
+		1: "NAMENODE_STATE_ACTIVE",
+		2: "NAMENODE_STATE_STANDBY",
+		3: "NAMENODE_STATE_OTHER",
+	}
+	NameNodeState_value = map[string]int32{
+		"NAMENODE_STATE_UNSPECIFIED": 0,
+		"NAMENODE_STATE_ACTIVE":      1,
+		"NAMENODE_STATE_STANDBY":     2,
+		"NAMENODE_STATE_OTHER":       3,
+	}
+)
+
+func (x NameNodeState) Enum() *NameNodeState {
+	p := new(NameNodeState)
+	*p = x
+	return p
+}
+
+func (x NameNodeState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (NameNodeState) Descriptor() protoreflect.EnumDescriptor {
+	return file_newtricks_v1_events_proto_enumTypes[0].Descriptor()
+}
+
+func (NameNodeState) Type() protoreflect.EnumType {
+	return &file_newtricks_v1_events_proto_enumTypes[0]
+}
+
+func (x NameNodeState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use NameNodeState.Descriptor instead.
+func (NameNodeState) EnumDescriptor() ([]byte, []int) {
+	return file_newtricks_v1_events_proto_rawDescGZIP(), []int{0}
+}
+
 type NamespaceEvent_Type int32
 
 const (
@@ -71,11 +123,11 @@ func (x NamespaceEvent_Type) String() string {
 }
 
 func (NamespaceEvent_Type) Descriptor() protoreflect.EnumDescriptor {
-	return file_newtricks_v1_events_proto_enumTypes[0].Descriptor()
+	return file_newtricks_v1_events_proto_enumTypes[1].Descriptor()
 }
 
 func (NamespaceEvent_Type) Type() protoreflect.EnumType {
-	return &file_newtricks_v1_events_proto_enumTypes[0]
+	return &file_newtricks_v1_events_proto_enumTypes[1]
 }
 
 func (x NamespaceEvent_Type) Number() protoreflect.EnumNumber {
@@ -200,8 +252,20 @@ type EventBatch struct {
 	// Times the hook found edits it needed already purged and skipped ahead, since the NameNode
 	// started (events in between are lost).
 	NamespaceGapsTotal int64 `protobuf:"varint,5,opt,name=namespace_gaps_total,json=namespaceGapsTotal,proto3" json:"namespace_gaps_total,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The NameNode's HA state as the hook saw it when it sent the batch (NameNode.isActiveState,
+	// isStandbyState). A NameNode without HA is always ACTIVE. namenode-ext acts (hints,
+	// restores, mirror copies and commits) only while its NameNode is ACTIVE.
+	NamenodeState NameNodeState `protobuf:"varint,6,opt,name=namenode_state,json=namenodeState,proto3,enum=newtricks.v1.NameNodeState" json:"namenode_state,omitempty"`
+	// Counts the times the hook saw its NameNode become active (1 for the first active term of
+	// the hook). A co-process acting for one term starts afresh for the next.
+	ActiveTerm int64 `protobuf:"varint,7,opt,name=active_term,json=activeTerm,proto3" json:"active_term,omitempty"`
+	// HA only: every txid up to this one was read by the hook and each selected namespace event
+	// up to it was acknowledged durable (or is in this batch); -1 while unknown (standby, or
+	// waiting for resume_after_txid). The active namenode-ext keeps it in HDFS: a NameNode that
+	// becomes active resumes the stream after it.
+	SafeTxid      int64 `protobuf:"varint,8,opt,name=safe_txid,json=safeTxid,proto3" json:"safe_txid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *EventBatch) Reset() {
@@ -269,6 +333,27 @@ func (x *EventBatch) GetNamespaceGapsTotal() int64 {
 	return 0
 }
 
+func (x *EventBatch) GetNamenodeState() NameNodeState {
+	if x != nil {
+		return x.NamenodeState
+	}
+	return NameNodeState_NAMENODE_STATE_UNSPECIFIED
+}
+
+func (x *EventBatch) GetActiveTerm() int64 {
+	if x != nil {
+		return x.ActiveTerm
+	}
+	return 0
+}
+
+func (x *EventBatch) GetSafeTxid() int64 {
+	if x != nil {
+		return x.SafeTxid
+	}
+	return 0
+}
+
 type DeliverAck struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Highest namespace txid the receiver has accepted from this hook: the hook does not send
@@ -279,9 +364,15 @@ type DeliverAck struct {
 	// resumes after it when either process restarts. -1: nothing yet.
 	DurableTxid int64 `protobuf:"varint,2,opt,name=durable_txid,json=durableTxid,proto3" json:"durable_txid,omitempty"`
 	// The receiver's current filter, replacing the one from Configure. Unset: unchanged.
-	Filter        *EventFilter `protobuf:"bytes,3,opt,name=filter,proto3" json:"filter,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Filter *EventFilter `protobuf:"bytes,3,opt,name=filter,proto3" json:"filter,omitempty"`
+	// HA only: set (> 0) once namenode-ext acts for active_term resume_term and has read the
+	// stream's acknowledged position from HDFS: the hook (re)starts the namespace stream after
+	// resume_after_txid (-1: no position recorded, start from the present), re-reading the
+	// shared edit log, and sends no namespace event of that term before it.
+	ResumeTerm      int64 `protobuf:"varint,4,opt,name=resume_term,json=resumeTerm,proto3" json:"resume_term,omitempty"`
+	ResumeAfterTxid int64 `protobuf:"varint,5,opt,name=resume_after_txid,json=resumeAfterTxid,proto3" json:"resume_after_txid,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *DeliverAck) Reset() {
@@ -333,6 +424,20 @@ func (x *DeliverAck) GetFilter() *EventFilter {
 		return x.Filter
 	}
 	return nil
+}
+
+func (x *DeliverAck) GetResumeTerm() int64 {
+	if x != nil {
+		return x.ResumeTerm
+	}
+	return 0
+}
+
+func (x *DeliverAck) GetResumeAfterTxid() int64 {
+	if x != nil {
+		return x.ResumeAfterTxid
+	}
+	return 0
 }
 
 type Event struct {
@@ -637,7 +742,7 @@ const file_newtricks_v1_events_proto_rawDesc = "" +
 	"\x0fnamespace_types\x18\x02 \x03(\x0e2!.newtricks.v1.NamespaceEvent.TypeR\x0enamespaceTypes\x126\n" +
 	"\x17namespace_path_prefixes\x18\x03 \x03(\tR\x15namespacePathPrefixes\x12*\n" +
 	"\x11audit_min_repeats\x18\x04 \x01(\x05R\x0fauditMinRepeats\x123\n" +
-	"\x16audit_repeat_window_ms\x18\x05 \x01(\x03R\x13auditRepeatWindowMs\"\xce\x01\n" +
+	"\x16audit_repeat_window_ms\x18\x05 \x01(\x03R\x13auditRepeatWindowMs\"\xd0\x02\n" +
 	"\n" +
 	"EventBatch\x12+\n" +
 	"\x06events\x18\x01 \x03(\v2\x13.newtricks.v1.EventR\x06events\x12.\n" +
@@ -645,12 +750,19 @@ const file_newtricks_v1_events_proto_rawDesc = "" +
 	"\x03seq\x18\x03 \x01(\x03R\x03seq\x12\x1f\n" +
 	"\vresume_txid\x18\x04 \x01(\x03R\n" +
 	"resumeTxid\x120\n" +
-	"\x14namespace_gaps_total\x18\x05 \x01(\x03R\x12namespaceGapsTotal\"\x7f\n" +
+	"\x14namespace_gaps_total\x18\x05 \x01(\x03R\x12namespaceGapsTotal\x12B\n" +
+	"\x0enamenode_state\x18\x06 \x01(\x0e2\x1b.newtricks.v1.NameNodeStateR\rnamenodeState\x12\x1f\n" +
+	"\vactive_term\x18\a \x01(\x03R\n" +
+	"activeTerm\x12\x1b\n" +
+	"\tsafe_txid\x18\b \x01(\x03R\bsafeTxid\"\xcc\x01\n" +
 	"\n" +
 	"DeliverAck\x12\x1b\n" +
 	"\tlast_txid\x18\x01 \x01(\x03R\blastTxid\x12!\n" +
 	"\fdurable_txid\x18\x02 \x01(\x03R\vdurableTxid\x121\n" +
-	"\x06filter\x18\x03 \x01(\v2\x19.newtricks.v1.EventFilterR\x06filter\"\x7f\n" +
+	"\x06filter\x18\x03 \x01(\v2\x19.newtricks.v1.EventFilterR\x06filter\x12\x1f\n" +
+	"\vresume_term\x18\x04 \x01(\x03R\n" +
+	"resumeTerm\x12*\n" +
+	"\x11resume_after_txid\x18\x05 \x01(\x03R\x0fresumeAfterTxid\"\x7f\n" +
 	"\x05Event\x120\n" +
 	"\x05audit\x18\x01 \x01(\v2\x18.newtricks.v1.AuditEventH\x00R\x05audit\x12<\n" +
 	"\tnamespace\x18\x02 \x01(\v2\x1c.newtricks.v1.NamespaceEventH\x00R\tnamespaceB\x06\n" +
@@ -687,7 +799,12 @@ const file_newtricks_v1_events_proto_rawDesc = "" +
 	"\bMETADATA\x10\x05\x12\n" +
 	"\n" +
 	"\x06UNLINK\x10\x06\x12\f\n" +
-	"\bTRUNCATE\x10\a2J\n" +
+	"\bTRUNCATE\x10\a*\x80\x01\n" +
+	"\rNameNodeState\x12\x1e\n" +
+	"\x1aNAMENODE_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15NAMENODE_STATE_ACTIVE\x10\x01\x12\x1a\n" +
+	"\x16NAMENODE_STATE_STANDBY\x10\x02\x12\x18\n" +
+	"\x14NAMENODE_STATE_OTHER\x10\x032J\n" +
 	"\tEventSink\x12=\n" +
 	"\aDeliver\x12\x18.newtricks.v1.EventBatch\x1a\x18.newtricks.v1.DeliverAckB[\n" +
 	"\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3"
@@ -704,31 +821,33 @@ func file_newtricks_v1_events_proto_rawDescGZIP() []byte {
 	return file_newtricks_v1_events_proto_rawDescData
 }
 
-var file_newtricks_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_newtricks_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_newtricks_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_newtricks_v1_events_proto_goTypes = []any{
-	(NamespaceEvent_Type)(0), // 0: newtricks.v1.NamespaceEvent.Type
-	(*EventFilter)(nil),      // 1: newtricks.v1.EventFilter
-	(*EventBatch)(nil),       // 2: newtricks.v1.EventBatch
-	(*DeliverAck)(nil),       // 3: newtricks.v1.DeliverAck
-	(*Event)(nil),            // 4: newtricks.v1.Event
-	(*AuditEvent)(nil),       // 5: newtricks.v1.AuditEvent
-	(*NamespaceEvent)(nil),   // 6: newtricks.v1.NamespaceEvent
+	(NameNodeState)(0),       // 0: newtricks.v1.NameNodeState
+	(NamespaceEvent_Type)(0), // 1: newtricks.v1.NamespaceEvent.Type
+	(*EventFilter)(nil),      // 2: newtricks.v1.EventFilter
+	(*EventBatch)(nil),       // 3: newtricks.v1.EventBatch
+	(*DeliverAck)(nil),       // 4: newtricks.v1.DeliverAck
+	(*Event)(nil),            // 5: newtricks.v1.Event
+	(*AuditEvent)(nil),       // 6: newtricks.v1.AuditEvent
+	(*NamespaceEvent)(nil),   // 7: newtricks.v1.NamespaceEvent
 }
 var file_newtricks_v1_events_proto_depIdxs = []int32{
-	0, // 0: newtricks.v1.EventFilter.namespace_types:type_name -> newtricks.v1.NamespaceEvent.Type
-	4, // 1: newtricks.v1.EventBatch.events:type_name -> newtricks.v1.Event
-	1, // 2: newtricks.v1.DeliverAck.filter:type_name -> newtricks.v1.EventFilter
-	5, // 3: newtricks.v1.Event.audit:type_name -> newtricks.v1.AuditEvent
-	6, // 4: newtricks.v1.Event.namespace:type_name -> newtricks.v1.NamespaceEvent
-	0, // 5: newtricks.v1.NamespaceEvent.type:type_name -> newtricks.v1.NamespaceEvent.Type
-	2, // 6: newtricks.v1.EventSink.Deliver:input_type -> newtricks.v1.EventBatch
-	3, // 7: newtricks.v1.EventSink.Deliver:output_type -> newtricks.v1.DeliverAck
-	7, // [7:8] is the sub-list for method output_type
-	6, // [6:7] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	1, // 0: newtricks.v1.EventFilter.namespace_types:type_name -> newtricks.v1.NamespaceEvent.Type
+	5, // 1: newtricks.v1.EventBatch.events:type_name -> newtricks.v1.Event
+	0, // 2: newtricks.v1.EventBatch.namenode_state:type_name -> newtricks.v1.NameNodeState
+	2, // 3: newtricks.v1.DeliverAck.filter:type_name -> newtricks.v1.EventFilter
+	6, // 4: newtricks.v1.Event.audit:type_name -> newtricks.v1.AuditEvent
+	7, // 5: newtricks.v1.Event.namespace:type_name -> newtricks.v1.NamespaceEvent
+	1, // 6: newtricks.v1.NamespaceEvent.type:type_name -> newtricks.v1.NamespaceEvent.Type
+	3, // 7: newtricks.v1.EventSink.Deliver:input_type -> newtricks.v1.EventBatch
+	4, // 8: newtricks.v1.EventSink.Deliver:output_type -> newtricks.v1.DeliverAck
+	8, // [8:9] is the sub-list for method output_type
+	7, // [7:8] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_newtricks_v1_events_proto_init() }
@@ -745,7 +864,7 @@ func file_newtricks_v1_events_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_newtricks_v1_events_proto_rawDesc), len(file_newtricks_v1_events_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,

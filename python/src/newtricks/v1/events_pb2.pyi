@@ -7,6 +7,17 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class NameNodeState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    NAMENODE_STATE_UNSPECIFIED: _ClassVar[NameNodeState]
+    NAMENODE_STATE_ACTIVE: _ClassVar[NameNodeState]
+    NAMENODE_STATE_STANDBY: _ClassVar[NameNodeState]
+    NAMENODE_STATE_OTHER: _ClassVar[NameNodeState]
+NAMENODE_STATE_UNSPECIFIED: NameNodeState
+NAMENODE_STATE_ACTIVE: NameNodeState
+NAMENODE_STATE_STANDBY: NameNodeState
+NAMENODE_STATE_OTHER: NameNodeState
+
 class EventFilter(_message.Message):
     __slots__ = ("audit_commands", "namespace_types", "namespace_path_prefixes", "audit_min_repeats", "audit_repeat_window_ms")
     AUDIT_COMMANDS_FIELD_NUMBER: _ClassVar[int]
@@ -22,28 +33,38 @@ class EventFilter(_message.Message):
     def __init__(self, audit_commands: _Optional[_Iterable[str]] = ..., namespace_types: _Optional[_Iterable[_Union[NamespaceEvent.Type, str]]] = ..., namespace_path_prefixes: _Optional[_Iterable[str]] = ..., audit_min_repeats: _Optional[int] = ..., audit_repeat_window_ms: _Optional[int] = ...) -> None: ...
 
 class EventBatch(_message.Message):
-    __slots__ = ("events", "audit_dropped_total", "seq", "resume_txid", "namespace_gaps_total")
+    __slots__ = ("events", "audit_dropped_total", "seq", "resume_txid", "namespace_gaps_total", "namenode_state", "active_term", "safe_txid")
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     AUDIT_DROPPED_TOTAL_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
     RESUME_TXID_FIELD_NUMBER: _ClassVar[int]
     NAMESPACE_GAPS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    NAMENODE_STATE_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_TERM_FIELD_NUMBER: _ClassVar[int]
+    SAFE_TXID_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[Event]
     audit_dropped_total: int
     seq: int
     resume_txid: int
     namespace_gaps_total: int
-    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., audit_dropped_total: _Optional[int] = ..., seq: _Optional[int] = ..., resume_txid: _Optional[int] = ..., namespace_gaps_total: _Optional[int] = ...) -> None: ...
+    namenode_state: NameNodeState
+    active_term: int
+    safe_txid: int
+    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., audit_dropped_total: _Optional[int] = ..., seq: _Optional[int] = ..., resume_txid: _Optional[int] = ..., namespace_gaps_total: _Optional[int] = ..., namenode_state: _Optional[_Union[NameNodeState, str]] = ..., active_term: _Optional[int] = ..., safe_txid: _Optional[int] = ...) -> None: ...
 
 class DeliverAck(_message.Message):
-    __slots__ = ("last_txid", "durable_txid", "filter")
+    __slots__ = ("last_txid", "durable_txid", "filter", "resume_term", "resume_after_txid")
     LAST_TXID_FIELD_NUMBER: _ClassVar[int]
     DURABLE_TXID_FIELD_NUMBER: _ClassVar[int]
     FILTER_FIELD_NUMBER: _ClassVar[int]
+    RESUME_TERM_FIELD_NUMBER: _ClassVar[int]
+    RESUME_AFTER_TXID_FIELD_NUMBER: _ClassVar[int]
     last_txid: int
     durable_txid: int
     filter: EventFilter
-    def __init__(self, last_txid: _Optional[int] = ..., durable_txid: _Optional[int] = ..., filter: _Optional[_Union[EventFilter, _Mapping]] = ...) -> None: ...
+    resume_term: int
+    resume_after_txid: int
+    def __init__(self, last_txid: _Optional[int] = ..., durable_txid: _Optional[int] = ..., filter: _Optional[_Union[EventFilter, _Mapping]] = ..., resume_term: _Optional[int] = ..., resume_after_txid: _Optional[int] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("audit", "namespace")

@@ -54,11 +54,15 @@ public abstract class CaptureJournal implements JournalManager {
     this.injectFailure = conf.getBoolean(HookConf.JOURNAL_INJECT_FAILURE, false);
     // The NameNode is still loading its image: load the gRPC code meanwhile.
     Prewarm.start(conf, HookConf.NAMENODE_BINARY);
+    boolean first = !capture.installed();
     capture.install(conf.getInt(HookConf.JOURNAL_QUEUE_CAPACITY, 65536));
     // Capture from the first edit of this run what the co-process subscribed to last time, so
-    // a restarted NameNode streams its new segment without waiting for the co-process.
+    // a restarted NameNode streams its new segment without waiting for the co-process. An HA
+    // NameNode makes the journal anew each time it becomes active: the forwarder's filter,
+    // once it set one, stays.
     try {
-      EventState st = EventState.load(HookConf.stateFile(conf));
+      EventState st = first || !capture.subscribed().any()
+          ? EventState.load(HookConf.stateFile(conf)) : null;
       if (st != null) {
         capture.select(EditCapture.Selection.of(st.types, st.prefixes));
       }

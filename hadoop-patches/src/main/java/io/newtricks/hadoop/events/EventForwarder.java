@@ -10,12 +10,14 @@ import io.newtricks.proto.v1.Event;
 import io.newtricks.proto.v1.EventBatch;
 import io.newtricks.proto.v1.EventFilter;
 import io.newtricks.proto.v1.EventSinkGrpc;
+import io.newtricks.proto.v1.NameNodeState;
 import io.newtricks.proto.v1.NamespaceEvent;
 import java.io.File;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +39,16 @@ import org.slf4j.LoggerFactory;
  * So that a change reaches the hook even when nothing is being sent (nothing was subscribed,
  * or nothing subscribed happens), the forwarder sends an empty batch after
  * {@link #HEARTBEAT_MS} without a Deliver: one call a second at most, only while idle.
+ *
+ * <p>Every batch says whether the NameNode is active ({@code namenode_state}, and which
+ * {@code active_term} of this hook it is). On an HA NameNode the namespace stream runs only
+ * while it is active: the state is looked at every {@link #HA_STATE_CHECK_MS}, a change is sent
+ * at once (a heartbeat), and each active term (and each new co-process during one) starts with
+ * no namespace event until the co-process answers where to resume ({@code resume_term},
+ * {@code resume_after_txid}: the position the active namenode-ext keeps in HDFS); the tailer
+ * then reads the shared edit log from there. The local state file is then only the filter the
+ * event journal captures by from a NameNode's first edit. Without HA nothing of this changes
+ * the stream: the NameNode is always active and the local resume point is used as before.
  */
 final class EventForwarder {
   private static final Logger LOG = LoggerFactory.getLogger(EventForwarder.class);
@@ -52,6 +64,14 @@ final class EventForwarder {
    * the co-process reaches the hook (in the acknowledgement) while nothing is sent otherwise.
    */
   static final long HEARTBEAT_MS = 1_000;
+  /** HA: how often the NameNode's state is looked at (one field read), and the heartbeat pace
+   *  while a term waits for its resume point. */
+  static final long HA_STATE_CHECK_MS = 200;
+  /**
+   * HA: a co-process that has not said where to resume this long after a term began (one that
+   * does not know resume_term) gets the stream after the hook's own durable txid.
+   */
+  static final long RESUME_WAIT_MS = 15_000;
 
   private final EventHub hub;
   private final NamespaceTailer tailer;
@@ -84,9 +104,27 @@ final class EventForwarder {
   private final boolean auditForwarderConfigured;
   private boolean hintedAudit;
   private long lastDeliverMs;        // last acknowledged Deliver (heartbeats included)
+  private final boolean ha;
+  private final Supplier<NameNodeState> nnState;
+  private NameNodeState state = NameNodeState.NAMENODE_STATE_UNSPECIFIED;
+  private long activeTerm;           // active terms seen; the current one while active
+  private boolean awaitingResume;    // HA: this term's namespace stream waits for resume_term
+  private long awaitingSince;
 
+  /** A forwarder of a NameNode without HA (always active). */
   EventForwarder(EventHub hub, NamespaceTailer tailer, CoprocessLink supervisor,
       HookMetrics metrics, HookConf hc) {
+    this(hub, tailer, supervisor, metrics, hc, false, () -> NameNodeState.NAMENODE_STATE_ACTIVE);
+  }
+
+  /**
+   * @param ha the NameNode is one of an HA nameservice
+   * @param nnState its HA state now; must not block (NameNode.isActiveState, isStandbyState)
+   */
+  EventForwarder(EventHub hub, NamespaceTailer tailer, CoprocessLink supervisor,
+      HookMetrics metrics, HookConf hc, boolean ha, Supplier<NameNodeState> nnState) {
+    this.ha = ha;
+    this.nnState = nnState;
     this.hub = hub;
     this.tailer = tailer;
     this.stateFile = hc.stateFile;
@@ -104,12 +142,20 @@ final class EventForwarder {
     if (st == null) {
       return;
     }
+    if (tailer != null) {
+      tailer.setFilter(st.types, st.prefixes);
+      persistedFilter = filterKey();
+    }
+    if (ha) {
+      // The stream resumes where the active namenode-ext says (HDFS), not at this host's file.
+      LOG.info("newtricks: HA NameNode: namespace events resume where namenode-ext keeps the "
+          + "position in HDFS; {} gives only the filter", stateFile);
+      return;
+    }
     durableTxid = st.durableTxid;
     persistedTxid = st.durableTxid;
     if (tailer != null) {
-      tailer.setFilter(st.types, st.prefixes);
       tailer.startAfter(st.durableTxid);
-      persistedFilter = filterKey();
     }
     LOG.info("newtricks: namespace events resume after txid {} ({})", st.durableTxid, stateFile);
   }
@@ -161,7 +207,8 @@ final class EventForwarder {
         if (gen != generation) {
           newCoprocess(gen);
         }
-        if (tailer != null) {
+        checkState(cycleStart);
+        if (tailer != null && namespaceOn()) {
           tailer.maybePoll(cycleStart);
         }
         hub.sweepHold(cycleStart);
@@ -173,7 +220,7 @@ final class EventForwarder {
         }
         if (inflight == null && nothingSubscribed()) {
           persist(false);
-          sleep(IDLE_MS - (System.currentTimeMillis() - cycleStart));
+          sleep((ha ? HA_STATE_CHECK_MS : IDLE_MS) - (System.currentTimeMillis() - cycleStart));
           continue;
         }
         if (inflight != null) {
@@ -211,8 +258,11 @@ final class EventForwarder {
    */
   private void waitForEvents() throws InterruptedException {
     long now = System.currentTimeMillis();
-    long until = Math.min(lastDeliverMs + HEARTBEAT_MS, hub.holdSweepDue());
-    if (tailer != null) {
+    long until = Math.min(lastDeliverMs + heartbeatMs(), hub.holdSweepDue());
+    if (ha) {
+      until = Math.min(until, now + HA_STATE_CHECK_MS);
+    }
+    if (tailer != null && namespaceOn()) {
       until = Math.min(until, tailer.idleUntil(now));
       if (tailer.safeTxid() != persistedTxid) {
         until = Math.min(until, nextPersistAt);
@@ -232,7 +282,85 @@ final class EventForwarder {
 
   /** An audit record or a journal chunk arrived. */
   private boolean arrived() {
-    return hub.size() > 0 || (tailer != null && tailer.hasArrived());
+    return hub.size() > 0 || (tailer != null && namespaceOn() && tailer.hasArrived());
+  }
+
+  /** Whether namespace events are read and sent now: HA only while active and resumed. */
+  private boolean namespaceOn() {
+    return !ha || (state == NameNodeState.NAMENODE_STATE_ACTIVE && !awaitingResume);
+  }
+
+  private long heartbeatMs() {
+    return ha && awaitingResume ? HA_STATE_CHECK_MS : HEARTBEAT_MS;
+  }
+
+  private NameNodeState readState() {
+    try {
+      NameNodeState s = nnState.get();
+      return s == null ? NameNodeState.NAMENODE_STATE_OTHER : s;
+    } catch (Throwable t) {
+      return NameNodeState.NAMENODE_STATE_OTHER;
+    }
+  }
+
+  /**
+   * Follows the NameNode's HA state: a change is told to the co-process at once (the next
+   * heartbeat is due now); becoming active starts a term, which on an HA NameNode waits for the
+   * co-process's resume point; leaving it drops what was read for the term (the next active
+   * NameNode reads it again from the shared edit log).
+   */
+  private void checkState(long now) {
+    NameNodeState s = readState();
+    if (s != state) {
+      boolean wasActive = state == NameNodeState.NAMENODE_STATE_ACTIVE;
+      state = s;
+      lastDeliverMs = 0;
+      if (s == NameNodeState.NAMENODE_STATE_ACTIVE) {
+        activeTerm++;
+        if (ha) {
+          awaitResume(now);
+        }
+      } else if (wasActive && ha) {
+        awaitingResume = false;
+        inflight = null;
+        if (tailer != null) {
+          tailer.resumeAt(-1);
+        }
+      }
+      if (ha) {
+        LOG.info("newtricks: NameNode is {} (active term {})", s, activeTerm);
+      }
+    }
+    if (awaitingResume && now - awaitingSince > RESUME_WAIT_MS) {
+      LOG.warn("newtricks: namenode-ext did not say where the namespace stream resumes in {} "
+          + "ms (active term {}); resuming after txid {}, this NameNode's own position",
+          RESUME_WAIT_MS, activeTerm, durableTxid);
+      resumeAt(durableTxid, true);
+    }
+  }
+
+  private void awaitResume(long now) {
+    awaitingResume = true;
+    awaitingSince = now;
+    inflight = null;
+    lastDeliverMs = 0;
+  }
+
+  /** Starts this term's namespace stream after txid (-1: from the present). */
+  private void resumeAt(long txid, boolean ownPosition) {
+    awaitingResume = false;
+    inflight = null;
+    if (tailer != null) {
+      if (ownPosition) {
+        tailer.restartAfter(txid);
+      } else {
+        tailer.resumeAt(txid);
+      }
+      resumePending = true;
+      resumeAfter = txid;
+    }
+    durableTxid = txid;
+    LOG.info("newtricks: active term {}: namespace events resume after txid {}", activeTerm, txid);
   }
 
   /**
@@ -244,6 +372,13 @@ final class EventForwarder {
     inflight = null; // its namespace events are retained by the tailer and sent again
     io.newtricks.proto.v1.ConfigureResponse r = supervisor.configureResponse();
     applyFilter(r == null ? EventFilter.getDefaultInstance() : r.getEvents());
+    if (ha) {
+      // The new co-process starts its term afresh and says where to resume (HDFS).
+      if (state == NameNodeState.NAMENODE_STATE_ACTIVE) {
+        awaitResume(System.currentTimeMillis());
+      }
+      return;
+    }
     if (tailer != null) {
       tailer.restartAfter(durableTxid);
       resumePending = true;
@@ -282,7 +417,7 @@ final class EventForwarder {
 
   /** Saves the resume point if it moved (at most every persistIntervalMs unless forced). */
   private void persist(boolean force) {
-    if (tailer == null || stateFile == null) {
+    if (tailer == null || stateFile == null || !namespaceOn()) {
       return;
     }
     long now = System.currentTimeMillis();
@@ -312,7 +447,7 @@ final class EventForwarder {
   /** Builds the next batch from queued namespace events, then audit records. */
   private void build() {
     List<NamespaceEvent> ns = new ArrayList<>();
-    if (tailer != null) {
+    if (tailer != null && namespaceOn()) {
       tailer.drainTo(ns, batchMax);
     }
     List<AuditRecord> audit = new ArrayList<>();
@@ -332,8 +467,8 @@ final class EventForwarder {
       b.setResumeTxid(after + 1);
       resumePending = false;
     }
-    inflight = b.setSeq(++seq).setAuditDroppedTotal(hub.dropped())
-        .setNamespaceGapsTotal(metrics.namespaceGaps.value()).build();
+    inflight = stamp(b.setSeq(++seq).setAuditDroppedTotal(hub.dropped())
+        .setNamespaceGapsTotal(metrics.namespaceGaps.value())).build();
     inflightNamespace = ns.size();
     inflightAudit = audit.size();
   }
@@ -346,7 +481,7 @@ final class EventForwarder {
    */
   private void heartbeat(long now) {
     // (9/10: the idle loop wakes once per HEARTBEAT_MS, give or take a millisecond)
-    if (now - lastDeliverMs < HEARTBEAT_MS * 9 / 10) {
+    if (now - lastDeliverMs < heartbeatMs() * 9 / 10) {
       return;
     }
     ManagedChannel ch = supervisor.channel();
@@ -355,9 +490,9 @@ final class EventForwarder {
     }
     lastDeliverMs = now; // also after a failure: at most one attempt per HEARTBEAT_MS
     try {
-      EventBatch empty = EventBatch.newBuilder().setSeq(seq)
+      EventBatch empty = stamp(EventBatch.newBuilder().setSeq(seq)
           .setAuditDroppedTotal(hub.dropped())
-          .setNamespaceGapsTotal(metrics.namespaceGaps.value()).build();
+          .setNamespaceGapsTotal(metrics.namespaceGaps.value())).build();
       DeliverAck ack = EventSinkGrpc.newBlockingStub(ch)
           .withDeadlineAfter(deliverTimeoutMs, TimeUnit.MILLISECONDS)
           .deliver(empty);
@@ -374,7 +509,19 @@ final class EventForwarder {
     }
   }
 
+  /** The NameNode's state, its active term and (HA, while streaming) the safe txid. */
+  private EventBatch.Builder stamp(EventBatch.Builder b) {
+    long safe = -1;
+    if (ha && tailer != null && namespaceOn()) {
+      safe = tailer.safeTxid();
+    }
+    return b.setNamenodeState(state).setActiveTerm(activeTerm).setSafeTxid(safe);
+  }
+
   private void acknowledged(DeliverAck ack) {
+    if (ha && awaitingResume && ack.getResumeTerm() == activeTerm && activeTerm > 0) {
+      resumeAt(ack.getResumeAfterTxid(), false);
+    }
     if (tailer != null) {
       tailer.acknowledge(ack.getLastTxid(), ack.getDurableTxid());
     }

@@ -3,7 +3,11 @@ package io.newtricks.hadoop.events;
 import io.newtricks.hadoop.supervise.CoprocessLink;
 import io.newtricks.hadoop.supervise.HookConf;
 import io.newtricks.hadoop.supervise.HookMetrics;
+import io.newtricks.proto.v1.NameNodeState;
+import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hdfs.DFSConfigKeys;
+import org.apache.hadoop.hdfs.DFSUtil;
+import org.apache.hadoop.hdfs.HAUtil;
 import org.apache.hadoop.hdfs.server.namenode.NameNode;
 import org.apache.hadoop.metrics2.MetricsRecordBuilder;
 import org.apache.hadoop.metrics2.lib.Interns;
@@ -43,7 +47,9 @@ public final class EventStream {
     EventHub hub = EventHub.get();
     hub.open();
     NamespaceTailer tailer;
-    if (EditCapture.get().installed()) {
+    // On an HA NameNode the journal is installed only when it first becomes active: the
+    // configuration says whether it will be.
+    if (EditCapture.get().installed() || journalConfigured(nn.getConf())) {
       // The NameNode writes its edits through our journal: events stream as they are synced.
       tailer = new JournalTailer(EditCapture.get(), JournalTailer.of(nn), hc.inotifyPollMs,
           hc.rollMinIntervalMs, hc.inotifyMaxPending, m);
@@ -60,13 +66,53 @@ public final class EventStream {
       LOG.info("newtricks: namespace events polled from the edit log (inotify); add the event "
           + "journal to dfs.namenode.edits.dir to stream them (BUILDING.md)");
     }
-    EventForwarder f = new EventForwarder(hub, tailer, link, m, hc);
+    boolean ha = haEnabled(nn.getConf());
+    EventForwarder f = new EventForwarder(hub, tailer, link, m, hc, ha, () -> stateOf(nn));
+    if (ha) {
+      LOG.info("newtricks: HA NameNode: namenode-ext acts while this NameNode is active only");
+    }
     try {
       f.resume(EventState.load(hc.stateFile));
     } catch (Throwable t) {
       LOG.warn("newtricks: ignoring unreadable event state {}: {}", hc.stateFile, t.toString());
     }
     return new EventStream(f);
+  }
+
+  /** Whether the NameNode is one of an HA nameservice. */
+  static boolean haEnabled(Configuration conf) {
+    try {
+      return HAUtil.isHAEnabled(conf, DFSUtil.getNamenodeNameServiceId(conf));
+    } catch (Throwable t) {
+      return false;
+    }
+  }
+
+  /** The NameNode's HA state: reads its state field, never takes a lock. */
+  static NameNodeState stateOf(NameNode nn) {
+    if (nn.isActiveState()) {
+      return NameNodeState.NAMENODE_STATE_ACTIVE;
+    }
+    if (nn.isStandbyState()) {
+      return NameNodeState.NAMENODE_STATE_STANDBY;
+    }
+    return NameNodeState.NAMENODE_STATE_OTHER;
+  }
+
+  /**
+   * Whether dfs.namenode.edits.dir names a newtricks:// journal with its plugin class set (the
+   * event journal), before the NameNode has created it.
+   */
+  static boolean journalConfigured(Configuration conf) {
+    if (conf.get("dfs.namenode.edits.journal-plugin.newtricks") == null) {
+      return false;
+    }
+    for (String d : conf.getTrimmedStrings(DFSConfigKeys.DFS_NAMENODE_EDITS_DIR_KEY)) {
+      if (d.startsWith("newtricks:")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Starts the forwarder thread. */

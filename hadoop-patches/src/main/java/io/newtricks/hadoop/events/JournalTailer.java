@@ -235,6 +235,8 @@ final class JournalTailer extends NamespaceTailer {
     super.reposition(txid);
     nextCatchUpAt = 0;
     gapSeenAt = -1;
+    backoffMs = pollMs;
+    checkedPosition = false; // a position from another NameNode's term is checked again
   }
 
   /** The real edit log of a NameNode. */

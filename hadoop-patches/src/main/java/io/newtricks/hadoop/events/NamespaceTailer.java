@@ -180,6 +180,19 @@ abstract class NamespaceTailer {
     metrics.pendingNamespaceEvents.set(outstanding());
   }
 
+  /**
+   * A new active term of an HA NameNode: drops everything read, sent or retained, and reads
+   * again after {@code txid} (the position namenode-ext keeps in HDFS; -1: none, start from the
+   * present), from the shared edit log.
+   */
+  void resumeAt(long txid) {
+    queue.clear();
+    retained.clear();
+    reposition(txid < 0 ? -1 : txid);
+    retainedFloor = txid < 0 ? -1 : txid;
+    metrics.pendingNamespaceEvents.set(outstanding());
+  }
+
   /** Drops what was read and reads again after txid. */
   protected void reposition(long txid) {
     cursor = txid;
