@@ -39,6 +39,13 @@ type APIListener interface {
 	APIServing(ctx context.Context, addr string)
 }
 
+// APIGate is implemented by a Component that answers some public calls itself before they are
+// authenticated or reach a handler (namenode-ext beside a standby NameNode): Gate returns a
+// gRPC status error for a call that must not run now, nil otherwise. It must not block.
+type APIGate interface {
+	Gate(fullMethod string) error
+}
+
 // Env is what a Component gets at Start.
 type Env struct {
 	Conf       Conf
@@ -156,6 +163,9 @@ func (c *Coprocess) Configure(ctx context.Context, req *pb.ConfigureRequest) (*p
 		Help: "Public API calls that panicked and were answered INTERNAL (the co-process went on)."},
 		func() float64 { return float64(rec.Panics.Load()) }))
 	apiOpts := append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20)}, rec.ServerOptions()...)
+	if g, ok := c.comp.(APIGate); ok {
+		apiOpts = append(apiOpts, gateOptions(g)...)
+	}
 	apiOpts = append(apiOpts, authOpts...)
 	apiOpts = append(apiOpts, c.opts.APIServerOptions...)
 	api := grpc.NewServer(apiOpts...)
@@ -235,6 +245,24 @@ func (o Options) APIAddress(conf Conf) string {
 		return net.JoinHostPort(h, port)
 	}
 	return net.JoinHostPort("127.0.0.1", port)
+}
+
+// gateOptions run g before authentication: a call it refuses costs no credential check.
+func gateOptions(g APIGate) []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if err := g.Gate(info.FullMethod); err != nil {
+				return nil, err
+			}
+			return h(ctx, req)
+		}),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if err := g.Gate(info.FullMethod); err != nil {
+				return err
+			}
+			return h(srv, ss)
+		}),
+	}
 }
 
 func serveAPI(addr string, s *grpc.Server, log hclog.Logger) (string, error) {

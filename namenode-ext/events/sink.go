@@ -37,6 +37,13 @@ type Sink struct {
 	resumeFirst int64 // txid of that batch's first namespace event
 	gapsTotal   int64 // the hook's namespace_gaps_total, as it last reported
 
+	state       NameNodeState // the NameNode's HA state as the hook last reported it
+	onState     func(NameNodeState)
+	resumeTerm  int64 // the active term Resume was called for (0: none)
+	resumeAfter int64
+	safeTerm    int64 // the term of safeTxid
+	safeTxid    int64 // the highest safe_txid the hook reported in safeTerm
+
 	mReceived   *prometheus.CounterVec
 	mAudit      prometheus.Counter // mReceived{kind="audit"}, resolved once: Deliver is hot
 	mNamespace  prometheus.Counter
@@ -59,6 +66,7 @@ func NewSink(retain int, lastTxid int64) *Sink {
 		lastTxid:  lastTxid,
 		interests: map[int]Interest{},
 		cursors:   map[int]*Cursor{},
+		state:     NameNodeState{State: -1}, // no batch yet: the first one is a change
 		mReceived: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "newtricks", Subsystem: "events", Name: "received_total",
 			Help: "Events accepted from the NameNode hook, by kind (audit, namespace).",
@@ -128,10 +136,24 @@ type subscription struct {
 // Deliver accepts one batch. Namespace events at or below the last txid are duplicates of an
 // earlier delivery (a retry whose acknowledgement was lost, or the hook resuming after the last
 // durable txid) and are skipped, so each subscriber sees each namespace event once per process.
-func (s *Sink) Deliver(_ context.Context, b *pb.EventBatch) (*pb.DeliverAck, error) {
+func (s *Sink) Deliver(ctx context.Context, b *pb.EventBatch) (*pb.DeliverAck, error) {
+	ack, changed, fn := s.deliver(b)
+	if changed && fn != nil {
+		fn(NameNodeState{State: b.GetNamenodeState(), Term: b.GetActiveTerm(), HA: b.GetHa()})
+	}
+	return ack, nil
+}
+
+func (s *Sink) deliver(b *pb.EventBatch) (_ *pb.DeliverAck, stateChanged bool, onState func(NameNodeState)) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if st := (NameNodeState{State: b.GetNamenodeState(), Term: b.GetActiveTerm(), HA: b.GetHa()}); st != s.state {
+		s.state, stateChanged = st, true
+	}
+	if t := b.GetActiveTerm(); t > 0 && t == s.resumeTerm && b.GetSafeTxid() > s.safeTxid {
+		s.safeTerm, s.safeTxid = t, b.GetSafeTxid()
+	}
 	s.dropped = b.GetAuditDroppedTotal()
 	s.mDropped.Set(float64(s.dropped))
 	s.mGaps.Set(float64(b.GetNamespaceGapsTotal()))
@@ -180,7 +202,61 @@ func (s *Sink) Deliver(_ context.Context, b *pb.EventBatch) (*pb.DeliverAck, err
 		ack.Filter = s.filterLocked()
 		s.sentVer = s.filterVer
 	}
-	return ack, nil
+	if s.resumeTerm > 0 {
+		ack.ResumeTerm, ack.ResumeAfterTxid = s.resumeTerm, s.resumeAfter
+	}
+	return ack, stateChanged, s.onState
+}
+
+// NameNodeState is the NameNode's HA state as its hook reports it with every batch.
+type NameNodeState struct {
+	State pb.NameNodeState
+	// Term counts the times the hook saw its NameNode become active (the current one while
+	// active).
+	Term int64
+	// HA: the NameNode is one of an HA nameservice (the hook waits for Resume each term).
+	HA bool
+}
+
+// Active reports whether the NameNode is active; a hook that does not report its state
+// (UNSPECIFIED) runs a NameNode without HA, always active.
+func (st NameNodeState) Active() bool {
+	return st.State == pb.NameNodeState_NAMENODE_STATE_ACTIVE || st.State == pb.NameNodeState_NAMENODE_STATE_UNSPECIFIED
+}
+
+// OnState sets the function called after a Deliver whose NameNode state (state, term, HA)
+// differs from the previous batch's, on the delivering goroutine: it must not block.
+func (s *Sink) OnState(fn func(NameNodeState)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onState = fn
+}
+
+// State is the NameNode state of the latest batch (zero before the first).
+func (s *Sink) State() NameNodeState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Resume tells the hook, in every acknowledgement from now on, that the namespace stream of
+// its active term term restarts after txid after (-1: from the present): the position kept in
+// HDFS. The sink accepts every namespace event above after again: this term's subscribers are
+// new.
+func (s *Sink) Resume(term, after int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resumeTerm, s.resumeAfter = term, after
+	s.lastTxid = after
+	s.safeTerm, s.safeTxid = term, after
+}
+
+// Safe is the hook's safe_txid of the resumed term: every selected namespace event up to it is
+// durable here (or was not selected). term is 0 before a Resume.
+func (s *Sink) Safe() (term, txid int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.safeTerm, s.safeTxid
 }
 
 // durableLocked is the txid up to which every namespace event is durable: handled by every

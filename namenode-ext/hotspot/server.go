@@ -12,8 +12,12 @@ import (
 
 // RegisterGRPC registers the Hints service on s (namenode-ext's public API server).
 func (m *Manager) RegisterGRPC(s *grpc.Server) {
-	nnv1.RegisterHintsServer(s, &server{m: m})
+	nnv1.RegisterHintsServer(s, m.GRPCServer())
 }
+
+// GRPCServer is the Hints service of m, for a caller that registers it itself (namenode-ext
+// switches it with its NameNode's active terms).
+func (m *Manager) GRPCServer() nnv1.HintsServer { return &server{m: m} }
 
 // server is the thin gRPC shim over Manager: convert, call, map errors.
 type server struct {

@@ -265,9 +265,12 @@ func (e *Engine) UseCursor(c Cursor) { e.cursor = c }
 
 // Interest is what the mirror consumes: namespace events below the literal prefix of each
 // rule's patterns.
-func (e *Engine) Interest() events.Interest {
+func (e *Engine) Interest() events.Interest { return InterestOf(e.cfg) }
+
+// InterestOf is the Interest of an Engine of cfg.
+func InterestOf(cfg Config) events.Interest {
 	in := events.Interest{Namespace: []string{"CLOSE", "RENAME", "UNLINK", "APPEND", "TRUNCATE"}}
-	for _, r := range e.cfg.Rules {
+	for _, r := range cfg.Rules {
 		for _, t := range []string{r.Source, r.Temp} {
 			if t == "" {
 				continue

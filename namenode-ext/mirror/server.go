@@ -18,7 +18,11 @@ import (
 )
 
 // RegisterGRPC registers the Mirror service on s (namenode-ext's public API server).
-func (e *Engine) RegisterGRPC(s *grpc.Server) { pb.RegisterMirrorServer(s, &server{e: e}) }
+func (e *Engine) RegisterGRPC(s *grpc.Server) { pb.RegisterMirrorServer(s, e.GRPCServer()) }
+
+// GRPCServer is the Mirror service of e, for a caller that registers it itself (namenode-ext
+// switches it with its NameNode's active terms).
+func (e *Engine) GRPCServer() pb.MirrorServer { return &server{e: e} }
 
 // server is the thin gRPC shim: resolve the user, call, convert, map errors.
 type server struct {

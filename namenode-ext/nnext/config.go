@@ -34,6 +34,13 @@ type Config struct {
 	// datanode-ext endpoints when the caller's identity is proven (Kerberos, tokens). Under
 	// simple authentication a registration is checked only against the DataNode's address.
 	RegisterUsers []string
+	// EventsStateDir (newtricks.namenode.ext.events.state.dir, default "/") carries, on an HA
+	// nameservice, the event stream's acknowledged position (xattr PositionXAttr), written by
+	// the active NameNode's namenode-ext every EventsPersist
+	// (newtricks.namenode.ext.events.state.persist.ms, default 1000, 100..60000) while it moved.
+	// Keep it writable by the NameNode's user only, as the hint records' directory.
+	EventsStateDir string
+	EventsPersist  time.Duration
 }
 
 // ConfigFromConf reads and validates Config.
@@ -58,8 +65,13 @@ func ConfigFromConf(c coproc.Conf) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	persist, err := c.Duration(Prefix+".events.state.persist.ms", time.Second)
+	if err != nil {
+		return Config{}, err
+	}
 	cfg := Config{EventsRetain: int(retain), LogLevel: c.String(Prefix+".log.level", "info"), Events: in,
-		DataNodesTTL: ttl, RegisterUsers: splitList(c.String(Prefix+".datanodes.register.users", ""))}
+		DataNodesTTL: ttl, RegisterUsers: splitList(c.String(Prefix+".datanodes.register.users", "")),
+		EventsStateDir: c.String(Prefix+".events.state.dir", "/"), EventsPersist: persist}
 	return cfg, cfg.Validate()
 }
 
@@ -70,6 +82,12 @@ func (c Config) Validate() error {
 	}
 	if c.DataNodesTTL < 3*time.Second || c.DataNodesTTL > 10*time.Minute {
 		return fmt.Errorf("%w: %s.datanodes.ttl.ms=%d must be in [3000, 600000]", coproc.ErrBadConfig, Prefix, c.DataNodesTTL.Milliseconds())
+	}
+	if !strings.HasPrefix(c.EventsStateDir, "/") {
+		return fmt.Errorf("%w: %s.events.state.dir=%q is not an absolute path", coproc.ErrBadConfig, Prefix, c.EventsStateDir)
+	}
+	if c.EventsPersist < 100*time.Millisecond || c.EventsPersist > time.Minute {
+		return fmt.Errorf("%w: %s.events.state.persist.ms=%d must be in [100, 60000]", coproc.ErrBadConfig, Prefix, c.EventsPersist.Milliseconds())
 	}
 	return nil
 }

@@ -32,6 +32,7 @@ var Options = coproc.Options{
 type Ext struct {
 	sink    *events.Sink
 	started atomic.Bool
+	terms   atomic.Pointer[terms]
 }
 
 // New returns namenode-ext. The event sink exists before Configure so the hook can deliver
@@ -58,10 +59,22 @@ func (e *Ext) Start(ctx context.Context, env coproc.Env) error {
 	// generated client.
 	pb.RegisterNamespaceServer(env.API, &namespaceAPI{host: host, sink: e.sink})
 	pb.RegisterDataNodeDirectoryServer(env.API, newDirectory(host, cfg.DataNodesTTL, e.registrants(env, cfg), env.Log.Named("directory")))
-	if err := startSubsystems(ctx, env, nnhost.New(host), e.sink); err != nil {
+	t, err := startSubsystems(ctx, env, cfg, nnhost.New(host), e.sink)
+	if err != nil {
 		return err
 	}
+	e.terms.Store(t)
 	e.started.Store(true)
+	return nil
+}
+
+// Gate implements coproc.APIGate: while the NameNode is not active, the calls that need it
+// (Hints, Mirror, Namespace) are answered UNAVAILABLE "standby" before authentication, as a
+// standby NameNode answers its clients; clients go to the other NameNode's namenode-ext.
+func (e *Ext) Gate(method string) error {
+	if t := e.terms.Load(); t != nil {
+		return t.gate(method)
+	}
 	return nil
 }
 

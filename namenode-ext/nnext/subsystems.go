@@ -9,74 +9,62 @@ import (
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/mirror"
 	"github.com/newtricks/newtricks/namenode-ext/nnhost"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
-// startSubsystems starts the subsystems that act on events and serve their own APIs. They
-// reach the NameNode through host, the hook's host service in nnhost's types.
-func startSubsystems(ctx context.Context, env coproc.Env, host *nnhost.Client, sink *events.Sink) error {
+// startSubsystems sets up the subsystems that act on the NameNode and serve their own APIs
+// (hints, the mirror): their services are registered once and switch with the NameNode's
+// active terms (terms), each term running subsystems of its own. The first term's are built
+// here, so a configuration they refuse fails Configure. They reach the NameNode through host,
+// the hook's host service in nnhost's types.
+func startSubsystems(ctx context.Context, env coproc.Env, cfg Config, host *nnhost.Client, sink *events.Sink) (*terms, error) {
 	hcfg, err := hotspot.ConfigFromMap(env.Conf)
 	if err != nil {
-		return fmt.Errorf("hotspot: %w", err)
+		return nil, fmt.Errorf("hotspot: %w", err)
 	}
-	hs, err := hotspot.New(hcfg, host, env.Log.Named("hotspot"))
+	mcfg, err := mirror.ConfigFromMap(env.Conf)
 	if err != nil {
-		return fmt.Errorf("hotspot: %w", err)
+		return nil, err
 	}
-	hs.RegisterGRPC(env.API)
-	env.Registry.MustRegister(hs.Collectors()...)
+	build := func(first bool) (*termParts, error) {
+		hs, err := hotspot.New(hcfg, host, env.Log.Named("hotspot"))
+		if err != nil {
+			return nil, fmt.Errorf("hotspot: %w", err)
+		}
+		p := &termParts{hotspot: hs, reactive: hcfg.Reactive}
+		if len(mcfg.Rules) > 0 {
+			if p.mirror, err = mirror.New(mcfg, host, env.Log.Named("mirror")); err != nil {
+				return nil, err
+			}
+		}
+		return p, nil
+	}
+	first, err := build(true)
+	if err != nil {
+		return nil, err
+	}
 	if hcfg.Reactive {
 		// Reactive hints are the only consumer of audit events today. A file opened fewer
 		// than K times within W cannot fire (K distinct clients are needed), so the hook
 		// holds each file's opens until it has seen K of them within W (with K = 1 that is
-		// every open).
+		// every open). Wanted for the life of the process: the hook's filter stays the same
+		// across terms.
 		sink.Want(events.Interest{
 			Audit:             []string{"open"},
 			AuditMinRepeats:   hcfg.ReactiveClients,
 			AuditRepeatWindow: hcfg.ReactiveWindow,
 		})
 	}
-	unsubscribe := sink.Subscribe(func(e events.Event) {
-		if a := e.Audit; a != nil && a.Allowed {
-			hs.ObserveAudit(a.Cmd, a.Src, a.User, a.ClientIP, a.Time)
-		}
-	})
-	go func() {
-		defer unsubscribe() // a Configure that failed after this point leaves nothing behind
-		if err := hs.Run(ctx); err != nil && ctx.Err() == nil {
-			env.Log.Error("hotspot stopped", "error", err)
-		}
-	}()
-	return startMirror(ctx, env, host, sink)
-}
-
-// startMirror starts checkpoint mirroring when newtricks.mirror.rules names rules.
-func startMirror(ctx context.Context, env coproc.Env, host *nnhost.Client, sink *events.Sink) error {
-	mcfg, err := mirror.ConfigFromMap(env.Conf)
-	if err != nil {
-		return err
+	if len(mcfg.Rules) > 0 {
+		sink.Want(mirror.InterestOf(mcfg))
 	}
-	if len(mcfg.Rules) == 0 {
-		return nil
+	t := newTerms(ctx, host, sink, build, cfg.EventsStateDir, cfg.EventsPersist,
+		env.Conf.String("dfs.namenode.rpc-address", ""), env.Log.Named("terms"))
+	pb.RegisterHintsServer(env.API, hintsSwitch{t: t})
+	if len(mcfg.Rules) > 0 {
+		pb.RegisterMirrorServer(env.API, mirrorSwitch{t: t})
 	}
-	m, err := mirror.New(mcfg, host, env.Log.Named("mirror"))
-	if err != nil {
-		return err
-	}
-	m.RegisterGRPC(env.API)
-	env.Registry.MustRegister(m.Collectors()...)
-	// The hook resumes the event stream after what the mirror's journal holds (nothing is
-	// durable until the journal is read).
-	cursor := sink.NewCursor(-1)
-	m.UseCursor(cursor)
-	withdraw := sink.Want(m.Interest())
-	unsubscribe := sink.Subscribe(m.Observe)
-	go func() {
-		defer cursor.Close()
-		defer withdraw()
-		defer unsubscribe()
-		if err := m.Run(ctx); err != nil && ctx.Err() == nil {
-			env.Log.Error("mirror stopped", "error", err)
-		}
-	}()
-	return nil
+	env.Registry.MustRegister(termCollector{t: t})
+	go t.run(first)
+	return t, nil
 }

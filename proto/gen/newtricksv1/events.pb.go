@@ -263,7 +263,10 @@ type EventBatch struct {
 	// up to it was acknowledged durable (or is in this batch); -1 while unknown (standby, or
 	// waiting for resume_after_txid). The active namenode-ext keeps it in HDFS: a NameNode that
 	// becomes active resumes the stream after it.
-	SafeTxid      int64 `protobuf:"varint,8,opt,name=safe_txid,json=safeTxid,proto3" json:"safe_txid,omitempty"`
+	SafeTxid int64 `protobuf:"varint,8,opt,name=safe_txid,json=safeTxid,proto3" json:"safe_txid,omitempty"`
+	// The NameNode is one of an HA nameservice: its namespace stream follows the
+	// resume_term handshake of DeliverAck.
+	Ha            bool `protobuf:"varint,9,opt,name=ha,proto3" json:"ha,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -352,6 +355,13 @@ func (x *EventBatch) GetSafeTxid() int64 {
 		return x.SafeTxid
 	}
 	return 0
+}
+
+func (x *EventBatch) GetHa() bool {
+	if x != nil {
+		return x.Ha
+	}
+	return false
 }
 
 type DeliverAck struct {
@@ -742,7 +752,7 @@ const file_newtricks_v1_events_proto_rawDesc = "" +
 	"\x0fnamespace_types\x18\x02 \x03(\x0e2!.newtricks.v1.NamespaceEvent.TypeR\x0enamespaceTypes\x126\n" +
 	"\x17namespace_path_prefixes\x18\x03 \x03(\tR\x15namespacePathPrefixes\x12*\n" +
 	"\x11audit_min_repeats\x18\x04 \x01(\x05R\x0fauditMinRepeats\x123\n" +
-	"\x16audit_repeat_window_ms\x18\x05 \x01(\x03R\x13auditRepeatWindowMs\"\xd0\x02\n" +
+	"\x16audit_repeat_window_ms\x18\x05 \x01(\x03R\x13auditRepeatWindowMs\"\xe0\x02\n" +
 	"\n" +
 	"EventBatch\x12+\n" +
 	"\x06events\x18\x01 \x03(\v2\x13.newtricks.v1.EventR\x06events\x12.\n" +
@@ -754,7 +764,8 @@ const file_newtricks_v1_events_proto_rawDesc = "" +
 	"\x0enamenode_state\x18\x06 \x01(\x0e2\x1b.newtricks.v1.NameNodeStateR\rnamenodeState\x12\x1f\n" +
 	"\vactive_term\x18\a \x01(\x03R\n" +
 	"activeTerm\x12\x1b\n" +
-	"\tsafe_txid\x18\b \x01(\x03R\bsafeTxid\"\xcc\x01\n" +
+	"\tsafe_txid\x18\b \x01(\x03R\bsafeTxid\x12\x0e\n" +
+	"\x02ha\x18\t \x01(\bR\x02ha\"\xcc\x01\n" +
 	"\n" +
 	"DeliverAck\x12\x1b\n" +
 	"\tlast_txid\x18\x01 \x01(\x03R\blastTxid\x12!\n" +

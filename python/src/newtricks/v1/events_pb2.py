@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19newtricks/v1/events.proto\x12\x0cnewtricks.v1\"\xbd\x01\n\x0b\x45ventFilter\x12\x16\n\x0e\x61udit_commands\x18\x01 \x03(\t\x12:\n\x0fnamespace_types\x18\x02 \x03(\x0e\x32!.newtricks.v1.NamespaceEvent.Type\x12\x1f\n\x17namespace_path_prefixes\x18\x03 \x03(\t\x12\x19\n\x11\x61udit_min_repeats\x18\x04 \x01(\x05\x12\x1e\n\x16\x61udit_repeat_window_ms\x18\x05 \x01(\x03\"\xeb\x01\n\nEventBatch\x12#\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x13.newtricks.v1.Event\x12\x1b\n\x13\x61udit_dropped_total\x18\x02 \x01(\x03\x12\x0b\n\x03seq\x18\x03 \x01(\x03\x12\x13\n\x0bresume_txid\x18\x04 \x01(\x03\x12\x1c\n\x14namespace_gaps_total\x18\x05 \x01(\x03\x12\x33\n\x0enamenode_state\x18\x06 \x01(\x0e\x32\x1b.newtricks.v1.NameNodeState\x12\x13\n\x0b\x61\x63tive_term\x18\x07 \x01(\x03\x12\x11\n\tsafe_txid\x18\x08 \x01(\x03\"\x90\x01\n\nDeliverAck\x12\x11\n\tlast_txid\x18\x01 \x01(\x03\x12\x14\n\x0c\x64urable_txid\x18\x02 \x01(\x03\x12)\n\x06\x66ilter\x18\x03 \x01(\x0b\x32\x19.newtricks.v1.EventFilter\x12\x13\n\x0bresume_term\x18\x04 \x01(\x03\x12\x19\n\x11resume_after_txid\x18\x05 \x01(\x03\"m\n\x05\x45vent\x12)\n\x05\x61udit\x18\x01 \x01(\x0b\x32\x18.newtricks.v1.AuditEventH\x00\x12\x31\n\tnamespace\x18\x02 \x01(\x0b\x32\x1c.newtricks.v1.NamespaceEventH\x00\x42\x06\n\x04kind\"\x8e\x01\n\nAuditEvent\x12\x0b\n\x03\x63md\x18\x01 \x01(\t\x12\x0b\n\x03src\x18\x02 \x01(\t\x12\x0b\n\x03\x64st\x18\x03 \x01(\t\x12\x0c\n\x04user\x18\x04 \x01(\t\x12\x11\n\tclient_ip\x18\x05 \x01(\t\x12\x0f\n\x07\x61llowed\x18\x06 \x01(\x08\x12\x0f\n\x07time_ms\x18\x07 \x01(\x03\x12\x16\n\x0e\x63\x61ller_context\x18\x08 \x01(\t\"\xb7\x02\n\x0eNamespaceEvent\x12\x0c\n\x04txid\x18\x01 \x01(\x03\x12/\n\x04type\x18\x02 \x01(\x0e\x32!.newtricks.v1.NamespaceEvent.Type\x12\x0c\n\x04path\x18\x03 \x01(\t\x12\x10\n\x08\x64st_path\x18\x04 \x01(\t\x12\x0c\n\x04size\x18\x05 \x01(\x03\x12\x0f\n\x07time_ms\x18\x06 \x01(\x03\x12\x0e\n\x06is_dir\x18\x07 \x01(\x08\x12\x13\n\x0breplication\x18\x08 \x01(\x05\x12\r\n\x05owner\x18\t \x01(\t\"s\n\x04Type\x12\x14\n\x10TYPE_UNSPECIFIED\x10\x00\x12\n\n\x06\x43REATE\x10\x01\x12\t\n\x05\x43LOSE\x10\x02\x12\n\n\x06\x41PPEND\x10\x03\x12\n\n\x06RENAME\x10\x04\x12\x0c\n\x08METADATA\x10\x05\x12\n\n\x06UNLINK\x10\x06\x12\x0c\n\x08TRUNCATE\x10\x07*\x80\x01\n\rNameNodeState\x12\x1e\n\x1aNAMENODE_STATE_UNSPECIFIED\x10\x00\x12\x19\n\x15NAMENODE_STATE_ACTIVE\x10\x01\x12\x1a\n\x16NAMENODE_STATE_STANDBY\x10\x02\x12\x18\n\x14NAMENODE_STATE_OTHER\x10\x03\x32J\n\tEventSink\x12=\n\x07\x44\x65liver\x12\x18.newtricks.v1.EventBatch\x1a\x18.newtricks.v1.DeliverAckB[\n\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19newtricks/v1/events.proto\x12\x0cnewtricks.v1\"\xbd\x01\n\x0b\x45ventFilter\x12\x16\n\x0e\x61udit_commands\x18\x01 \x03(\t\x12:\n\x0fnamespace_types\x18\x02 \x03(\x0e\x32!.newtricks.v1.NamespaceEvent.Type\x12\x1f\n\x17namespace_path_prefixes\x18\x03 \x03(\t\x12\x19\n\x11\x61udit_min_repeats\x18\x04 \x01(\x05\x12\x1e\n\x16\x61udit_repeat_window_ms\x18\x05 \x01(\x03\"\xf7\x01\n\nEventBatch\x12#\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x13.newtricks.v1.Event\x12\x1b\n\x13\x61udit_dropped_total\x18\x02 \x01(\x03\x12\x0b\n\x03seq\x18\x03 \x01(\x03\x12\x13\n\x0bresume_txid\x18\x04 \x01(\x03\x12\x1c\n\x14namespace_gaps_total\x18\x05 \x01(\x03\x12\x33\n\x0enamenode_state\x18\x06 \x01(\x0e\x32\x1b.newtricks.v1.NameNodeState\x12\x13\n\x0b\x61\x63tive_term\x18\x07 \x01(\x03\x12\x11\n\tsafe_txid\x18\x08 \x01(\x03\x12\n\n\x02ha\x18\t \x01(\x08\"\x90\x01\n\nDeliverAck\x12\x11\n\tlast_txid\x18\x01 \x01(\x03\x12\x14\n\x0c\x64urable_txid\x18\x02 \x01(\x03\x12)\n\x06\x66ilter\x18\x03 \x01(\x0b\x32\x19.newtricks.v1.EventFilter\x12\x13\n\x0bresume_term\x18\x04 \x01(\x03\x12\x19\n\x11resume_after_txid\x18\x05 \x01(\x03\"m\n\x05\x45vent\x12)\n\x05\x61udit\x18\x01 \x01(\x0b\x32\x18.newtricks.v1.AuditEventH\x00\x12\x31\n\tnamespace\x18\x02 \x01(\x0b\x32\x1c.newtricks.v1.NamespaceEventH\x00\x42\x06\n\x04kind\"\x8e\x01\n\nAuditEvent\x12\x0b\n\x03\x63md\x18\x01 \x01(\t\x12\x0b\n\x03src\x18\x02 \x01(\t\x12\x0b\n\x03\x64st\x18\x03 \x01(\t\x12\x0c\n\x04user\x18\x04 \x01(\t\x12\x11\n\tclient_ip\x18\x05 \x01(\t\x12\x0f\n\x07\x61llowed\x18\x06 \x01(\x08\x12\x0f\n\x07time_ms\x18\x07 \x01(\x03\x12\x16\n\x0e\x63\x61ller_context\x18\x08 \x01(\t\"\xb7\x02\n\x0eNamespaceEvent\x12\x0c\n\x04txid\x18\x01 \x01(\x03\x12/\n\x04type\x18\x02 \x01(\x0e\x32!.newtricks.v1.NamespaceEvent.Type\x12\x0c\n\x04path\x18\x03 \x01(\t\x12\x10\n\x08\x64st_path\x18\x04 \x01(\t\x12\x0c\n\x04size\x18\x05 \x01(\x03\x12\x0f\n\x07time_ms\x18\x06 \x01(\x03\x12\x0e\n\x06is_dir\x18\x07 \x01(\x08\x12\x13\n\x0breplication\x18\x08 \x01(\x05\x12\r\n\x05owner\x18\t \x01(\t\"s\n\x04Type\x12\x14\n\x10TYPE_UNSPECIFIED\x10\x00\x12\n\n\x06\x43REATE\x10\x01\x12\t\n\x05\x43LOSE\x10\x02\x12\n\n\x06\x41PPEND\x10\x03\x12\n\n\x06RENAME\x10\x04\x12\x0c\n\x08METADATA\x10\x05\x12\n\n\x06UNLINK\x10\x06\x12\x0c\n\x08TRUNCATE\x10\x07*\x80\x01\n\rNameNodeState\x12\x1e\n\x1aNAMENODE_STATE_UNSPECIFIED\x10\x00\x12\x19\n\x15NAMENODE_STATE_ACTIVE\x10\x01\x12\x1a\n\x16NAMENODE_STATE_STANDBY\x10\x02\x12\x18\n\x14NAMENODE_STATE_OTHER\x10\x03\x32J\n\tEventSink\x12=\n\x07\x44\x65liver\x12\x18.newtricks.v1.EventBatch\x1a\x18.newtricks.v1.DeliverAckB[\n\x15io.newtricks.proto.v1P\x01Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,22 +32,22 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'newtricks.v1.events_pb2', _
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\025io.newtricks.proto.v1P\001Z@github.com/newtricks/newtricks/proto/gen/newtricksv1;newtricksv1'
-  _globals['_NAMENODESTATE']._serialized_start=1191
-  _globals['_NAMENODESTATE']._serialized_end=1319
+  _globals['_NAMENODESTATE']._serialized_start=1203
+  _globals['_NAMENODESTATE']._serialized_end=1331
   _globals['_EVENTFILTER']._serialized_start=44
   _globals['_EVENTFILTER']._serialized_end=233
   _globals['_EVENTBATCH']._serialized_start=236
-  _globals['_EVENTBATCH']._serialized_end=471
-  _globals['_DELIVERACK']._serialized_start=474
-  _globals['_DELIVERACK']._serialized_end=618
-  _globals['_EVENT']._serialized_start=620
-  _globals['_EVENT']._serialized_end=729
-  _globals['_AUDITEVENT']._serialized_start=732
-  _globals['_AUDITEVENT']._serialized_end=874
-  _globals['_NAMESPACEEVENT']._serialized_start=877
-  _globals['_NAMESPACEEVENT']._serialized_end=1188
-  _globals['_NAMESPACEEVENT_TYPE']._serialized_start=1073
-  _globals['_NAMESPACEEVENT_TYPE']._serialized_end=1188
-  _globals['_EVENTSINK']._serialized_start=1321
-  _globals['_EVENTSINK']._serialized_end=1395
+  _globals['_EVENTBATCH']._serialized_end=483
+  _globals['_DELIVERACK']._serialized_start=486
+  _globals['_DELIVERACK']._serialized_end=630
+  _globals['_EVENT']._serialized_start=632
+  _globals['_EVENT']._serialized_end=741
+  _globals['_AUDITEVENT']._serialized_start=744
+  _globals['_AUDITEVENT']._serialized_end=886
+  _globals['_NAMESPACEEVENT']._serialized_start=889
+  _globals['_NAMESPACEEVENT']._serialized_end=1200
+  _globals['_NAMESPACEEVENT_TYPE']._serialized_start=1085
+  _globals['_NAMESPACEEVENT_TYPE']._serialized_end=1200
+  _globals['_EVENTSINK']._serialized_start=1333
+  _globals['_EVENTSINK']._serialized_end=1407
 # @@protoc_insertion_point(module_scope)

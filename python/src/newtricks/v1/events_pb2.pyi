@@ -33,7 +33,7 @@ class EventFilter(_message.Message):
     def __init__(self, audit_commands: _Optional[_Iterable[str]] = ..., namespace_types: _Optional[_Iterable[_Union[NamespaceEvent.Type, str]]] = ..., namespace_path_prefixes: _Optional[_Iterable[str]] = ..., audit_min_repeats: _Optional[int] = ..., audit_repeat_window_ms: _Optional[int] = ...) -> None: ...
 
 class EventBatch(_message.Message):
-    __slots__ = ("events", "audit_dropped_total", "seq", "resume_txid", "namespace_gaps_total", "namenode_state", "active_term", "safe_txid")
+    __slots__ = ("events", "audit_dropped_total", "seq", "resume_txid", "namespace_gaps_total", "namenode_state", "active_term", "safe_txid", "ha")
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     AUDIT_DROPPED_TOTAL_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -42,6 +42,7 @@ class EventBatch(_message.Message):
     NAMENODE_STATE_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_TERM_FIELD_NUMBER: _ClassVar[int]
     SAFE_TXID_FIELD_NUMBER: _ClassVar[int]
+    HA_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[Event]
     audit_dropped_total: int
     seq: int
@@ -50,7 +51,8 @@ class EventBatch(_message.Message):
     namenode_state: NameNodeState
     active_term: int
     safe_txid: int
-    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., audit_dropped_total: _Optional[int] = ..., seq: _Optional[int] = ..., resume_txid: _Optional[int] = ..., namespace_gaps_total: _Optional[int] = ..., namenode_state: _Optional[_Union[NameNodeState, str]] = ..., active_term: _Optional[int] = ..., safe_txid: _Optional[int] = ...) -> None: ...
+    ha: bool
+    def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., audit_dropped_total: _Optional[int] = ..., seq: _Optional[int] = ..., resume_txid: _Optional[int] = ..., namespace_gaps_total: _Optional[int] = ..., namenode_state: _Optional[_Union[NameNodeState, str]] = ..., active_term: _Optional[int] = ..., safe_txid: _Optional[int] = ..., ha: _Optional[bool] = ...) -> None: ...
 
 class DeliverAck(_message.Message):
     __slots__ = ("last_txid", "durable_txid", "filter", "resume_term", "resume_after_txid")

@@ -515,7 +515,7 @@ final class EventForwarder {
     if (ha && tailer != null && namespaceOn()) {
       safe = tailer.safeTxid();
     }
-    return b.setNamenodeState(state).setActiveTerm(activeTerm).setSafeTxid(safe);
+    return b.setNamenodeState(state).setActiveTerm(activeTerm).setSafeTxid(safe).setHa(ha);
   }
 
   private void acknowledged(DeliverAck ack) {
