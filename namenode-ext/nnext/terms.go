@@ -312,10 +312,14 @@ func (t *terms) gate(method string) error {
 	return nil
 }
 
-// gatedMethod: the services that need the active NameNode. The DataNodeDirectory is not
-// gated: every datanode-ext registers with both NameNodes' namenode-ext, so the one that
-// becomes active already knows them.
+// gatedMethod: the calls that need the active NameNode (hints, the mirror, locating files).
+// Not gated: the DataNodeDirectory (every datanode-ext registers with both NameNodes'
+// namenode-ext, so the one that becomes active already knows them) and RecentEvents (what
+// this process received, for administrators).
 func gatedMethod(m string) bool {
+	if m == pb.Namespace_RecentEvents_FullMethodName {
+		return false
+	}
 	for _, s := range []string{"/newtricks.v1.Hints/", "/newtricks.v1.Mirror/", "/newtricks.v1.Namespace/"} {
 		if strings.HasPrefix(m, s) {
 			return true

@@ -98,8 +98,10 @@ func TestTermsHA(t *testing.T) {
 			t.Fatalf("gate(%s) on standby = %v, want UNAVAILABLE standby", m, err)
 		}
 	}
-	if err := tr.gate(pb.DataNodeDirectory_Register_FullMethodName); err != nil {
-		t.Fatalf("the directory is not gated: %v", err)
+	for _, m := range []string{pb.DataNodeDirectory_Register_FullMethodName, pb.Namespace_RecentEvents_FullMethodName} {
+		if err := tr.gate(m); err != nil {
+			t.Fatalf("%s is not gated: %v", m, err)
+		}
 	}
 	if _, err := (hintsSwitch{t: tr}).List(context.Background(), &pb.ListHintsRequest{User: "alice"}); status.Code(err) != codes.Unavailable {
 		t.Fatalf("Hints.List on standby: %v", err)
