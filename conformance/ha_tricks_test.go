@@ -109,13 +109,18 @@ func (x *haExt) takeover(t *testing.T, ctx context.Context, c *cluster.Cluster, 
 	var hintsAt, mirrorAt time.Time
 	for hintsAt.IsZero() || mirrorAt.IsZero() {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		// Working = recovered: a hint's status and a checkpoint's completion are answered
+		// UNAVAILABLE until the term's hints and mirror have recovered their state; after,
+		// an unknown hint is NOT_FOUND and an unseen checkpoint is refused for what it is.
 		if hintsAt.IsZero() {
-			if _, err := x.hints[to].List(cctx, &pb.ListHintsRequest{User: user}); err == nil {
+			_, err := x.hints[to].Status(cctx, &pb.HintStatusRequest{User: user, HintId: "h0000000000000000"})
+			if err == nil || (status.Code(err) != codes.Unavailable && status.Code(err) != codes.DeadlineExceeded) {
 				hintsAt = time.Now()
 			}
 		}
 		if mirrorAt.IsZero() {
-			if _, err := x.mirror[to].Status(cctx, &pb.MirrorStatusRequest{User: user}); err == nil {
+			_, err := x.mirror[to].Complete(cctx, &pb.MirrorCompleteRequest{User: user, Ref: &pb.CheckpointRef{Rule: "ck", Job: "probe", Step: 999999}})
+			if err == nil || (status.Code(err) != codes.Unavailable && status.Code(err) != codes.DeadlineExceeded) {
 				mirrorAt = time.Now()
 			}
 		}
