@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -176,8 +177,12 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 				m["newtricks.datanode.ext.binary"] = dnExt
 				m["newtricks.datanode.ext.api.address"] = lay.DataNodeAPI[i]
 				m["newtricks.datanode.ext.metrics.address"] = lay.DataNodeMetrics[i]
-				// Offload locates datasets and finds the other DataNodes through namenode-ext.
+				// Offload locates datasets and finds the other DataNodes through namenode-ext
+				// (an HA pair: both, the standby's answers UNAVAILABLE and the client moves on).
 				m["newtricks.datanode.ext.namenode.api"] = lay.NameNodeAPI
+				if len(lay.NameNodeAPIs) > 1 {
+					m["newtricks.datanode.ext.namenode.api"] = strings.Join(lay.NameNodeAPIs, ",")
+				}
 				// DataNodes share a host here: give each co-process log its own dir.
 				m["newtricks.ext.log.dir"] = filepath.Join(baseDir, "ext-logs", "datanode-"+strconv.Itoa(i))
 			}
