@@ -348,8 +348,15 @@ func TestHATricks(t *testing.T) {
 	for _, n := range names[:4] {
 		retryWrite(t, c, "alice", path.Join(dir, n), files[n])
 	}
-	eventually(t, 60*time.Second, "files copied by nn1's mirror", func() error {
-		resp, err := x.mirror[1].Status(ctx, &pb.MirrorStatusRequest{User: su})
+	// The active NameNode now (on a loaded machine a ZKFC may have moved it meanwhile).
+	act := 1
+	eventually(t, 60*time.Second, "files copied by the active's mirror", func() error {
+		i, err := c.ActiveNameNode(ctx)
+		if err != nil {
+			return err
+		}
+		act = i
+		resp, err := x.mirror[act].Status(ctx, &pb.MirrorStatusRequest{User: su})
 		if err != nil {
 			return err
 		}
@@ -361,16 +368,16 @@ func TestHATricks(t *testing.T) {
 		return fmt.Errorf("not yet: %v", resp.GetCheckpoints())
 	})
 	began = time.Now()
-	if err := c.KillNameNode(1); err != nil {
+	if err := c.KillNameNode(act); err != nil {
 		t.Fatal(err)
 	}
-	x.takeover(t, ctx, c, 0, su, "kill -9 during a mirror", began)
-	go func() { restarted <- c.StartNameNode(ctx, 1) }()
+	x.takeover(t, ctx, c, 1-act, su, "kill -9 during a mirror", began)
+	go func() { restarted <- c.StartNameNode(ctx, act) }()
 	for _, n := range names[4:] {
 		retryWrite(t, c, "alice", path.Join(dir, n), files[n])
 	}
 	retryWrite(t, c, "alice", path.Join(dir, "_SUCCESS"), nil)
-	waitCommitted(t, ctx, x.mirror[0], su, "ck", "j", 1)
+	waitCommitted(t, ctx, x.mirror[1-act], su, "ck", "j", 1)
 	suB, err := b.Client(su)
 	if err != nil {
 		t.Fatal(err)
@@ -391,7 +398,7 @@ func TestHATricks(t *testing.T) {
 	if err := <-restarted; err != nil {
 		t.Fatalf("restart namenode 1: %v", err)
 	}
-	eventually(t, 90*time.Second, "namenode-ext 1 answering standby after its restart", func() error { return x.standbyAnswer(ctx, 1, su) })
+	eventually(t, 90*time.Second, "the restarted namenode-ext answering standby", func() error { return x.standbyAnswer(ctx, act, su) })
 
 	// 3. Manual failover nn0 -> nn1 and back, with a writer closing files all along.
 	var w writer
@@ -400,7 +407,11 @@ func TestHATricks(t *testing.T) {
 	wg.Add(1)
 	go w.run(c, su, "/ev/w", stop, wg.Done)
 	time.Sleep(3 * time.Second)
-	for _, hop := range [][2]int{{0, 1}, {1, 0}} {
+	act, err = c.WaitActive(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hop := range [][2]int{{act, 1 - act}, {1 - act, act}} {
 		began = time.Now()
 		if err := c.Failover(ctx, hop[0], hop[1]); err != nil {
 			t.Fatal(err)

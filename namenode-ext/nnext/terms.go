@@ -255,7 +255,8 @@ func (t *terms) resumeAndPersist(ctx context.Context, tm *term) {
 func (t *terms) readPosition(ctx context.Context) (int64, error) {
 	backoff := 100 * time.Millisecond
 	for {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		// Short: a NameNode that just became active may hold its lock a while; ask again.
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		xs, err := t.host.GetXAttrs(cctx, t.stateDir, nnhost.AsService)
 		cancel()
 		if err == nil {
@@ -276,7 +277,7 @@ func (t *terms) readPosition(ctx context.Context) (int64, error) {
 			return 0, ctx.Err()
 		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, 2*time.Second)
+		backoff = min(2*backoff, time.Second)
 	}
 }
 
