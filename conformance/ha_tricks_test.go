@@ -19,9 +19,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/newtricks/newtricks/dataset"
 	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/harness/datasets"
 	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
+	"github.com/newtricks/newtricks/schedule"
 )
 
 // haExt are the public clients of both NameNodes' namenode-ext.
@@ -503,5 +507,81 @@ func waitCommitted(t *testing.T, ctx context.Context, m pb.MirrorClient, user, r
 	}
 	if last.GetState() != pb.CheckpointStatus_COMMITTED {
 		t.Fatalf("checkpoint %s/%d: %v", job, step, last)
+	}
+}
+
+// TestHAOffload: an offload session opened through the active NameNode's namenode-ext keeps
+// serving its reader across a kill -9 of that NameNode (the session lives on the datanode-ext
+// nodes, which registered with both namenode-ext): every sample after the kill equals the
+// reader's own transform of it, byte for byte.
+func TestHAOffload(t *testing.T) {
+	a := artifacts(t)
+	mediaDir := os.Getenv("NEWTRICKS_XFORM_MEDIA")
+	if mediaDir == "" {
+		t.Fatal("NEWTRICKS_XFORM_MEDIA is not set (make test sets it after make xform-media)")
+	}
+	m, err := datasets.LoadMedia(mediaDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, lay := startHACluster(t, a, extcluster.Options{Name: "hao", DataNodes: 2,
+		HDFSSite: map[string]string{"dfs.blocksize": "1048576"},
+		DataNodeSite: func(int) map[string]string {
+			return map[string]string{"newtricks.datanode.ext.offload.cpu.high": "1", "newtricks.datanode.ext.offload.cpu.low": "1"}
+		},
+		HA: &cluster.HAConfig{Nameservice: "hao"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	e := &offloadEnv{c: c, lay: lay, su: superuser(t)}
+	if e.fs, err = c.Client(e.su); err != nil {
+		t.Fatal(err)
+	}
+	defer e.fs.Close()
+	cc, err := extcluster.Dial(lay.NameNodeAPIs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	e.ns, e.dir = pb.NewNamespaceClient(cc), pb.NewDataNodeDirectoryClient(cc)
+	if err := extcluster.WaitDirectory(ctx, cc, e.su, 2); err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(t.TempDir(), "img")
+	if _, err := datasets.Write(local, datasets.Media{Images: m.Images}, datasets.Layout{Shards: 1, PerShard: 20, Singles: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := hdfsio.UploadDir(ctx, e.fs, local, "/data/img"); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := dataset.Build(ctx, dataset.HDFSFS{Client: e.fs}, "/data/img", dataset.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dataset.Store(ctx, e.fs, idx); err != nil {
+		t.Fatal(err)
+	}
+	e.spec = &schedule.Spec{Name: "ha", Seed: 7, GlobalBatch: 4, WorldSize: 1, MaxSteps: 100,
+		Sources: []schedule.Source{{Name: "img", Dataset: "/data/img", Weight: 1, Graph: offloadImageGraph()}}}
+	if err := e.spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	const before, after = 4, 8
+	want := nextSteps(t, e.open(t, e.su, 0, 0, false), before+after)
+	r := e.open(t, e.su, 0, 0, true)
+	first := nextSteps(t, r, before)
+	if err := c.KillNameNode(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitActive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rest := nextSteps(t, r, after)
+	pathsBefore := sameSteps(t, "before the kill", first, want[:before])
+	pathsAfter := sameSteps(t, "after the kill", rest, want[before:])
+	st := r.Stats()
+	t.Logf("offload across a kill -9 of the active NameNode: before %v, after %v; %d B from nodes, %d B from HDFS (load %s)",
+		pathsBefore, pathsAfter, st.BytesFromNodes, st.BytesFromHDFS, loadAverage())
+	if pathsAfter["offload"] == 0 {
+		t.Errorf("no sample transformed by the DataNodes after the kill: %v", pathsAfter)
 	}
 }
