@@ -41,9 +41,10 @@ demo: deps-apt hadoop jar build ## start a local cluster with the extensions and
 
 # The smoke conformance of a Hadoop line: the spine, one case of each trick (hot-file hints
 # with the conditional change racing an admin's setrep, the mirror, offload) and the HA
-# cluster. `make test` runs everything on HADOOP_VERSION and this on the other lines, after
-# cmd/hooks-linkcheck checked the hooks jar's byte code against every line's jars.
-SMOKE_TESTS := ^(TestSpine|TestHA|TestHotspot|TestMirror|TestOffload)$$/^(hint_raises_factor|an_admin.s_setrep_racing|BytesPermsAndNoPartialView|storage_output_equals_local)
+# cluster, with hints and the mirror across failovers. `make test` runs everything on
+# HADOOP_VERSION and this on the other lines, after cmd/hooks-linkcheck checked the hooks
+# jar's byte code against every line's jars.
+SMOKE_TESTS := ^(TestSpine|TestHA|TestHATricks|TestHotspot|TestMirror|TestOffload)$$/^(hint_raises_factor|an_admin.s_setrep_racing|BytesPermsAndNoPartialView|storage_output_equals_local)
 SMOKE_VERSIONS ?= $(filter-out $(HADOOP_VERSION),$(HADOOP_VERSIONS))
 
 .PHONY: test-versions
