@@ -65,6 +65,8 @@ func startSubsystems(ctx context.Context, env coproc.Env, cfg Config, host *nnho
 		pb.RegisterMirrorServer(env.API, mirrorSwitch{t: t})
 	}
 	env.Registry.MustRegister(termCollector{t: t})
+	// The first term's subsystems see the stream from the hook's first batch on.
+	t.attach(first)
 	go t.run(first)
 	return t, nil
 }

@@ -73,6 +73,38 @@ type termParts struct {
 	mirror  *mirror.Engine // nil without mirror rules
 	// reactive: hotspot consumes audited opens
 	reactive bool
+	// detach removes the subscriptions (and the mirror's cursor) attach made; nil until then.
+	detach func()
+}
+
+// attach subscribes parts to the sink: hotspot to audited opens (reactive), the mirror to
+// namespace events with a cursor of its own (nothing is durable until its journal is read).
+// Before any event it must see: the first term's parts at Start, before the hook's first
+// batch (a NameNode without HA streams from its first batch on); a later term's before the
+// hook is told where to resume.
+func (t *terms) attach(parts *termParts) {
+	if parts.detach != nil {
+		return
+	}
+	var undo []func()
+	if parts.reactive {
+		hs := parts.hotspot
+		undo = append(undo, t.sink.Subscribe(func(e events.Event) {
+			if a := e.Audit; a != nil && a.Allowed {
+				hs.ObserveAudit(a.Cmd, a.Src, a.User, a.ClientIP, a.Time)
+			}
+		}))
+	}
+	if m := parts.mirror; m != nil {
+		cursor := t.sink.NewCursor(-1)
+		m.UseCursor(cursor)
+		undo = append(undo, t.sink.Subscribe(m.Observe), cursor.Close)
+	}
+	parts.detach = func() {
+		for _, f := range undo {
+			f()
+		}
+	}
 }
 
 // term is one active term's running subsystems.
@@ -145,36 +177,20 @@ func (t *terms) start(st events.NameNodeState, parts *termParts) {
 	ctx, cancel := context.WithCancel(t.ctx)
 	tm := &term{n: st.Term, parts: parts, cancel: cancel, done: make(chan struct{})}
 	var wg sync.WaitGroup
+	t.attach(parts) // before the hook is told where to resume (resumeAndPersist)
 	hs := parts.hotspot
-	var unsubAudit func()
-	if parts.reactive {
-		unsubAudit = t.sink.Subscribe(func(e events.Event) {
-			if a := e.Audit; a != nil && a.Allowed {
-				hs.ObserveAudit(a.Cmd, a.Src, a.User, a.ClientIP, a.Time)
-			}
-		})
-	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if unsubAudit != nil {
-			defer unsubAudit()
-		}
 		if err := hs.Run(ctx); err != nil && ctx.Err() == nil {
 			t.log.Error("hotspot stopped", "error", err)
 		}
 	}()
 	if m := parts.mirror; m != nil {
-		// The hook resumes the event stream after what the mirror's journal holds (nothing is
-		// durable until the journal is read); subscribed before the stream resumes.
-		cursor := t.sink.NewCursor(-1)
-		m.UseCursor(cursor)
-		unsub := t.sink.Subscribe(m.Observe)
+		// The hook resumes the event stream after what the mirror's journal holds.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer cursor.Close()
-			defer unsub()
 			if err := m.Run(ctx); err != nil && ctx.Err() == nil {
 				t.log.Error("mirror stopped", "error", err)
 			}
@@ -184,7 +200,7 @@ func (t *terms) start(st events.NameNodeState, parts *termParts) {
 		wg.Add(1)
 		go func() { defer wg.Done(); t.resumeAndPersist(ctx, tm) }()
 	}
-	go func() { wg.Wait(); close(tm.done) }()
+	go func() { wg.Wait(); parts.detach(); close(tm.done) }()
 	t.mu.Lock()
 	t.cur, t.starting = tm, false
 	since := time.Since(t.activeAt)
