@@ -17,6 +17,7 @@ import (
 
 	"github.com/newtricks/newtricks/datanode-ext/governor"
 	"github.com/newtricks/newtricks/internal/authn"
+	"github.com/newtricks/newtricks/internal/fuzzcheck"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	"github.com/newtricks/newtricks/schedule"
 )
@@ -49,11 +50,8 @@ func FuzzOffloadRequests(f *testing.F) {
 // fuzzSession in a request's session_id stands for the fixture's session.
 const fuzzSession = "fixture"
 
-// fuzzT is what the checks need of a *testing.T (a recorder in TestFuzzOffloadCatches).
-type fuzzT interface {
-	Helper()
-	Fatalf(format string, args ...any)
-}
+// fuzzT is what the checks need of a *testing.T (a fuzzcheck.Recorder in the Catches test).
+type fuzzT = fuzzcheck.T
 
 // fuzzCaller is one kind of caller, and who ActAs must make of the user a request names
 // (ok false: the call must fail).
@@ -464,30 +462,6 @@ type panicTB struct{ testing.TB }
 func (panicTB) Helper()           {}
 func (panicTB) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
 
-// errRecorded stops a check at the first failure fuzzRecorder records.
-var errRecorded = errors.New("recorded")
-
-// fuzzRecorder is a fuzzT that records the first failure instead of failing the test.
-type fuzzRecorder struct{ failure string }
-
-func (r *fuzzRecorder) Helper() {}
-func (r *fuzzRecorder) Fatalf(format string, args ...any) {
-	r.failure = fmt.Sprintf(format, args...)
-	panic(errRecorded)
-}
-
-// run runs one check, returning the failure it recorded ("" for none).
-func (r *fuzzRecorder) run(check func()) (failure string) {
-	defer func() {
-		if p := recover(); p != nil && p != errRecorded {
-			panic(p)
-		}
-		failure = r.failure
-	}()
-	check()
-	return ""
-}
-
 // brokenOffload is a Server with one handler broken as a careless change could break it.
 type brokenOffload struct {
 	*Server
@@ -551,8 +525,8 @@ func TestFuzzOffloadCatches(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var failures []string
 			for _, b := range seeds {
-				r := &fuzzRecorder{}
-				if f := r.run(func() { fz.check(r, tc.api, b) }); f != "" {
+				r := &fuzzcheck.Recorder{}
+				if f := r.Run(func() { fz.check(r, tc.api, b) }); f != "" {
 					failures = append(failures, f)
 				}
 			}

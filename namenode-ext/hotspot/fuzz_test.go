@@ -3,7 +3,6 @@ package hotspot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/newtricks/newtricks/internal/authn"
+	"github.com/newtricks/newtricks/internal/fuzzcheck"
 	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 	"github.com/newtricks/newtricks/namenode-ext/nnhosttest"
 	nnv1 "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -46,11 +46,8 @@ func FuzzHintRequests(f *testing.F) {
 // fuzzHint in a request's hint_id stands for the fixture's hint.
 const fuzzHint = "fixture"
 
-// fuzzT is what the checks need of a *testing.T (a recorder in TestFuzzHintsCatches).
-type fuzzT interface {
-	Helper()
-	Fatalf(format string, args ...any)
-}
+// fuzzT is what the checks need of a *testing.T (a fuzzcheck.Recorder in the Catches test).
+type fuzzT = fuzzcheck.T
 
 // fuzzCaller is one kind of caller, and who ActAs must make of the user a request names
 // (ok false: the call must fail).
@@ -376,30 +373,6 @@ func (fz *hintFuzz) wantStatus(t fuzzT, call string, c fuzzCaller, req proto.Mes
 	}
 }
 
-// errRecorded stops a check at the first failure fuzzRecorder records.
-var errRecorded = errors.New("recorded")
-
-// fuzzRecorder is a fuzzT that records the first failure instead of failing the test.
-type fuzzRecorder struct{ failure string }
-
-func (r *fuzzRecorder) Helper() {}
-func (r *fuzzRecorder) Fatalf(format string, args ...any) {
-	r.failure = fmt.Sprintf(format, args...)
-	panic(errRecorded)
-}
-
-// run runs one check, returning the failure it recorded ("" for none).
-func (r *fuzzRecorder) run(check func()) (failure string) {
-	defer func() {
-		if p := recover(); p != nil && p != errRecorded {
-			panic(p)
-		}
-		failure = r.failure
-	}()
-	check()
-	return ""
-}
-
 // brokenHints is the Hints edge with one handler broken as a careless change could break it.
 type brokenHints struct {
 	*server
@@ -468,8 +441,8 @@ func TestFuzzHintsCatches(t *testing.T) {
 			api := tc.api(fz.api.(*server))
 			var failures []string
 			for _, b := range seeds {
-				r := &fuzzRecorder{}
-				if f := r.run(func() { fz.check(r, api, b) }); f != "" {
+				r := &fuzzcheck.Recorder{}
+				if f := r.Run(func() { fz.check(r, api, b) }); f != "" {
 					failures = append(failures, f)
 				}
 			}

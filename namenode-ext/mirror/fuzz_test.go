@@ -15,6 +15,7 @@ import (
 
 	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
+	"github.com/newtricks/newtricks/internal/fuzzcheck"
 	"github.com/newtricks/newtricks/namenode-ext/nnhost"
 	"github.com/newtricks/newtricks/namenode-ext/nnhosttest"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -47,11 +48,8 @@ func FuzzMirrorRequests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) { fz.check(t, fz.api, b) })
 }
 
-// fuzzT is what the checks need of a *testing.T (a recorder in TestFuzzMirrorCatches).
-type fuzzT interface {
-	Helper()
-	Fatalf(format string, args ...any)
-}
+// fuzzT is what the checks need of a *testing.T (a fuzzcheck.Recorder in the Catches test).
+type fuzzT = fuzzcheck.T
 
 // fuzzCaller is one kind of caller, and who ActAs must make of the user a request names
 // (ok false: the call must fail).
@@ -382,30 +380,6 @@ func (s *sendStream[T]) Send(m *T) error {
 	return nil
 }
 
-// errRecorded stops a check at the first failure fuzzRecorder records.
-var errRecorded = errors.New("recorded")
-
-// fuzzRecorder is a fuzzT that records the first failure instead of failing the test.
-type fuzzRecorder struct{ failure string }
-
-func (r *fuzzRecorder) Helper() {}
-func (r *fuzzRecorder) Fatalf(format string, args ...any) {
-	r.failure = fmt.Sprintf(format, args...)
-	panic(errRecorded)
-}
-
-// run runs one check, returning the failure it recorded ("" for none).
-func (r *fuzzRecorder) run(check func()) (failure string) {
-	defer func() {
-		if p := recover(); p != nil && p != errRecorded {
-			panic(p)
-		}
-		failure = r.failure
-	}()
-	check()
-	return ""
-}
-
 // brokenMirror is the Mirror edge with one handler broken as a careless change could break it.
 type brokenMirror struct {
 	*server
@@ -500,8 +474,8 @@ func TestFuzzMirrorCatches(t *testing.T) {
 			api := tc.api(fz.api.(*server))
 			var failures []string
 			for _, b := range seeds {
-				r := &fuzzRecorder{}
-				if f := r.run(func() { fz.check(r, api, b) }); f != "" {
+				r := &fuzzcheck.Recorder{}
+				if f := r.Run(func() { fz.check(r, api, b) }); f != "" {
 					failures = append(failures, f)
 				}
 			}

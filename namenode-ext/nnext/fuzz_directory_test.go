@@ -3,7 +3,6 @@ package nnext
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/coproc"
+	"github.com/newtricks/newtricks/internal/fuzzcheck"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -42,11 +42,8 @@ func FuzzDirectoryRequests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) { fz.check(t, fz.api, b) })
 }
 
-// fuzzT is what the checks need of a *testing.T (a recorder in TestFuzzDirectoryCatches).
-type fuzzT interface {
-	Helper()
-	Fatalf(format string, args ...any)
-}
+// fuzzT is what the checks need of a *testing.T (a fuzzcheck.Recorder in the Catches test).
+type fuzzT = fuzzcheck.T
 
 // directoryCaller is one kind of caller: who ActAs makes of the user a request names, and
 // from where it calls.
@@ -178,29 +175,6 @@ func (fz *directoryFuzz) wantStatus(t fuzzT, call string, c directoryCaller, req
 	}
 }
 
-// errRecorded stops a check at the first failure fuzzRecorder records.
-var errRecorded = errors.New("recorded")
-
-// fuzzRecorder is a fuzzT that records the first failure instead of failing the test.
-type fuzzRecorder struct{ failure string }
-
-func (r *fuzzRecorder) Helper() {}
-func (r *fuzzRecorder) Fatalf(format string, args ...any) {
-	r.failure = fmt.Sprintf(format, args...)
-	panic(errRecorded)
-}
-
-func (r *fuzzRecorder) run(check func()) (failure string) {
-	defer func() {
-		if p := recover(); p != nil && p != errRecorded {
-			panic(p)
-		}
-		failure = r.failure
-	}()
-	check()
-	return ""
-}
-
 // brokenDirectory is the directory with Register broken as a careless change could break it.
 type brokenDirectory struct {
 	*directory
@@ -283,8 +257,8 @@ func TestFuzzDirectoryCatches(t *testing.T) {
 			api := tc.api(fz.d)
 			var failures []string
 			for _, b := range seeds {
-				r := &fuzzRecorder{}
-				if f := r.run(func() { fz.check(r, api, b) }); f != "" {
+				r := &fuzzcheck.Recorder{}
+				if f := r.Run(func() { fz.check(r, api, b) }); f != "" {
 					failures = append(failures, f)
 				}
 			}
