@@ -6,8 +6,11 @@
 package fuzzcheck
 
 import (
+	"context"
 	"errors"
 	"fmt"
+
+	"github.com/newtricks/newtricks/internal/authn"
 )
 
 // T is what a fuzz target's checks need of a *testing.T; a *Recorder is one too.
@@ -41,4 +44,34 @@ func (r *Recorder) Run(check func()) (failure string) {
 	}()
 	check()
 	return ""
+}
+
+// Caller is one kind of caller of a public API, and who ActAs must make of the user a request
+// names (ok false: the call must fail).
+type Caller struct {
+	Name       string
+	Ctx        context.Context
+	ActAs      func(requested string) (user string, ok bool)
+	Identified bool // the call carries an identity (simple authentication's counts)
+}
+
+// Callers are the kinds of caller every request is run as: none (no interceptor ran), simple
+// authentication (the request names the user), Kerberos alice, a delegation token of bob,
+// and a Kerberos identity without a user.
+func Callers() []Caller {
+	bg := context.Background()
+	proven := func(user string) func(string) (string, bool) {
+		return func(r string) (string, bool) { return user, r == "" || r == user }
+	}
+	none := func(string) (string, bool) { return "", false }
+	return []Caller{
+		{"no interceptor", bg, none, false},
+		{"simple", authn.NewContext(bg, authn.Identity{Method: authn.MethodSimple}, "10.0.0.1:1", nil),
+			func(r string) (string, bool) { return r, r != "" }, true},
+		{"kerberos alice", authn.NewContext(bg, authn.Identity{User: "alice", Method: authn.MethodKerberos}, "10.0.0.1:1", nil),
+			proven("alice"), true},
+		{"token bob", authn.NewContext(bg, authn.Identity{User: "bob", Method: authn.MethodToken}, "10.0.0.1:1", nil),
+			proven("bob"), true},
+		{"kerberos without a user", authn.NewContext(bg, authn.Identity{Method: authn.MethodKerberos}, "10.0.0.1:1", nil), none, false},
+	}
 }

@@ -49,32 +49,10 @@ const fuzzHint = "fixture"
 // fuzzT is what the checks need of a *testing.T (a fuzzcheck.Recorder in the Catches test).
 type fuzzT = fuzzcheck.T
 
-// fuzzCaller is one kind of caller, and who ActAs must make of the user a request names
-// (ok false: the call must fail).
-type fuzzCaller struct {
-	name       string
-	ctx        context.Context
-	actAs      func(requested string) (user string, ok bool)
-	identified bool // the call carries an identity (simple authentication's counts)
-}
+// fuzzCaller is one kind of caller (fuzzcheck.Callers lists them).
+type fuzzCaller = fuzzcheck.Caller
 
-func fuzzCallers() []fuzzCaller {
-	bg := context.Background()
-	proven := func(user string) func(string) (string, bool) {
-		return func(r string) (string, bool) { return user, r == "" || r == user }
-	}
-	none := func(string) (string, bool) { return "", false }
-	return []fuzzCaller{
-		{"no interceptor", bg, none, false},
-		{"simple", authn.NewContext(bg, authn.Identity{Method: authn.MethodSimple}, "10.0.0.1:1", nil),
-			func(r string) (string, bool) { return r, r != "" }, true},
-		{"kerberos alice", authn.NewContext(bg, authn.Identity{User: "alice", Method: authn.MethodKerberos}, "10.0.0.1:1", nil),
-			proven("alice"), true},
-		{"token bob", authn.NewContext(bg, authn.Identity{User: "bob", Method: authn.MethodToken}, "10.0.0.1:1", nil),
-			proven("bob"), true},
-		{"kerberos without a user", authn.NewContext(bg, authn.Identity{Method: authn.MethodKerberos}, "10.0.0.1:1", nil), none, false},
-	}
-}
+var fuzzCallers = fuzzcheck.Callers
 
 // hintFiles are the fixture's files, by owner; each has factor 3.
 var hintFiles = map[string][]string{
@@ -216,7 +194,7 @@ func (fz *hintFuzz) check(t fuzzT, api nnv1.HintsServer, b []byte) {
 		if proto.Unmarshal(b, &st) == nil {
 			named := st.HintId
 			st.HintId = fz.hintID(named)
-			resp, err := api.Status(c.ctx, &st)
+			resp, err := api.Status(c.Ctx, &st)
 			fz.wantStatus(t, "Status", c, &st, err)
 			fz.wantHintAccess(t, "Status", c, st.User, named, resp, err)
 		}
@@ -224,7 +202,7 @@ func (fz *hintFuzz) check(t fuzzT, api nnv1.HintsServer, b []byte) {
 		if proto.Unmarshal(b, &ext) == nil {
 			named := ext.HintId
 			ext.HintId = fz.hintID(named)
-			resp, err := api.Extend(c.ctx, &ext)
+			resp, err := api.Extend(c.Ctx, &ext)
 			fz.wantStatus(t, "Extend", c, &ext, err)
 			fz.wantHintAccess(t, "Extend", c, ext.User, named, resp, err)
 			if err == nil && time.Until(time.UnixMilli(resp.DeadlineMs)) > fz.cfg.MaxDuration {
@@ -234,12 +212,12 @@ func (fz *hintFuzz) check(t fuzzT, api nnv1.HintsServer, b []byte) {
 		}
 		var list nnv1.ListHintsRequest
 		if proto.Unmarshal(b, &list) == nil {
-			resp, err := api.List(c.ctx, &list)
+			resp, err := api.List(c.Ctx, &list)
 			fz.wantStatus(t, "List", c, &list, err)
-			if user, _ := c.actAs(list.User); err == nil && user != "hdfs" {
+			if user, _ := c.ActAs(list.User); err == nil && user != "hdfs" {
 				for _, h := range resp.Hints {
 					if h.User != user {
-						t.Fatalf("List for %s (caller %q) shows %s's hint %s", user, c.name, h.User, h.HintId)
+						t.Fatalf("List for %s (caller %q) shows %s's hint %s", user, c.Name, h.User, h.HintId)
 					}
 				}
 				if len(resp.Problems) > 0 {
@@ -252,7 +230,7 @@ func (fz *hintFuzz) check(t fuzzT, api nnv1.HintsServer, b []byte) {
 		if proto.Unmarshal(b, &done) == nil {
 			named := done.HintId
 			done.HintId = fz.hintID(named)
-			resp, err := api.Done(c.ctx, &done)
+			resp, err := api.Done(c.Ctx, &done)
 			fz.wantStatus(t, "Done", c, &done, err)
 			fz.wantHintAccess(t, "Done", c, done.User, named, resp, err)
 			if err == nil && fz.hintUser(done.HintId) != "" {
@@ -280,7 +258,7 @@ func (fz *hintFuzz) checkCreate(t fuzzT, api nnv1.HintsServer, c fuzzCaller, req
 	t.Helper()
 	before, factors := fz.activeHints(), fz.factors(t)
 	now := time.Now()
-	plan, err := api.Create(c.ctx, req)
+	plan, err := api.Create(c.Ctx, req)
 	fz.wantStatus(t, "Create", c, req, err)
 	if err != nil {
 		if len(fz.activeHints()) != len(before) {
@@ -288,9 +266,9 @@ func (fz *hintFuzz) checkCreate(t fuzzT, api nnv1.HintsServer, c fuzzCaller, req
 		}
 		return
 	}
-	user, ok := c.actAs(req.User)
+	user, ok := c.ActAs(req.User)
 	if !ok {
-		t.Fatalf("Create succeeded for caller %q with %v", c.name, req)
+		t.Fatalf("Create succeeded for caller %q with %v", c.Name, req)
 	}
 	// Within the bounds, whatever was asked.
 	switch {
@@ -305,7 +283,7 @@ func (fz *hintFuzz) checkCreate(t fuzzT, api nnv1.HintsServer, c fuzzCaller, req
 	}
 	for _, f := range plan.Files {
 		if o := fz.owner(t, f.Path); o != user {
-			t.Fatalf("%s's hint (caller %q) plans %s, which is %s's", user, c.name, f.Path, o)
+			t.Fatalf("%s's hint (caller %q) plans %s, which is %s's", user, c.Name, f.Path, o)
 		}
 		if f.TargetReplication > max(f.OriginalReplication, hintLive) {
 			t.Fatalf("%s planned at factor %d (was %d) on %d live DataNodes", f.Path, f.TargetReplication, f.OriginalReplication, hintLive)
@@ -332,7 +310,7 @@ func (fz *hintFuzz) checkCreate(t fuzzT, api nnv1.HintsServer, c fuzzCaller, req
 		t.Fatalf("Create answered hint %q: the manager holds it as %q's, want %s's", plan.HintId, got, user)
 	}
 	// End it at once, as its user: the caps stay out of the way of the next callers.
-	if _, err := api.Done(c.ctx, &nnv1.DoneHintRequest{HintId: plan.HintId, User: req.User, Cancel: true}); err != nil {
+	if _, err := api.Done(c.Ctx, &nnv1.DoneHintRequest{HintId: plan.HintId, User: req.User, Cancel: true}); err != nil {
 		t.Fatalf("%s cannot cancel the hint it made: %v", user, err)
 	}
 }
@@ -344,9 +322,9 @@ func (fz *hintFuzz) wantHintAccess(t fuzzT, call string, c fuzzCaller, requested
 	if err != nil {
 		return
 	}
-	user, _ := c.actAs(requested)
+	user, _ := c.ActAs(requested)
 	if named != fuzzHint || (user != "alice" && user != "hdfs") {
-		t.Fatalf("%s of hint %q succeeded for caller %q acting as %q", call, named, c.name, user)
+		t.Fatalf("%s of hint %q succeeded for caller %q acting as %q", call, named, c.Name, user)
 	}
 	if resp.HintId != fz.fixture || resp.User != "alice" {
 		t.Fatalf("%s of the fixture answered hint %s of %s", call, resp.HintId, resp.User)
@@ -360,14 +338,14 @@ func (fz *hintFuzz) wantStatus(t fuzzT, call string, c fuzzCaller, req proto.Mes
 	t.Helper()
 	s, ok := status.FromError(err)
 	if !ok {
-		t.Fatalf("%s(%v) from caller %q: error without a status: %v", call, req, c.name, err)
+		t.Fatalf("%s(%v) from caller %q: error without a status: %v", call, req, c.Name, err)
 	}
 	if code := s.Code(); code == codes.Unknown || code == codes.Internal {
-		t.Fatalf("%s(%v) from caller %q: %v", call, req, c.name, err)
+		t.Fatalf("%s(%v) from caller %q: %v", call, req, c.Name, err)
 	}
 	if err == nil {
-		if !c.identified {
-			t.Fatalf("%s(%v) succeeded for caller %q, who has no identity", call, req, c.name)
+		if !c.Identified {
+			t.Fatalf("%s(%v) succeeded for caller %q, who has no identity", call, req, c.Name)
 		}
 		fz.ok[call]++
 	}

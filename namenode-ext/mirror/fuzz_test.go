@@ -51,32 +51,10 @@ func FuzzMirrorRequests(f *testing.F) {
 // fuzzT is what the checks need of a *testing.T (a fuzzcheck.Recorder in the Catches test).
 type fuzzT = fuzzcheck.T
 
-// fuzzCaller is one kind of caller, and who ActAs must make of the user a request names
-// (ok false: the call must fail).
-type fuzzCaller struct {
-	name       string
-	ctx        context.Context
-	actAs      func(requested string) (user string, ok bool)
-	identified bool // the call carries an identity (simple authentication's counts)
-}
+// fuzzCaller is one kind of caller (fuzzcheck.Callers lists them).
+type fuzzCaller = fuzzcheck.Caller
 
-func fuzzCallers() []fuzzCaller {
-	bg := context.Background()
-	proven := func(user string) func(string) (string, bool) {
-		return func(r string) (string, bool) { return user, r == "" || r == user }
-	}
-	none := func(string) (string, bool) { return "", false }
-	return []fuzzCaller{
-		{"no interceptor", bg, none, false},
-		{"simple", authn.NewContext(bg, authn.Identity{Method: authn.MethodSimple}, "10.0.0.1:1", nil),
-			func(r string) (string, bool) { return r, r != "" }, true},
-		{"kerberos alice", authn.NewContext(bg, authn.Identity{User: "alice", Method: authn.MethodKerberos}, "10.0.0.1:1", nil),
-			proven("alice"), true},
-		{"token bob", authn.NewContext(bg, authn.Identity{User: "bob", Method: authn.MethodToken}, "10.0.0.1:1", nil),
-			proven("bob"), true},
-		{"kerberos without a user", authn.NewContext(bg, authn.Identity{Method: authn.MethodKerberos}, "10.0.0.1:1", nil), none, false},
-	}
-}
+var fuzzCallers = fuzzcheck.Callers
 
 // mirrorSuper is the fake NameNode's superuser: an administrator to the mirror.
 const mirrorSuper = "hdfs"
@@ -237,22 +215,22 @@ func (fz *mirrorFuzz) check(t fuzzT, api pb.MirrorServer, b []byte) {
 	for _, c := range fz.callers {
 		var st pb.MirrorStatusRequest
 		if proto.Unmarshal(b, &st) == nil {
-			resp, err := api.Status(c.ctx, &st)
+			resp, err := api.Status(c.Ctx, &st)
 			fz.wantStatus(t, "Status", c, &st, err)
-			user, _ := c.actAs(st.GetUser())
+			user, _ := c.ActAs(st.GetUser())
 			for _, cs := range resp.GetCheckpoints() {
 				if user != mirrorSuper && cs.GetOwner() != user {
-					t.Fatalf("Status for %s (caller %q) shows %s, whose owner is %q", user, c.name, cs.GetSourcePath(), cs.GetOwner())
+					t.Fatalf("Status for %s (caller %q) shows %s, whose owner is %q", user, c.Name, cs.GetSourcePath(), cs.GetOwner())
 				}
 			}
 		}
 		var urg pb.MirrorUrgentRequest
 		if proto.Unmarshal(b, &urg) == nil {
-			fz.checkMark(t, "Urgent", c, &urg, urg.GetUser(), urg.GetRef(), func() (*pb.CheckpointStatus, error) { return api.Urgent(c.ctx, &urg) })
+			fz.checkMark(t, "Urgent", c, &urg, urg.GetUser(), urg.GetRef(), func() (*pb.CheckpointStatus, error) { return api.Urgent(c.Ctx, &urg) })
 		}
 		var done pb.MirrorCompleteRequest
 		if proto.Unmarshal(b, &done) == nil {
-			fz.checkMark(t, "Complete", c, &done, done.GetUser(), done.GetRef(), func() (*pb.CheckpointStatus, error) { return api.Complete(c.ctx, &done) })
+			fz.checkMark(t, "Complete", c, &done, done.GetUser(), done.GetRef(), func() (*pb.CheckpointStatus, error) { return api.Complete(c.Ctx, &done) })
 		}
 		var wait pb.MirrorWaitRequest
 		if proto.Unmarshal(b, &wait) == nil {
@@ -292,7 +270,7 @@ func (fz *mirrorFuzz) checkMark(t fuzzT, call string, c fuzzCaller, req proto.Me
 		}
 		return
 	}
-	user, _ := c.actAs(requested)
+	user, _ := c.ActAs(requested)
 	k := Key{Rule: st.GetRef().GetRule(), Job: st.GetRef().GetJob(), Step: st.GetRef().GetStep()}
 	if checkKey(Key{Rule: ref.GetRule(), Job: ref.GetJob(), Step: ref.GetStep()}) != nil || k.Job != ref.GetJob() || k.Step != ref.GetStep() {
 		t.Fatalf("%s of %v answered for %v", call, ref, st.GetRef())
@@ -322,13 +300,13 @@ func (fz *mirrorFuzz) checkMark(t fuzzT, call string, c fuzzCaller, req proto.Me
 	// Only the owner of the directory (for a checkpoint not seen yet, of its nearest
 	// existing ancestor) may write there: the fixture grants nobody else.
 	if owner, _ := fz.writer(dir, call == "Urgent" && st.GetSourcePath() == ""); owner != user {
-		t.Fatalf("%s by %s (caller %q) on %s, which only %q may write", call, user, c.name, dir, owner)
+		t.Fatalf("%s by %s (caller %q) on %s, which only %q may write", call, user, c.Name, dir, owner)
 	}
 }
 
 func (fz *mirrorFuzz) checkWait(t fuzzT, api pb.MirrorServer, c fuzzCaller, req *pb.MirrorWaitRequest) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(c.ctx)
+	ctx, cancel := context.WithCancel(c.Ctx)
 	cancel()
 	st := &sendStream[pb.CheckpointStatus]{ctx: ctx}
 	err := api.Wait(req, st)
@@ -336,10 +314,10 @@ func (fz *mirrorFuzz) checkWait(t fuzzT, api pb.MirrorServer, c fuzzCaller, req 
 		err = nil // what Wait ends with when its caller goes away: counted as a success here
 	}
 	fz.wantStatus(t, "Wait", c, req, err)
-	user, _ := c.actAs(req.GetUser())
+	user, _ := c.ActAs(req.GetUser())
 	for _, cs := range st.sent {
 		if user != mirrorSuper && cs.GetOwner() != user {
-			t.Fatalf("Wait for %s (caller %q) sent %s, whose owner is %q", user, c.name, cs.GetSourcePath(), cs.GetOwner())
+			t.Fatalf("Wait for %s (caller %q) sent %s, whose owner is %q", user, c.Name, cs.GetSourcePath(), cs.GetOwner())
 		}
 	}
 	if len(st.sent) > 0 {
@@ -354,14 +332,14 @@ func (fz *mirrorFuzz) wantStatus(t fuzzT, call string, c fuzzCaller, req proto.M
 	t.Helper()
 	s, ok := status.FromError(err)
 	if !ok {
-		t.Fatalf("%s(%v) from caller %q: error without a status: %v", call, req, c.name, err)
+		t.Fatalf("%s(%v) from caller %q: error without a status: %v", call, req, c.Name, err)
 	}
 	if code := s.Code(); code == codes.Unknown || code == codes.Internal {
-		t.Fatalf("%s(%v) from caller %q: %v", call, req, c.name, err)
+		t.Fatalf("%s(%v) from caller %q: %v", call, req, c.Name, err)
 	}
 	if err == nil {
-		if !c.identified {
-			t.Fatalf("%s(%v) succeeded for caller %q, who has no identity", call, req, c.name)
+		if !c.Identified {
+			t.Fatalf("%s(%v) succeeded for caller %q, who has no identity", call, req, c.Name)
 		}
 		fz.ok[call]++
 	}
