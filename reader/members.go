@@ -61,18 +61,25 @@ type membership struct {
 	closed atomic.Bool
 }
 
-// conn returns the shared connection to addr.
-func (r *Reader) conn(addr string) (*grpc.ClientConn, error) {
+// conn returns the shared connection to e's address (with Config.Auth: over TLS when e
+// serves it, as e's host, refused when it does not).
+func (r *Reader) conn(e Endpoint) (*grpc.ClientConn, error) {
 	r.connMu.Lock()
 	defer r.connMu.Unlock()
-	if cc, ok := r.conns[addr]; ok {
+	if cc, ok := r.conns[e.Addr]; ok {
 		return cc, nil
 	}
-	cc, err := r.cfg.Dial(addr)
+	var cc *grpc.ClientConn
+	var err error
+	if r.cfg.Auth != nil {
+		cc, err = r.cfg.Auth.dialNode(e)
+	} else {
+		cc, err = r.cfg.Dial(e.Addr)
+	}
 	if err != nil {
 		return nil, err
 	}
-	r.conns[addr] = cc
+	r.conns[e.Addr] = cc
 	return cc, nil
 }
 
@@ -137,16 +144,20 @@ func (r *Reader) probe(ctx context.Context, eps []Endpoint) []*node {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cc, err := r.conn(e.Addr)
+			cc, err := r.conn(e)
 			if err != nil {
+				r.stats.setNodeError(fmt.Sprintf("node %s (%s): %v", e.Addr, e.UUID, err))
 				return
 			}
 			c := pb.NewOffloadClient(cc)
 			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
-			if st, err := c.NodeStatus(sctx, &pb.OffloadNodeStatusRequest{User: r.cfg.User}); err == nil {
-				ans[i] = answer{st, c}
+			st, err := c.NodeStatus(sctx, &pb.OffloadNodeStatusRequest{User: r.cfg.User})
+			if err != nil {
+				r.stats.setNodeError(fmt.Sprintf("node %s (%s): status: %v", e.Addr, e.UUID, err))
+				return
 			}
+			ans[i] = answer{st, c}
 		}()
 	}
 	wg.Wait()

@@ -33,8 +33,16 @@ var (
 
 // Config of a reader.
 type Config struct {
-	// User is the HDFS user the reader acts as (every call names it).
+	// User is the HDFS user the reader acts as (every call names it). With Auth proving an
+	// identity it may be empty: the calls act as the authenticated caller (another name is a
+	// proxy-user request, allowed only by the cluster's hadoop.proxyuser.* rules).
 	User string
+	// Auth, if set, authenticates every connection the reader makes to the nodes (TLS with
+	// the node's host name, Kerberos for its service principal, or a delegation token);
+	// build the Locator's and Directory's connection with Auth.DialNameNodeExt and the
+	// Store's HDFS client with Auth.HDFSClient, so that all of them prove the same identity.
+	// Nil: plaintext, simple authentication (or Dial's own credentials).
+	Auth *Credentials
 	// Spec is the job's schedule; Rank this reader's rank.
 	Spec *schedule.Spec
 	Rank int
@@ -51,7 +59,8 @@ type Config struct {
 	Nodes []string
 	// Rediscover is how often the Directory is asked again (default 10 s).
 	Rediscover time.Duration
-	// Dial connects to a node (default: grpc.NewClient with insecure credentials).
+	// Dial connects to a node (default: Auth's connection, or grpc.NewClient with insecure
+	// credentials without Auth). Not with Auth.
 	Dial func(addr string) (*grpc.ClientConn, error)
 	// Locator and Store are the reader's ways into HDFS.
 	Locator Locator
@@ -215,8 +224,11 @@ type stepResult struct {
 // Open loads the sources' indexes, locates their files, opens a session on every node that
 // answers and starts prefetching from StartStep.
 func Open(ctx context.Context, cfg Config) (*Reader, error) {
-	if cfg.User == "" || cfg.Spec == nil || cfg.Locator == nil || cfg.Store == nil {
-		return nil, fmt.Errorf("%w: User, Spec, Locator and Store are required", ErrConfig)
+	if cfg.User == "" && !cfg.Auth.Proves() || cfg.Spec == nil || cfg.Locator == nil || cfg.Store == nil {
+		return nil, fmt.Errorf("%w: User (unless Auth proves an identity), Spec, Locator and Store are required", ErrConfig)
+	}
+	if cfg.Dial != nil && cfg.Auth != nil {
+		return nil, fmt.Errorf("%w: Dial or Auth, not both (Auth makes the reader's connections)", ErrConfig)
 	}
 	if cfg.Rank < 0 || cfg.Rank >= cfg.Spec.WorldSize {
 		return nil, fmt.Errorf("%w: rank %d, world size %d", ErrConfig, cfg.Rank, cfg.Spec.WorldSize)
@@ -233,7 +245,7 @@ func Open(ctx context.Context, cfg Config) (*Reader, error) {
 	if cfg.Retry <= 0 {
 		cfg.Retry = 2 * time.Second
 	}
-	if cfg.Dial == nil {
+	if cfg.Dial == nil && cfg.Auth == nil {
 		cfg.Dial = dialInsecure
 	}
 	if cfg.Rediscover <= 0 {

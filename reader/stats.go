@@ -33,6 +33,11 @@ type Stats struct {
 	// in another determinism domain, or arriving after the reader went raw-only. Each was
 	// read and transformed here instead.
 	RefusedTensors int64
+	// NodeError is the last reason a node the directory listed was left out of the members
+	// (it could not be dialled, e.g. a node without TLS when the reader has credentials, or
+	// its status call failed, e.g. UNAUTHENTICATED); "" when none was. Its samples are read
+	// from HDFS.
+	NodeError string
 }
 
 // OffloadedFraction is the share of samples transformed on DataNodes.
@@ -52,6 +57,13 @@ type statsCounter struct {
 	waitSum                                       time.Duration
 	waits                                         []time.Duration
 	rawOnly                                       string // reason; "" while not raw-only
+	nodeErr                                       string
+}
+
+func (c *statsCounter) setNodeError(reason string) {
+	c.mu.Lock()
+	c.nodeErr = reason
+	c.mu.Unlock()
 }
 
 func (c *statsCounter) setRawOnly(reason string) {
@@ -88,5 +100,5 @@ func (r *Reader) Stats() Stats {
 	return Stats{Members: members, MemberChanges: c.memberChanges, Steps: c.steps, Offloaded: c.offloaded, Raw: c.raw, Local: c.local, Errors: c.errors,
 		BytesFromNodes: c.bytesNodes, BytesFromHDFS: c.bytesHDFS, Wait: c.waitSum,
 		Waits: append([]time.Duration(nil), c.waits...), LocalTransform: time.Duration(c.localNanos), Reconnects: c.reconnects,
-		RawOnly: c.rawOnly != "", RawOnlyReason: c.rawOnly, RefusedTensors: c.refused}
+		RawOnly: c.rawOnly != "", RawOnlyReason: c.rawOnly, RefusedTensors: c.refused, NodeError: c.nodeErr}
 }

@@ -14,8 +14,6 @@ import (
 	krbconfig "github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/newtricks/newtricks/datanode-ext/offload"
 	"github.com/newtricks/newtricks/internal/authn"
@@ -34,16 +32,17 @@ type clientAuth struct {
 	principal, nnPrincipal string
 	krb                    *client.Client
 
-	mu    sync.Mutex
-	creds map[string]*authn.KerberosCredentials // by SPN
+	// hosts makes the options per API host (TLS server name, SPN with its _HOST), with the
+	// same rules as the offload reader's (authn.PerHost).
+	hostsOnce sync.Once
+	hosts     *authn.PerHost
 }
 
 // newClientAuth reads the security keys; apiHost is this node's API host (the _HOST of its
 // own principal, as its authenticator uses it).
 func newClientAuth(conf coproc.Conf, cfg Config, apiHost string) (*clientAuth, error) {
 	sec := authn.ConfigFrom(func(k string) string { return conf[k] }, Prefix)
-	a := &clientAuth{secure: sec.Method == authn.MethodKerberos, principal: sec.Principal, nnPrincipal: cfg.NameNodePrincipal,
-		creds: map[string]*authn.KerberosCredentials{}}
+	a := &clientAuth{secure: sec.Method == authn.MethodKerberos, principal: sec.Principal, nnPrincipal: cfg.NameNodePrincipal}
 	if a.nnPrincipal == "" {
 		a.nnPrincipal = a.principal
 	}
@@ -108,30 +107,10 @@ func (a *clientAuth) options(host string, useTLS bool, pattern string) ([]grpc.D
 	if a.secure && !useTLS {
 		return nil, fmt.Errorf("%w: %s does not serve TLS, and Kerberos credentials never cross plaintext", offload.ErrUnavailable, host)
 	}
-	if !useTLS {
-		return []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, nil
-	}
-	base := a.tls
-	if base == nil {
-		base = &tls.Config{MinVersion: tls.VersionTLS12}
-	}
-	cfg := base.Clone()
-	cfg.ServerName = host
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(cfg))}
-	if a.krb != nil {
-		spn, err := authn.ReplaceHost(pattern, host)
-		if err != nil {
-			return nil, err
-		}
-		spn, _, _ = strings.Cut(spn, "@") // gokrb5 asks its own realm for the service ticket
-		a.mu.Lock()
-		c, ok := a.creds[spn]
-		if !ok {
-			c = authn.NewKerberosCredentials(a.krb, spn)
-			a.creds[spn] = c
-		}
-		a.mu.Unlock()
-		opts = append(opts, grpc.WithPerRPCCredentials(c))
+	a.hostsOnce.Do(func() { a.hosts = &authn.PerHost{TLS: a.tls, Krb: a.krb} })
+	opts, err := a.hosts.Options(host, useTLS, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", offload.ErrUnavailable, err)
 	}
 	return opts, nil
 }

@@ -55,7 +55,7 @@ func TestClientConfig(t *testing.T) {
 	if !errors.Is(err, coproc.ErrBadConfig) || !strings.Contains(err.Error(), ".kerberos.keytab") {
 		t.Errorf("kerberos without a keytab: %v", err)
 	}
-	secure := &clientAuth{secure: true, tls: withCA.tls, creds: withCA.creds}
+	secure := &clientAuth{secure: true, tls: withCA.tls}
 	if _, err := secure.forPeer(offload.Endpoint{UUID: "dn", Addr: "10.0.0.1:9890"}); err == nil || !strings.Contains(err.Error(), "plaintext") {
 		t.Errorf("kerberos credentials to a peer without TLS: %v, want a refusal", err)
 	}

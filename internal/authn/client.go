@@ -92,15 +92,11 @@ func (c ClientConfig) DialOptions() ([]grpc.DialOption, func(), error) {
 	}
 	var opts []grpc.DialOption
 	if c.CACert != "" {
-		pemBytes, err := os.ReadFile(c.CACert)
+		tc, err := c.TLSConfig()
 		if err != nil {
-			return nil, noop, fmt.Errorf("%w: CA certificate: %v", ErrBadConfig, err)
+			return nil, noop, err
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pemBytes) {
-			return nil, noop, fmt.Errorf("%w: %s holds no PEM certificate", ErrBadConfig, c.CACert)
-		}
-		opts = append(opts, grpc.WithTransportCredentials(grpccreds.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})))
+		opts = append(opts, grpc.WithTransportCredentials(grpccreds.NewTLS(tc)))
 	}
 	switch {
 	case c.Token != "":
@@ -117,4 +113,21 @@ func (c ClientConfig) DialOptions() ([]grpc.DialOption, func(), error) {
 		return opts, cl.Destroy, nil
 	}
 	return opts, noop, nil
+}
+
+// TLSConfig is the TLS configuration of c's connections: CACert's certificates as the roots,
+// TLS 1.2 at least; nil without CACert (plaintext).
+func (c ClientConfig) TLSConfig() (*tls.Config, error) {
+	if c.CACert == "" {
+		return nil, nil
+	}
+	pemBytes, err := os.ReadFile(c.CACert)
+	if err != nil {
+		return nil, fmt.Errorf("%w: CA certificate: %v", ErrBadConfig, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemBytes) {
+		return nil, fmt.Errorf("%w: %s holds no PEM certificate", ErrBadConfig, c.CACert)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }
