@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colinmarc/hdfs/v2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -18,6 +19,7 @@ import (
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/datasets"
 	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/internal/authn"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	"github.com/newtricks/newtricks/reader"
 	"github.com/newtricks/newtricks/schedule"
@@ -119,6 +121,80 @@ func TestSecureOffload(t *testing.T) {
 		t.Errorf("paths %v, members %d: want every sample from the DataNodes", paths, r.Stats().Members)
 	}
 
+	// The reader's own credentials (reader.Auth, as a trainer gives them): alice's keytab, the
+	// APIs' CA and only namenode-ext's address. Every connection it makes proves alice: to
+	// namenode-ext (locations, directory), to each datanode-ext (TLS as the directory's host
+	// name, SPNEGO for newtricks/_HOST of that host) and to HDFS (Kerberos for hdfs/_HOST).
+	readAs := func(principal string, hdfsAs *hdfs.Client) (*reader.Reader, *reader.Credentials, error) {
+		a := reader.Auth{ClientConfig: authn.ClientConfig{CACert: s.sec.CACert, Krb5Conf: s.sec.KDC.Krb5Conf, SPN: "newtricks/_HOST"}}
+		if principal != "" {
+			a.Keytab, a.Principal = s.sec.KDC.Keytab(principal), principal
+		}
+		creds, err := reader.NewCredentials(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(creds.Close)
+		ns, err := creds.DialNameNodeExt(s.lay.NameNodeAPI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ns.Close() })
+		user := "" // with credentials: the authenticated caller
+		if principal == "" {
+			user = "alice" // a name typed without credentials: simple authentication
+		}
+		if hdfsAs == nil {
+			if hdfsAs, err = creds.HDFSClient(s.c.NameNodeAddrs(), user); err != nil {
+				return nil, creds, err
+			}
+			t.Cleanup(func() { hdfsAs.Close() })
+		}
+		octx, ocancel := context.WithTimeout(ctx, 90*time.Second)
+		defer ocancel()
+		r, err := reader.Open(octx, reader.Config{User: user, Spec: spec, Auth: creds, MaxWait: 20 * time.Second,
+			Locator:   reader.NamespaceLocator{Client: pb.NewNamespaceClient(ns), User: user},
+			Directory: reader.NamespaceDirectory{Client: pb.NewDataNodeDirectoryClient(ns), User: user},
+			Store:     &reader.HDFSStore{Client: hdfsAs}})
+		if err == nil {
+			t.Cleanup(func() { r.Close() })
+		}
+		return r, creds, err
+	}
+	ar, creds, err := readAs("alice", nil)
+	if err != nil {
+		t.Fatalf("alice's reader with her keytab: %v", err)
+	}
+	apaths := sameSteps(t, "secure offload, reader.Auth", nextSteps(t, ar, 10), want)
+	ast := ar.Stats()
+	t.Logf("alice's reader with reader.Auth (%s): %v, offloaded fraction %.2f, members %d, node error %q",
+		creds.Principal(), apaths, ast.OffloadedFraction(), ast.Members, ast.NodeError)
+	if ast.OffloadedFraction() <= 0 || ast.Members != len(s.lay.DataNodeAPI) || ast.NodeError != "" {
+		t.Errorf("reader.Auth: offloaded fraction %v, members %d, node error %q: want offload on every node", ast.OffloadedFraction(), ast.Members, ast.NodeError)
+	}
+	if !strings.HasPrefix(creds.Principal(), "alice@") {
+		t.Errorf("logged in as %q", creds.Principal())
+	}
+	// bob, with his own keytab: the NameNode refuses his read of alice's 0700 dataset, at
+	// Open, with a permission error (not a hang: Open is bounded above, and not a crash).
+	if _, _, err := readAs("bob", nil); err == nil || !strings.Contains(strings.ToLower(err.Error()), "permission denied") {
+		t.Errorf("bob's reader on /alice/ds: %v, want permission denied", err)
+	} else {
+		t.Logf("bob's reader: %v", err)
+	}
+	// No credential (TLS only): the HDFS client cannot authenticate, and with alice's HDFS
+	// client for the index namenode-ext refuses the directory as UNAUTHENTICATED.
+	if _, _, err := readAs("", nil); err == nil {
+		t.Errorf("a reader without credentials read the index from a Kerberized HDFS")
+	} else {
+		t.Logf("a reader without credentials, HDFS: %v", err)
+	}
+	if _, _, err := readAs("", alice); err == nil || !strings.Contains(err.Error(), "Unauthenticated") {
+		t.Errorf("a reader without credentials, namenode-ext: %v, want UNAUTHENTICATED", err)
+	} else {
+		t.Logf("a reader without credentials, namenode-ext: %v", err)
+	}
+
 	members := []*pb.SessionMember{}
 	for _, u := range uuids {
 		members = append(members, &pb.SessionMember{DatanodeUuid: u})
@@ -126,6 +202,11 @@ func TestSecureOffload(t *testing.T) {
 
 	// A DataNode that holds no block of the dataset's first file, asked for the samples
 	// itself: it reads them from its peer, over TLS, as alice through the proxy-user rule.
+	// Peer reads are TLS and Kerberos: every node registered with TLS (checked above), a
+	// Kerberized datanode-ext dials a peer only over TLS with its own SPNEGO credentials
+	// (authn.PerHost; a peer without TLS is refused), and its API accepts no call without
+	// them; so the peer reads counted below (newtricks_offload_peer_reads_total) crossed
+	// TLS with Kerberos.
 	lb, err := pb.NewNamespaceClient(nn).Locate(ctx, &pb.LocateRequest{Path: ix.FilePath(0)})
 	if err != nil {
 		t.Fatal(err)
