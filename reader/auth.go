@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -17,8 +16,8 @@ import (
 // reader's HDFS client) authenticates its NameNode RPC with Kerberos only, not with a
 // delegation token, so on a Kerberized cluster the index and fallback reads need a keytab or a
 // ticket cache; the token serves namenode-ext and datanode-ext.
-var ErrTokenHDFS = errors.New("reader: colinmarc/hdfs does not authenticate HDFS RPC with a delegation token: " +
-	"the index and fallback reads need a keytab or a ticket cache")
+var ErrTokenHDFS = fmt.Errorf("%w: colinmarc/hdfs does not authenticate HDFS RPC with a delegation token: "+
+	"the index and fallback reads need a keytab or a ticket cache", ErrConfig)
 
 // Auth is how a reader proves who it is on a Kerberized cluster: the same credentials as
 // the CLI's hints and mirror (authn.ClientConfig: the CA of the APIs' certificates, a keytab
@@ -155,23 +154,35 @@ func (c *Credentials) HDFSOptions(addrs []string, user string) (hdfs.ClientOptio
 	}
 	switch {
 	case c.krb != nil:
-		spn := c.auth.HDFSSPN
-		if len(addrs) == 1 {
-			// As Hadoop: _HOST is the NameNode's canonical name (colinmarc/hdfs would put the
-			// address as written); with several NameNodes it does the substitution per address.
-			var err error
-			if spn, err = authn.ReplaceHost(spn, authn.HostOf(addrs[0])); err != nil {
-				return o, fmt.Errorf("%w: %v", ErrConfig, err)
-			}
-		}
-		spn, _, _ = strings.Cut(spn, "@") // gokrb5 asks its own realm for the service ticket
-		o.User = ""                       // the principal is the user
-		o.KerberosClient, o.KerberosServicePrincipleName = c.krb, spn
-		o.DataTransferProtection = c.auth.DataTransferProtection
+		return KerberosHDFSOptions(c.krb, addrs, c.auth.HDFSSPN, c.auth.DataTransferProtection)
 	case c.auth.Token != "":
 		return o, ErrTokenHDFS
 	}
 	return o, nil
+}
+
+// KerberosHDFSOptions are colinmarc/hdfs options for the NameNode addresses as the logged-in
+// cl: spn is the NameNode's principal pattern (default "hdfs/_HOST"; _HOST becomes the
+// NameNode's canonical host name, as in Hadoop, when there is one address, and each
+// address's host with several), protection the SASL data transfer protection (default
+// "authentication"). Credentials.HDFSOptions and the CLI's dataset commands use it.
+func KerberosHDFSOptions(cl *client.Client, addrs []string, spn, protection string) (hdfs.ClientOptions, error) {
+	if spn == "" {
+		spn = "hdfs/_HOST"
+	}
+	if protection == "" {
+		protection = hdfs.DataTransferProtectionAuthentication
+	}
+	if len(addrs) == 1 {
+		var err error
+		if spn, err = authn.ReplaceHost(spn, authn.HostOf(addrs[0])); err != nil {
+			return hdfs.ClientOptions{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+	}
+	spn, _, _ = strings.Cut(spn, "@") // gokrb5 asks its own realm for the service ticket
+	// No User: the principal is the user.
+	return hdfs.ClientOptions{Addresses: addrs, KerberosClient: cl, KerberosServicePrincipleName: spn,
+		DataTransferProtection: protection}, nil
 }
 
 // HDFSClient connects the reader's HDFS client (HDFSOptions).

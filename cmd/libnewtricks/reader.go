@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/newtricks/newtricks/internal/apiclient"
+	"github.com/newtricks/newtricks/internal/authn"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	"github.com/newtricks/newtricks/reader"
 	"github.com/newtricks/newtricks/schedule"
@@ -65,6 +66,34 @@ type readerConfig struct {
 	// Partial maps steps (decimal strings) to the slots of the global batch this reader reads
 	// at that step instead of its rank's range (reader.Config.Partial: a resume).
 	Partial map[string][]int `json:"partial"`
+	// Auth, if set, is the reader's credentials (reader.Auth): namenode-ext, every
+	// datanode-ext and HDFS are reached with them. user may then be empty (the
+	// authenticated caller).
+	Auth *readerAuth `json:"auth"`
+}
+
+// readerAuth is reader.Auth in JSON (newtricks.auth.Auth's config in Python).
+type readerAuth struct {
+	CA                     string `json:"ca"`
+	Krb5Conf               string `json:"krb5_conf"`
+	Keytab                 string `json:"keytab"`
+	Principal              string `json:"principal"`
+	CCache                 string `json:"ccache"`
+	SPN                    string `json:"spn"`
+	NodeSPN                string `json:"node_spn"`
+	HDFSSPN                string `json:"hdfs_spn"`
+	DataTransferProtection string `json:"data_transfer_protection"`
+	Token                  string `json:"token"`
+}
+
+// credentials logs in with a (nil: none).
+func (a *readerAuth) credentials() (*reader.Credentials, error) {
+	if a == nil {
+		return nil, nil
+	}
+	return reader.NewCredentials(reader.Auth{ClientConfig: authn.ClientConfig{CACert: a.CA, Krb5Conf: a.Krb5Conf, Keytab: a.Keytab,
+		Principal: a.Principal, CCache: a.CCache, SPN: a.SPN, Token: a.Token}, NodeSPN: a.NodeSPN, HDFSSPN: a.HDFSSPN,
+		DataTransferProtection: a.DataTransferProtection})
 }
 
 type openReader struct {
@@ -72,6 +101,7 @@ type openReader struct {
 	hdfs  *hdfs.Client
 	store *reader.HDFSStore
 	ns    *grpc.ClientConn
+	creds *reader.Credentials // nil without auth
 	// sources is the schedule's number of sources.
 	sources int
 }
@@ -81,6 +111,7 @@ func (o *openReader) close() {
 	o.store.Close()
 	o.hdfs.Close()
 	o.ns.Close()
+	o.creds.Close()
 }
 
 type readers struct {
@@ -107,8 +138,8 @@ func openReaderFromJSON(b []byte) (uint64, error) {
 		return 0, fmt.Errorf("%w: reader config: %v", errBadArgument, err)
 	}
 	switch {
-	case c.User == "":
-		return 0, fmt.Errorf("%w: reader config: user is required", errBadArgument)
+	case c.User == "" && (c.Auth == nil || c.Auth.Keytab == "" && c.Auth.CCache == "" && c.Auth.Token == ""):
+		return 0, fmt.Errorf("%w: reader config: user is required (or auth with a credential)", errBadArgument)
 	case c.NameNode == "":
 		return 0, fmt.Errorf("%w: reader config: namenode (HDFS RPC host:port) is required", errBadArgument)
 	case c.NameNodeExt == "":
@@ -123,13 +154,24 @@ func openReaderFromJSON(b []byte) (uint64, error) {
 	if c.Rank < 0 || c.Rank >= spec.WorldSize {
 		return 0, fmt.Errorf("%w: rank %d outside world size %d", errBadArgument, c.Rank, spec.WorldSize)
 	}
-	cl, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{c.NameNode}, User: c.User})
+	creds, err := c.Auth.credentials()
 	if err != nil {
-		return 0, fmt.Errorf("connect to NameNode %s: %w", c.NameNode, err)
+		return 0, fmt.Errorf("%w: reader config: auth: %v", errBadArgument, err)
 	}
-	ns, err := grpc.NewClient(c.NameNodeExt, grpc.WithTransportCredentials(insecure.NewCredentials()), apiclient.Reconnect())
+	cl, err := creds.HDFSClient([]string{c.NameNode}, c.User)
+	if err != nil {
+		creds.Close()
+		return 0, err
+	}
+	var ns *grpc.ClientConn
+	if creds != nil {
+		ns, err = creds.DialNameNodeExt(c.NameNodeExt)
+	} else {
+		ns, err = grpc.NewClient(c.NameNodeExt, grpc.WithTransportCredentials(insecure.NewCredentials()), apiclient.Reconnect())
+	}
 	if err != nil {
 		cl.Close()
+		creds.Close()
 		return 0, fmt.Errorf("namenode-ext %s: %w", c.NameNodeExt, err)
 	}
 	store := &reader.HDFSStore{Client: cl}
@@ -137,7 +179,7 @@ func openReaderFromJSON(b []byte) (uint64, error) {
 		User: c.User, Spec: spec, Rank: c.Rank, StartStep: c.StartStep,
 		Locator: reader.NamespaceLocator{Client: pb.NewNamespaceClient(ns), User: c.User}, Store: store,
 		Prefetch: c.Prefetch, Lookahead: c.Lookahead, MaxWait: time.Duration(c.MaxWaitMs) * time.Millisecond,
-		LocalWorkers: c.LocalWorkers, Retry: time.Duration(c.RetryMs) * time.Millisecond, ForceRawOnly: c.RawOnly,
+		LocalWorkers: c.LocalWorkers, Retry: time.Duration(c.RetryMs) * time.Millisecond, ForceRawOnly: c.RawOnly, Auth: creds,
 	}
 	if c.Offload == nil || *c.Offload {
 		if len(c.DataNodes) > 0 {
@@ -167,12 +209,13 @@ func openReaderFromJSON(b []byte) (uint64, error) {
 		store.Close()
 		cl.Close()
 		ns.Close()
+		creds.Close()
 		return 0, err
 	}
 	readerTable.mu.Lock()
 	defer readerTable.mu.Unlock()
 	readerTable.next++
-	readerTable.m[readerTable.next] = &openReader{r: r, hdfs: cl, store: store, ns: ns, sources: len(spec.Sources)}
+	readerTable.m[readerTable.next] = &openReader{r: r, hdfs: cl, store: store, ns: ns, creds: creds, sources: len(spec.Sources)}
 	return readerTable.next, nil
 }
 
@@ -388,7 +431,7 @@ func statsJSON(s reader.Stats) ([]byte, error) {
 		"offloaded_fraction": s.OffloadedFraction(), "bytes_from_nodes": s.BytesFromNodes,
 		"bytes_from_hdfs": s.BytesFromHDFS, "wait_s": s.Wait.Seconds(), "wait_p50_s": q(0.5), "wait_p99_s": q(0.99),
 		"wait_max_s": q(1), "local_transform_s": s.LocalTransform.Seconds(), "reconnects": s.Reconnects,
-		"raw_only": s.RawOnly, "raw_only_reason": s.RawOnlyReason, "refused_tensors": s.RefusedTensors,
+		"raw_only": s.RawOnly, "raw_only_reason": s.RawOnlyReason, "refused_tensors": s.RefusedTensors, "node_error": s.NodeError,
 	})
 }
 

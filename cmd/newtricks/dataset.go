@@ -26,6 +26,8 @@ func init() {
 const datasetUsage = `usage:
   newtricks dataset index --namenode HOST:PORT [--user U] [--json] DIR
   newtricks dataset show  --namenode HOST:PORT [--user U] [--json] [--samples N] DIR
+  Kerberized clusters, on index and show: --keytab K --principal P (or --ccache C)
+    [--krb5-conf F] [--hdfs-spn hdfs/_HOST] [--data-transfer-protection authentication]
 
 index reads every file of the HDFS directory DIR once (WebDataset-style *.tar shards whose
 media members are <key>.jpg|png|webp|mp4|mkv|webm|mov|avi, and plain media files, one sample
@@ -33,7 +35,7 @@ each), probes every sample's geometry without decoding pixels, and writes the in
 shards as DIR/_newtricks_index.pb (through a temporary file and a rename). Progress goes to
 stderr (a bar on a terminal, plain lines otherwise, JSON lines with --json). show prints an
 index's summary and its first --samples samples. --namenode is the NameNode RPC address;
---user the HDFS user (default: the local user). read prints what the reader returns for a
+--user the HDFS user (default: the local user; with Kerberos the principal is the user). read prints what the reader returns for a
 schedule (newtricks dataset read --help).
 `
 
@@ -57,6 +59,8 @@ func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	usr := fs.String("user", def, "HDFS user")
 	asJSON := fs.Bool("json", false, "print JSON")
 	nSamples := fs.Int("samples", 10, "samples to list (show)")
+	var da datasetAuth
+	da.flags(fs, false)
 	if err := fs.Parse(args[1:]); err != nil {
 		return usagef("%v", err)
 	}
@@ -67,10 +71,11 @@ func runDataset(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !path.IsAbs(dir) {
 		return usagef("dataset directory %q must be an absolute HDFS path", dir)
 	}
-	c, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{*nn}, User: *usr})
+	c, release, err := da.hdfsClient(*nn, *usr)
 	if err != nil {
-		return fmt.Errorf("connect to %s: %w", *nn, err)
+		return err
 	}
+	defer release()
 	defer c.Close()
 	switch sub {
 	case "index":

@@ -13,7 +13,6 @@ import (
 	"os/user"
 	"time"
 
-	"github.com/colinmarc/hdfs/v2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -27,11 +26,14 @@ import (
 const datasetReadUsage = `usage:
   newtricks dataset read --namenode HOST:PORT --namenode-ext HOST:PORT --schedule FILE
                          [--user U] [--rank R] [--steps N] [--start-step S] [--offload=false] [--raw-only]
+  Kerberized clusters: --ca CA.pem --keytab K --principal P (or --ccache C) [--krb5-conf F]
+    [--spn newtricks/_HOST] [--node-spn S] [--hdfs-spn hdfs/_HOST] [--data-transfer-protection P]
 
 read runs the Go reader (the one trainers use) over a schedule (FILE: its JSON) for one rank
 and prints every sample of its first N steps (all, with 0) as one JSON line: step, slot, key,
 epoch, path (offload, raw, local), error, each graph output's name, member, dtype, shape and
-SHA-256, and every non-media member raw (base64) and decoded by the WebDataset rules.
+SHA-256, and every non-media member raw (base64) and decoded by the WebDataset rules. With
+credentials the reader proves them on every connection (reader.Auth, as a trainer's).
 `
 
 // readLine is one sample as "dataset read" prints it.
@@ -77,6 +79,8 @@ func runDatasetRead(ctx context.Context, args []string, stdout, stderr io.Writer
 	start := fs.Uint64("start-step", 0, "first step")
 	offload := fs.Bool("offload", true, "ask the DataNodes (false: read HDFS and transform here)")
 	rawOnly := fs.Bool("raw-only", false, "ask the DataNodes for raw bytes only")
+	var da datasetAuth
+	da.flags(fs, true)
 	if err := fs.Parse(args); err != nil {
 		return usagef("%v", err)
 	}
@@ -94,19 +98,36 @@ func runDatasetRead(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *rank < 0 || *rank >= spec.WorldSize {
 		return usagef("rank %d outside world size %d", *rank, spec.WorldSize)
 	}
-	cl, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{*nn}, User: *usr})
+	var creds *reader.Credentials
+	if da.kerberos() || da.a.CACert != "" {
+		if creds, err = reader.NewCredentials(da.a); err != nil {
+			return usagef("%v", err)
+		}
+		defer creds.Close()
+		typed := false
+		fs.Visit(func(f *flag.Flag) { typed = typed || f.Name == "user" })
+		if da.kerberos() && !typed {
+			*usr = "" // the authenticated caller; a typed --user is a proxy-user request
+		}
+	}
+	cl, err := creds.HDFSClient([]string{*nn}, *usr)
 	if err != nil {
-		return fmt.Errorf("connect to %s: %w", *nn, err)
+		return err
 	}
 	defer cl.Close()
-	ns, err := grpc.NewClient(*ext, grpc.WithTransportCredentials(insecure.NewCredentials()), apiclient.Reconnect())
+	var ns *grpc.ClientConn
+	if creds != nil {
+		ns, err = creds.DialNameNodeExt(*ext)
+	} else {
+		ns, err = grpc.NewClient(*ext, grpc.WithTransportCredentials(insecure.NewCredentials()), apiclient.Reconnect())
+	}
 	if err != nil {
 		return fmt.Errorf("namenode-ext %s: %w", *ext, err)
 	}
 	defer ns.Close()
 	store := &reader.HDFSStore{Client: cl}
 	defer store.Close()
-	cfg := reader.Config{User: *usr, Spec: spec, Rank: *rank, StartStep: *start, ForceRawOnly: *rawOnly, MaxWait: 30 * time.Second,
+	cfg := reader.Config{User: *usr, Auth: creds, Spec: spec, Rank: *rank, StartStep: *start, ForceRawOnly: *rawOnly, MaxWait: 30 * time.Second,
 		Locator: reader.NamespaceLocator{Client: pb.NewNamespaceClient(ns), User: *usr}, Store: store}
 	if *offload {
 		cfg.Directory = reader.NamespaceDirectory{Client: pb.NewDataNodeDirectoryClient(ns), User: *usr}
