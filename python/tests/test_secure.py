@@ -1,19 +1,25 @@
 """newtricks.auth on a Kerberized cluster (`newtricks cluster up --secure`: a MiniKdc, TLS on
 the APIs, SPNEGO on WebHDFS): hints as alice with a Kerberos ticket from her keytab and with
 her HDFS delegation token; no credentials, plaintext and impersonation fail. The SPNEGO tokens
-come from libnewtricks (the Go client code), also for the WebHDFS set-up calls."""
+come from libnewtricks (the Go client code), also for the WebHDFS set-up calls. newtricks.Reader
+with auth= trains alice through offload on her 0700 dataset (the bytes of the local path),
+refuses bob, and takes an Auth pickled into another process."""
 
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import os
+import pickle
 import ssl
 import subprocess
+import tarfile
 import time
 import urllib.parse
 
 import grpc
+import numpy as np
 import pytest
 
 import newtricks
@@ -21,7 +27,7 @@ from newtricks import errors
 from newtricks.auth import Auth
 from newtricks.v1 import hotspot_pb2, hotspot_pb2_grpc
 
-from conftest import need_env, need_file
+from conftest import IMAGES, need_env, need_file, schedule
 
 SPN = "newtricks/localhost"
 
@@ -33,6 +39,8 @@ class SecureCluster:
         self.ca = need_file(os.path.join(base, "tls", "ca.pem"))
         self.krb5 = need_file(os.path.join(base, "kdc", "krb5.conf"))
         self.http = "127.0.0.1:%d" % state["namenode"]["namenode_ports"]["http"]
+        self.namenode = "127.0.0.1:%d" % state["namenode"]["namenode_ports"]["rpc"]
+        self.cli = None
 
     def datanode_https(self, info_port):
         c = http.client.HTTPConnection(self.http, timeout=30)
@@ -98,7 +106,9 @@ def secure():
     base = tempfile.mkdtemp(prefix="pytest-secure-")
     name = "pytest-secure-%d" % os.getpid()
     conf = {"dfs.replication": "1", "dfs.blocksize": "1048576", "newtricks.hotspot.allowed-prefixes": "/hot",
-            "newtricks.hotspot.poll-interval": "300ms"}
+            "newtricks.hotspot.poll-interval": "300ms",
+            # offload never sheds to raw on this busy machine: the reader tests count offloaded samples
+            "newtricks.datanode.ext.offload.cpu.high": "1", "newtricks.datanode.ext.offload.cpu.low": "1"}
     args = [cli, "cluster", "up", "--secure", "--name", name, "--dir", base, "--timeout", "240s", "--datanodes", "3",
             "--jar", jar] + [a for k, v in conf.items() for a in ("--conf", "%s=%s" % (k, v))]
     try:
@@ -110,6 +120,7 @@ def secure():
         with open(os.path.join(base, "ext.json")) as f:
             ext = json.load(f)
         s = SecureCluster(base, state, ext)
+        s.cli = cli
         s.webhdfs("hdfs/localhost", "PUT", "/hot", "MKDIRS")
         s.webhdfs("hdfs/localhost", "PUT", "/hot", "SETOWNER", owner="alice", group="alice")
         s.webhdfs("alice", "PUT", "/hot/a", "CREATE", body=os.urandom(256 << 10), overwrite="true", replication=1)
@@ -187,3 +198,95 @@ def test_bad_auth_arguments(secure):
         Auth.token("/nonexistent.pem", "x")
     with pytest.raises(errors.ConfigError, match="keytab"):
         Auth.kerberos(secure.ca, SPN, keytab="/nonexistent.keytab", principal="alice", krb5_conf=secure.krb5)
+
+
+@pytest.fixture(scope="module")
+def alice_ds(secure):
+    """/alice/ds: alice's 0700 dataset (a tar shard of labelled images and two single images),
+    written with WebHDFS as alice and indexed by `newtricks dataset index` with her keytab."""
+    media = need_env("NEWTRICKS_XFORM_MEDIA")
+    s = secure
+    s.webhdfs("hdfs/localhost", "PUT", "/alice", "MKDIRS")
+    s.webhdfs("hdfs/localhost", "PUT", "/alice", "SETOWNER", owner="alice", group="alice")
+    s.webhdfs("hdfs/localhost", "PUT", "/alice", "SETPERMISSION", permission="700")
+    blobs = {n: open(os.path.join(media, "images", n), "rb").read() for n in IMAGES}
+    tb = io.BytesIO()
+    with tarfile.open(fileobj=tb, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+        for i, n in enumerate(IMAGES[:6]):
+            for name, data in (("s%03d.%s" % (i, n.rsplit(".", 1)[1]), blobs[n]), ("s%03d.cls" % i, b"%d" % (i % 3))):
+                ti = tarfile.TarInfo(name)
+                ti.size = len(data)
+                tf.addfile(ti, io.BytesIO(data))
+    s.webhdfs("alice", "PUT", "/alice/ds/shard-000.tar", "CREATE", body=tb.getvalue(), overwrite="true", replication=1)
+    for n in IMAGES[6:]:
+        s.webhdfs("alice", "PUT", "/alice/ds/" + n, "CREATE", body=blobs[n], overwrite="true", replication=1)
+    r = subprocess.run([s.cli, "dataset", "index", "--namenode", s.namenode, "--keytab", s.keytab("alice"),
+                        "--principal", "alice", "--krb5-conf", s.krb5, "/alice/ds"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert r.returncode == 0, "newtricks dataset index /alice/ds with alice's keytab:\n%s" % r.stdout
+    return s
+
+
+def _bytes(steps):
+    return [[(x.key, x.epoch, x.error and str(x.error), [bytes(np.ascontiguousarray(o).view(np.uint8)) for o in x.outputs],
+              x.members) for x in st.samples] for st in steps]
+
+
+def _read(s, auth, **kw):
+    spec = schedule(dataset="/alice/ds", steps=4, world=1, batch=4)
+    with newtricks.Reader(spec, namenode=s.namenode, namenode_ext=s.api, auth=auth, max_wait=30, open_timeout=90, **kw) as r:
+        steps = list(r)
+        return steps, r.stats()
+
+
+def test_reader_trains_alice_through_offload(alice_ds):
+    s = alice_ds
+    auth = s.kerberos("alice")
+    try:
+        got, stats = _read(s, auth)
+        want, local = _read(s, auth, offload=False)
+    finally:
+        auth.close()
+    assert stats["offloaded_fraction"] > 0 and stats["errors"] == 0 and not stats["node_error"], stats
+    assert local["offloaded_fraction"] == 0 and local["local"] > 0, local
+    assert _bytes(got) == _bytes(want)  # the DataNodes' tensors are the local transform's bytes
+    assert any(x.meta.get("cls") is not None for st in got for x in st.samples)  # labels travel too
+
+
+def test_reader_refuses_bob_and_the_unauthenticated(alice_ds):
+    s = alice_ds
+    bob = s.kerberos("bob")
+    try:
+        with pytest.raises(errors.NewtricksError, match="(?i)permission denied"):
+            _read(s, bob)
+    finally:
+        bob.close()
+    # A delegation token serves the APIs, but not the reader's HDFS client: a clear error.
+    tok = s.webhdfs("alice", "GET", "/", "GETDELEGATIONTOKEN", renewer="alice")["Token"]["urlString"]
+    with pytest.raises(errors.ConfigError, match="delegation token"):
+        _read(s, Auth.token(s.ca, tok))
+    # No credentials: a name typed under simple authentication is not enough on this cluster.
+    spec = schedule(dataset="/alice/ds", steps=4, world=1, batch=4)
+    t0 = time.monotonic()
+    with pytest.raises(errors.NewtricksError):
+        newtricks.Reader(spec, namenode=s.namenode, namenode_ext=s.api, user="alice", open_timeout=30)
+    assert time.monotonic() - t0 < 60
+
+
+def test_reader_auth_pickles_as_its_config(alice_ds):
+    # What a spawned DataLoader worker (newtricks.torch.StepDataset) receives: the Auth's
+    # configuration, which logs in again in that process; no ticket crosses.
+    s = alice_ds
+    auth = s.kerberos("alice")
+    try:
+        blob = pickle.dumps(auth)
+        again = pickle.loads(blob)
+        assert again.config == auth.config and b"krbtgt" not in blob
+        got, stats = _read(s, again)
+        want, _ = _read(s, auth, offload=False)
+    finally:
+        auth.close()
+    assert stats["offloaded_fraction"] > 0, stats
+    assert _bytes(got) == _bytes(want)
+    with pytest.raises(errors.ConfigError, match="auth must be"):
+        newtricks.Reader(schedule(dataset="/alice/ds", world=1), namenode=s.namenode, namenode_ext=s.api, auth="alice")

@@ -33,6 +33,7 @@ import numpy as np
 from . import frames, transforms
 from . import state as _state
 from ._user import resolve_user
+from .auth import Auth
 from .errors import ConfigError, LibraryError, NewtricksError, SampleError
 from .members import decode_members
 
@@ -219,14 +220,19 @@ class Reader:
     datanode-ext API addresses to use instead of the directory's (for tests and tools).
     ``graphs`` optionally maps source names to graph specs (overriding the schedule's),
     ``world_size`` the schedule's world size. ``max_wait`` seconds is how long a node may take
-    before answering raw."""
+    before answering raw.
+
+    ``auth`` (a newtricks.auth.Auth: Kerberos from a keytab or a ticket cache) is required on a
+    Kerberized cluster: the reader proves that identity on every connection (namenode-ext, each
+    datanode-ext over TLS, HDFS with Kerberos), and ``user`` then defaults to it (another name
+    is a proxy-user request, which the cluster's hadoop.proxyuser.* rules decide)."""
 
     def __init__(self, schedule, *, namenode: str, namenode_ext: str, offload: bool = True,
                  datanodes: Optional[Sequence[str]] = None,
                  rank: int = 0, world_size: Optional[int] = None, start_step: int = 0,
                  graphs: Optional[Dict[str, Union[dict, str, "transforms.Graph"]]] = None, user: Optional[str] = None,
                  prefetch: int = 2, max_wait: float = 2.0, local_workers: int = 1, raw_only: bool = False,
-                 open_timeout: float = 60.0, state: Optional[dict] = None):
+                 open_timeout: float = 60.0, state: Optional[dict] = None, auth: Optional["Auth"] = None):
         for name, v in (("namenode", namenode), ("namenode_ext", namenode_ext)):
             if not isinstance(v, str) or ":" not in v:
                 raise ConfigError("%s must be host:port, got %r" % (name, v))
@@ -249,13 +255,17 @@ class Reader:
             raise ConfigError("rank %d outside world_size %d" % (rank, world_size))
         if not isinstance(max_wait, (int, float)) or max_wait <= 0:
             raise ConfigError("max_wait must be > 0 seconds, got %r" % (max_wait,))
+        if auth is not None and not isinstance(auth, Auth):
+            raise ConfigError("auth must be a newtricks.auth.Auth, got %r" % (auth,))
         sched = _schedule_json(schedule, graphs, world_size)
         cfg = {
-            "user": resolve_user(user), "namenode": namenode, "namenode_ext": namenode_ext,
+            "user": resolve_user(user) if auth is None or user is not None else "", "namenode": namenode, "namenode_ext": namenode_ext,
             "offload": offload, "datanodes": list(datanodes), "schedule": sched,
             "rank": rank, "start_step": start_step, "prefetch": prefetch, "max_wait_ms": int(max_wait * 1000),
             "local_workers": local_workers, "raw_only": bool(raw_only), "open_timeout_ms": int(open_timeout * 1000),
         }
+        if auth is not None:
+            cfg["auth"] = dict(auth.config)
         self.user, self.rank = cfg["user"], rank
         self._pid = os.getpid()
         self._h = 0
