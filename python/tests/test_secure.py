@@ -290,3 +290,21 @@ def test_reader_auth_pickles_as_its_config(alice_ds):
     assert _bytes(got) == _bytes(want)
     with pytest.raises(errors.ConfigError, match="auth must be"):
         newtricks.Reader(schedule(dataset="/alice/ds", world=1), namenode=s.namenode, namenode_ext=s.api, auth="alice")
+
+
+def test_auth_pickles_without_a_login(tmp_path):
+    # No cluster: an Auth made without logging in (a parent that forks DataLoader workers) and
+    # its pickled copy carry the same configuration, paths and names only.
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not parsed by Python")
+    a = Auth.kerberos(str(ca), SPN, keytab=str(tmp_path / "alice.keytab"), principal="alice", krb5_conf="/k/krb5.conf",
+                      hdfs_spn="hdfs/_HOST", login=False)
+    b = pickle.loads(pickle.dumps(a))
+    assert b.config == a.config and b.config["hdfs_spn"] == "hdfs/_HOST" and b.config["ca"] == str(ca)
+    assert a.principal == "" and b.principal == ""
+    with pytest.raises(errors.ConfigError, match="data_transfer_protection"):
+        Auth.kerberos(str(ca), SPN, keytab="k", principal="alice", data_transfer_protection="secret", login=False)
+    with pytest.raises(errors.ConfigError, match="hdfs_spn"):
+        Auth.kerberos(str(ca), SPN, keytab="k", principal="alice", hdfs_spn="hdfs", login=False)
+    t = pickle.loads(pickle.dumps(Auth.token(str(ca), "tok")))
+    assert t.config == {"ca": str(ca), "token": "tok"}

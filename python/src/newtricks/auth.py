@@ -153,11 +153,13 @@ class Auth:
     def kerberos(cls, ca: str, spn: str, *, keytab: Optional[str] = None, principal: Optional[str] = None,
                  ccache: Optional[str] = None, krb5_conf: Optional[str] = None, node_spn: Optional[str] = None,
                  hdfs_spn: Optional[str] = None, data_transfer_protection: Optional[str] = None,
-                 _login: bool = True) -> "Auth":
+                 login: bool = True) -> "Auth":
         """Kerberos from a keytab (with ``principal``) or a ticket cache. ``spn`` is namenode-ext's
         service principal; ``node_spn``, ``hdfs_spn`` and ``data_transfer_protection`` are used by
         a Reader only (the datanode-ext nodes' principal pattern, the NameNode's, and the SASL
-        protection of HDFS reads: see the module doc)."""
+        protection of HDFS reads: see the module doc). ``login=False`` does not log in now (the
+        first call that needs a token does): for a parent process that must not load libnewtricks
+        before it forks its DataLoader workers, whose Readers log in themselves."""
         if not spn:
             raise errors.ConfigError("spn (the API's service principal, newtricks/<host>) is required")
         if keytab and ccache:
@@ -174,7 +176,7 @@ class Auth:
                 raise errors.ConfigError("%s must be a service principal (service/host or service/_HOST), got %r" % (name, v))
         cfg = {"spn": spn, "keytab": os.path.abspath(keytab) if keytab else "", "principal": principal or "",
                "ccache": ccache or "", "krb5_conf": krb5_conf or os.environ.get("KRB5_CONFIG") or "/etc/krb5.conf"}
-        k = _Kerberos(cfg, login=_login)
+        k = _Kerberos(cfg, login=login)
         extra = {"node_spn": node_spn or "", "hdfs_spn": hdfs_spn or "", "data_transfer_protection": data_transfer_protection or ""}
         return cls(ca, k, "kerberos " + (k.principal or cfg["principal"] or "(ticket cache)"), k.principal, dict(cfg, **extra))
 
@@ -219,7 +221,7 @@ def _from_config(config: dict) -> Auth:
     return Auth.kerberos(ca, c["spn"], keytab=c.get("keytab") or None, principal=c.get("principal") or None,
                          ccache=c.get("ccache") or None, krb5_conf=c.get("krb5_conf") or None,
                          node_spn=c.get("node_spn") or None, hdfs_spn=c.get("hdfs_spn") or None,
-                         data_transfer_protection=c.get("data_transfer_protection") or None, _login=False)
+                         data_transfer_protection=c.get("data_transfer_protection") or None, login=False)
 
     def __repr__(self) -> str:
         return "Auth(%s)" % self.what

@@ -266,6 +266,7 @@ class Reader:
         }
         if auth is not None:
             cfg["auth"] = dict(auth.config)
+        #: the user the calls name ("" with auth and no user: the authenticated caller)
         self.user, self.rank = cfg["user"], rank
         self._pid = os.getpid()
         self._h = 0
@@ -340,7 +341,9 @@ class Reader:
         summed), wait_p50_s, wait_p99_s, wait_max_s per step; local_transform_s; reconnects;
         raw_only (every sample is transformed in this process, one path for all) with
         raw_only_reason (raw_only=True, or the DataNode whose determinism domain differs from
-        this process's) and refused_tensors (tensors not used because of that)."""
+        this process's) and refused_tensors (tensors not used because of that); node_error, the
+        last reason a listed node was not used (e.g. it does not serve TLS and the reader has
+        credentials), "" when none."""
         p = self._lib.ntx_reader_stats(self._handle())
         if not p:
             raise NewtricksError("reader: no stats (closed?)")

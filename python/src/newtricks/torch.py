@@ -19,7 +19,9 @@ with the received buffer: no copy. In worker processes, DataLoader moves tensors
 process through shared memory (PyTorch's own copy).
 
 Each worker opens its own Reader (libnewtricks is never used across a fork), lazily, in
-``__iter__``; the dataset object itself holds only its configuration and pickles for spawn.
+``__iter__``; the dataset object itself holds only its configuration and pickles for spawn
+(an ``auth=`` newtricks.auth.Auth pickles as its configuration and logs in again in the worker;
+with fork, make it with ``login=False`` so that the parent does not load libnewtricks).
 """
 
 from __future__ import annotations
