@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -175,6 +176,41 @@ func TestSecureOffload(t *testing.T) {
 	if !strings.HasPrefix(creds.Principal(), "alice@") {
 		t.Errorf("logged in as %q", creds.Principal())
 	}
+	// alice's delegation token instead of her keytab: the same token to namenode-ext and to
+	// every node (colinmarc/hdfs cannot use it for HDFS RPC: ErrTokenHDFS, so the reads of
+	// the index and fallback go through her Kerberos HDFS client here).
+	tok, err := s.sec.DelegationToken(ctx, s.c, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcreds, err := reader.NewCredentials(reader.Auth{ClientConfig: authn.ClientConfig{CACert: s.sec.CACert, Token: tok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tcreds.Close)
+	if _, err := tcreds.HDFSClient(s.c.NameNodeAddrs(), ""); !errors.Is(err, reader.ErrTokenHDFS) {
+		t.Errorf("HDFS with a delegation token: %v, want ErrTokenHDFS", err)
+	}
+	tns, err := tcreds.DialNameNodeExt(s.lay.NameNodeAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tns.Close() })
+	tr, err := reader.Open(ctx, reader.Config{Spec: spec, Auth: tcreds, MaxWait: 20 * time.Second,
+		Locator:   reader.NamespaceLocator{Client: pb.NewNamespaceClient(tns)},
+		Directory: reader.NamespaceDirectory{Client: pb.NewDataNodeDirectoryClient(tns)},
+		Store:     &reader.HDFSStore{Client: alice}})
+	if err != nil {
+		t.Fatalf("alice's reader with her delegation token: %v", err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	tpaths := sameSteps(t, "secure offload, delegation token", nextSteps(t, tr, 10), want)
+	tst := tr.Stats()
+	t.Logf("alice's reader with a delegation token: %v, offloaded fraction %.2f, members %d", tpaths, tst.OffloadedFraction(), tst.Members)
+	if tst.OffloadedFraction() <= 0 || tst.Members != len(s.lay.DataNodeAPI) || tst.NodeError != "" {
+		t.Errorf("token: offloaded fraction %v, members %d, node error %q: want offload on every node", tst.OffloadedFraction(), tst.Members, tst.NodeError)
+	}
+
 	// bob, with his own keytab: the NameNode refuses his read of alice's 0700 dataset, at
 	// Open, with a permission error (not a hang: Open is bounded above, and not a crash).
 	if _, _, err := readAs("bob", nil); err == nil || !strings.Contains(strings.ToLower(err.Error()), "permission denied") {

@@ -247,6 +247,8 @@ def test_reader_trains_alice_through_offload(alice_ds):
         want, local = _read(s, auth, offload=False)
     finally:
         auth.close()
+    print("alice's Reader with auth: offloaded_fraction %.2f, offloaded %d, raw %d, local %d" % (
+        stats["offloaded_fraction"], stats["offloaded"], stats["raw"], stats["local"]))
     assert stats["offloaded_fraction"] > 0 and stats["errors"] == 0 and not stats["node_error"], stats
     assert local["offloaded_fraction"] == 0 and local["local"] > 0, local
     assert _bytes(got) == _bytes(want)  # the DataNodes' tensors are the local transform's bytes
