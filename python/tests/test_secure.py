@@ -14,6 +14,7 @@ import os
 import pickle
 import ssl
 import subprocess
+import sys
 import tarfile
 import time
 import urllib.parse
@@ -310,3 +311,49 @@ def test_auth_pickles_without_a_login(tmp_path):
         Auth.kerberos(str(ca), SPN, keytab="k", principal="alice", hdfs_spn="hdfs", login=False)
     t = pickle.loads(pickle.dumps(Auth.token(str(ca), "tok")))
     assert t.config == {"ca": str(ca), "token": "tok"}
+
+
+WORKERS_SCRIPT = """
+import json, multiprocessing as mp, pickle, sys
+import newtricks, newtricks.transforms as nt
+from newtricks.auth import Auth
+
+def read(auth, args):
+    with newtricks.Reader(args["spec"], namenode=args["nn"], namenode_ext=args["ext"], auth=auth, max_wait=30,
+                          open_timeout=90) as r:
+        keys = [s.key for st in r for s in st.ok]
+        return {"keys": keys, "stats": r.stats(), "loaded": nt.loaded()}
+
+if __name__ == "__main__":
+    args = json.loads(sys.argv[1])
+    # As a DataLoader's parent: the Auth is made without logging in, so this process never
+    # loads libnewtricks and may fork; a spawned worker gets it pickled (its configuration).
+    auth = Auth.kerberos(args["ca"], "newtricks/_HOST", keytab=args["keytab"], principal="alice",
+                         krb5_conf=args["krb5"], login=False)
+    out = {}
+    for ctx in ("fork", "spawn"):
+        with mp.get_context(ctx).Pool(1) as p:
+            out[ctx] = p.apply(read, (auth, args))
+    out["parent_loaded"] = nt.loaded()
+    print(json.dumps(out))
+"""
+
+
+def test_reader_auth_in_forked_and_spawned_workers(alice_ds, tmp_path):
+    # What newtricks.torch.StepDataset's DataLoader workers do with auth=: each opens its own
+    # Reader; the parent, with login=False, never loads libnewtricks.
+    s = alice_ds
+    script = tmp_path / "workers.py"
+    script.write_text(WORKERS_SCRIPT)
+    args = {"spec": schedule(dataset="/alice/ds", steps=4, world=1, batch=4), "nn": s.namenode, "ext": s.api,
+            "ca": s.ca, "keytab": s.keytab("alice"), "krb5": s.krb5}
+    r = subprocess.run([sys.executable, str(script), json.dumps(args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert res["parent_loaded"] is False
+    for ctx in ("fork", "spawn"):
+        w = res[ctx]
+        assert w["loaded"] and len(w["keys"]) == 16, (ctx, w)
+        assert w["stats"]["offloaded_fraction"] > 0, (ctx, w["stats"])
+    assert res["fork"]["keys"] == res["spawn"]["keys"]
