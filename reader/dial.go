@@ -21,8 +21,10 @@ const (
 	maxRecvMsg   = 128 << 20
 )
 
-// DialOptions are the connection options the reader uses with its default Dial; a custom
-// Config.Dial should include them (plus its own credentials and backoff).
+// DialOptions are the connection options the reader uses with its default Dial and with
+// Config.Auth; a custom Config.Dial should include them (plus its own credentials and
+// backoff). Credentials are better given as Config.Auth, which dials each node as the
+// directory names it (TLS server name, service principal) and never over plaintext.
 func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvMsg)),
