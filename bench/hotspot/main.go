@@ -2,7 +2,7 @@
 // its own HDFS client, as ranks are) all load the same hot files, whose blocks sit on three
 // DataNodes at replication 3, from DataNodes whose reads and transfers are throttled with
 // dfs.datanode.data.{read,transfer}.bandwidthPerSec so that DataNode bandwidth, not this
-// machine's CPU, is the bottleneck. It times the barrier (the slowest reader) of four cases,
+// machine's CPU, is the bottleneck. It times the barrier (the slowest reader) of these cases,
 // each on its own identical set of files:
 //
 //   - rep3: replication 3;
@@ -11,27 +11,45 @@
 //   - setrep-ahead: the same command sent --lead before the storm, stock limits (the fair
 //     control: the same lead time as the hint, without newtricks);
 //   - hint: a newtricks hint sent --lead before the storm (limits boosted while copying,
-//     balanced reads when -balanced).
+//     balanced reads when -balanced);
+//   - balanced-only (with -balanced): replication 3, and the NameNode hook told that the set's
+//     files are hot (SetBalancedReads, as namenode-ext tells it for a hint's files), so the
+//     reads are balanced over the three replicas and nothing is copied: balanced reads alone;
+//   - replication-only (with -balanced): the same hint as "hint" (raise, boosted limits), but
+//     the readers open the files as /.reserved/.inodes/<id>, a path BalancedReads does not
+//     match, so the NameNode orders the replicas with its stock shuffle: the raise alone.
 //
 // The cases run --reps times, in alternating order (forward, then backward), and each is
 // reported as median (min, max), with how evenly the DataNodes served the storm (the busiest
 // DataNode's bytes read over the mean, from each DataNode's DataNodeActivity.BytesRead) and,
 // for the setrep cases, when every block had its replicas (polled every 250 ms; `setrep -w`
 // itself only looks every 10 s). The blocks are made to sit on three DataNodes by writing them
-// while the other DataNodes are stopped. It fails if a hint does not get ready. It prints the
-// physical limit (bytes read / aggregate throttled bandwidth of all DataNodes), the redundancy
-// interval in force, the floor of vs_setrep_ahead that the physical limit sets against this
-// run's setrep-ahead median, and as its last line
-// `BENCH hotspot barrier_reduction=<1-hint/rep3> vs_setrep_ahead=<hint/setrep-ahead>
-// ready_s=<median hint to ready> barrier_vs_limit=<hint/physical limit>`.
+// while the other DataNodes are stopped. It fails if a hint does not get ready.
 //
-// With -scale N it instead measures what one hint of N files costs the NameNode (scale.go).
+// With -check-datanodes the same run first measures every case on a second configuration
+// (fewer DataNodes, -check-dn-bandwidth; the throttles changed with `dfsadmin -reconfig
+// datanode`), which bench/sim uses as its out-of-sample check: -sim-out writes both
+// configurations and their medians as JSON for `bench/sim -from`.
+//
+// It prints the physical limit (bytes read / aggregate throttled bandwidth of all DataNodes),
+// the redundancy interval in force, the floor of vs_setrep_ahead that the physical limit sets
+// against this run's setrep-ahead median, and as its last line `BENCH hotspot
+// barrier_reduction=<1-hint/rep3> vs_setrep_ahead=<hint/setrep-ahead> ready_s=<median hint
+// to ready> barrier_vs_limit=<hint/physical limit>`, then the controls' ratios
+// (balanced_only_vs_rep3, replication_only_vs_rep3, hint_vs_replication_only,
+// hint_vs_balanced_only, replication_only_vs_setrep_ahead), the check configuration's
+// barrier_reduction and vs_setrep_ahead, and the run's commit and load (bench/internal/runinfo).
+//
+// With -scale N it instead measures what one hint of N files costs the NameNode (scale.go);
+// with -failover, a hinted storm with a kill -9 of the active NameNode of an HA pair in the
+// middle (failover.go).
 package main
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,7 +69,10 @@ import (
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
@@ -72,6 +93,12 @@ type options struct {
 	interval   int
 	balanced   bool
 	readerAddr string
+	// the second configuration (0 DataNodes: none) and where the medians go for bench/sim
+	checkDataNodes int
+	checkBandwidth int64
+	simOut         string
+	// -failover
+	killAfter time.Duration
 }
 
 func main() {
@@ -83,10 +110,15 @@ func main() {
 	flag.Int64Var(&o.fileBytes, "file-bytes", 16<<20, "bytes per hot file")
 	flag.Int64Var(&o.blockSize, "block-size", 8<<20, "block size of the hot files")
 	flag.DurationVar(&o.lead, "lead", 10*time.Second, "how long before the storm the hint is sent")
-	flag.IntVar(&o.reps, "reps", 3, "repetitions of the four cases (alternating order)")
+	flag.IntVar(&o.reps, "reps", 3, "repetitions of the cases (alternating order)")
 	flag.IntVar(&o.interval, "redundancy-interval", 1, "dfs.namenode.redundancy.interval.seconds and dfs.heartbeat.interval (stock: 3)")
 	flag.StringVar(&o.readerAddr, "reader-addr", "127.0.0.2", "local address readers reach the NameNode from (not a DataNode's, as a trainer host is not one; empty: the default)")
-	flag.BoolVar(&o.balanced, "balanced", true, "install io.newtricks.hadoop.BalancedReads on the NameNode (hinted files only)")
+	flag.BoolVar(&o.balanced, "balanced", true, "install io.newtricks.hadoop.BalancedReads on the NameNode (hinted files only) and run the balanced-only and replication-only controls")
+	flag.IntVar(&o.checkDataNodes, "check-datanodes", 8, "DataNodes of the second configuration, measured first in the same run (bench/sim's out-of-sample check; 0: none; 4 <= n < -datanodes)")
+	flag.Int64Var(&o.checkBandwidth, "check-dn-bandwidth", 24<<20, "read (and transfer) throttle of every DataNode in the second configuration, bytes/s")
+	flag.StringVar(&o.simOut, "sim-out", "", "write both configurations and their medians here as JSON (bench/sim -from)")
+	failover := flag.Bool("failover", false, "instead: a hinted storm on an HA pair with a kill -9 of the active NameNode in the middle, against the same storm without (failover.go)")
+	flag.DurationVar(&o.killAfter, "kill-after", 3*time.Second, "with -failover: when in the storm the active NameNode is killed")
 	scale := flag.Int("scale", 0, "instead of the storm: measure one hint of this many files on 3 DataNodes")
 	scaleWatch := flag.Duration("scale-watch", 20*time.Second, "with -scale: readiness rounds watched before done")
 	flag.Parse()
@@ -96,22 +128,104 @@ func main() {
 		}
 		return
 	}
-	if o.dataNodes < 4 {
-		log.Fatal("need at least 4 DataNodes")
+	if err := o.validate(*failover); err != nil {
+		log.Fatal(err)
+	}
+	run := run
+	if *failover {
+		run = runFailover
 	}
 	if err := run(o); err != nil {
 		log.Fatal(err)
 	}
 }
 
+// validate refuses parameters the bench cannot run with, naming the flag.
+func (o options) validate(failover bool) error {
+	switch {
+	case o.dataNodes < 4:
+		return fmt.Errorf("-datanodes %d: need at least 4 (the hot blocks sit on 3)", o.dataNodes)
+	case o.dataNodes > 64:
+		return fmt.Errorf("-datanodes %d: at most 64 on one machine", o.dataNodes)
+	case o.reps < 1 || o.reps > 50:
+		return fmt.Errorf("-reps %d: want 1 to 50", o.reps)
+	case o.readers < 1 || o.readers > 4096:
+		return fmt.Errorf("-readers %d: want 1 to 4096", o.readers)
+	case o.files < 1 || o.files > 1000:
+		return fmt.Errorf("-files %d: want 1 to 1000", o.files)
+	case o.fileBytes < 1 || o.fileBytes > 4<<30:
+		return fmt.Errorf("-file-bytes %d: want 1 B to 4 GiB", o.fileBytes)
+	case o.blockSize < 1<<20 || o.blockSize%512 != 0:
+		return fmt.Errorf("-block-size %d: want at least 1 MiB and a multiple of 512", o.blockSize)
+	case o.bandwidth < 1<<20:
+		return fmt.Errorf("-dn-bandwidth %d: want at least 1 MiB/s", o.bandwidth)
+	case o.lead < 0 || o.lead > 10*time.Minute:
+		return fmt.Errorf("-lead %v: want 0 to 10m", o.lead)
+	case o.interval < 1 || o.interval > 60:
+		return fmt.Errorf("-redundancy-interval %d: want 1 to 60 s", o.interval)
+	}
+	if failover {
+		if o.killAfter <= 0 || o.killAfter > 10*time.Minute {
+			return fmt.Errorf("-kill-after %v: want more than 0, at most 10m", o.killAfter)
+		}
+		return nil
+	}
+	if o.checkDataNodes != 0 {
+		if o.checkDataNodes < 4 || o.checkDataNodes >= o.dataNodes {
+			return fmt.Errorf("-check-datanodes %d: want 0 (none) or 4 to %d (fewer than -datanodes)", o.checkDataNodes, o.dataNodes-1)
+		}
+		if o.checkBandwidth < 1<<20 {
+			return fmt.Errorf("-check-dn-bandwidth %d: want at least 1 MiB/s", o.checkBandwidth)
+		}
+	}
+	return nil
+}
+
 const user0 = "trainer"
 
-var cases = []string{"rep3", "setrep-storm", "setrep-ahead", "hint"}
+const (
+	caseRep3        = "rep3"
+	caseSetrepStorm = "setrep-storm"
+	caseSetrepAhead = "setrep-ahead"
+	caseHint        = "hint"
+	caseBalanced    = "balanced-only"
+	caseReplication = "replication-only"
+)
+
+// phase is one configuration of the run: the DataNodes that run and their throttle.
+type phase struct {
+	Role      string  `json:"role"` // "check" (measured first) or "calibrate" (the headline)
+	DataNodes int     `json:"datanodes"`
+	Bandwidth int64   `json:"dn_bandwidth"`
+	Readers   int     `json:"readers"`
+	Files     int     `json:"files"`
+	FileBytes int64   `json:"file_bytes"`
+	BlockSize int64   `json:"block_size"`
+	Interval  int     `json:"redundancy_interval_s"`
+	LeadS     float64 `json:"lead_s"`
+	Factor    int     `json:"factor"`
+	LimitS    float64 `json:"physical_limit_s"`
+	// per case: median, min and max barrier; median busiest/mean DataNode; median ready
+	Barrier map[string][3]float64 `json:"barrier_s"`
+	Share   map[string]float64    `json:"busiest_over_mean"`
+	Ready   map[string]float64    `json:"ready_s,omitempty"`
+}
+
+func (p *phase) med(cs string) float64 { return p.Barrier[cs][0] }
+
+// measured is what -sim-out writes: both configurations of one run, with its provenance.
+type measured struct {
+	Commit    string   `json:"commit"`
+	Dirty     bool     `json:"dirty"`
+	Date      string   `json:"date"`
+	LoadStart string   `json:"load_start"`
+	LoadEnd   string   `json:"load_end"`
+	Command   string   `json:"command"`
+	Phases    []*phase `json:"phases"`
+}
 
 func run(o options) (err error) {
-	if o.reps < 1 {
-		return fmt.Errorf("-reps %d < 1", o.reps)
-	}
+	ri := runinfo.Start()
 	a, err := extcluster.ArtifactsFromEnv()
 	if err != nil {
 		return err
@@ -124,8 +238,19 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
 	defer cancel()
+	cases := []string{caseRep3, caseSetrepStorm, caseSetrepAhead, caseHint}
+	if o.balanced {
+		cases = append(cases, caseBalanced, caseReplication)
+	}
+	// The check configuration runs first: its DataNodes are a subset, so the later ones only
+	// add capacity when they join, and no replica of the earlier sets goes missing.
+	var phases []*phase
+	if o.checkDataNodes > 0 {
+		phases = append(phases, &phase{Role: "check", DataNodes: o.checkDataNodes, Bandwidth: o.checkBandwidth})
+	}
+	phases = append(phases, &phase{Role: "calibrate", DataNodes: o.dataNodes, Bandwidth: o.bandwidth})
 
 	bw := fmt.Sprint(o.bandwidth)
 	iv := fmt.Sprint(o.interval)
@@ -168,8 +293,8 @@ func run(o options) (err error) {
 	}()
 	log.Printf("cluster of %d DataNodes up in %v", o.dataNodes, time.Since(start).Round(time.Second))
 
-	// One identical set of hot files per case and repetition, written while only DataNodes
-	// 0-2 run, so every block of every set has its three replicas there.
+	// One identical set of hot files per configuration, case and repetition, written while
+	// only DataNodes 0-2 run, so every block of every set has its three replicas there.
 	for i := 3; i < o.dataNodes; i++ {
 		if err := c.StopDataNode(i); err != nil {
 			return err
@@ -195,59 +320,265 @@ func run(o options) (err error) {
 	if _, err := rand.Read(data); err != nil {
 		return err
 	}
-	setDir := func(cs string, rep int) string { return fmt.Sprintf("/bench/%s-%d", cs, rep) }
+	setDir := func(ph *phase, cs string, rep int) string { return fmt.Sprintf("/bench/%s-%s-%d", ph.Role, cs, rep) }
 	files := map[string][]string{}
-	for rep := 0; rep < o.reps; rep++ {
-		for _, cs := range cases {
-			dir := setDir(cs, rep)
-			for f := 0; f < o.files; f++ {
-				name := fmt.Sprintf("%s/part-%03d", dir, f)
-				if err := writeRetry(ctx, c, name, data, o.blockSize); err != nil {
-					return err
+	for _, ph := range phases {
+		for rep := 0; rep < o.reps; rep++ {
+			for _, cs := range cases {
+				dir := setDir(ph, cs, rep)
+				for f := 0; f < o.files; f++ {
+					name := fmt.Sprintf("%s/part-%03d", dir, f)
+					if err := writeRetry(ctx, c, name, data, o.blockSize); err != nil {
+						return err
+					}
+					files[dir] = append(files[dir], name)
 				}
-				files[dir] = append(files[dir], name)
 			}
 		}
 	}
 	if n, err := blockNodes(ctx, lay, files); err != nil || n > 3 {
 		return fmt.Errorf("hot blocks on %d DataNodes, want 3 (%v)", n, err)
 	}
-	for i := 3; i < o.dataNodes; i++ {
-		if err := c.StartDataNode(ctx, i); err != nil {
-			return err
+	// The replication-only control reads the same files by inode, which BalancedReads does
+	// not match (it sees the path of the open).
+	inodes := map[string]string{}
+	for dir, names := range files {
+		if !strings.Contains(dir, "-"+caseReplication+"-") {
+			continue
+		}
+		for _, name := range names {
+			st, err := root.Stat(name)
+			if err != nil {
+				return err
+			}
+			id, ok := st.Sys().(interface{ GetFileId() uint64 })
+			if !ok {
+				return fmt.Errorf("stat %s: no file id", name)
+			}
+			inodes[name] = fmt.Sprintf("/.reserved/.inodes/%d", id.GetFileId())
 		}
 	}
-	if err := c.WaitLive(ctx, o.dataNodes); err != nil {
-		return err
-	}
 
-	hot := int64(o.files) * o.fileBytes
-	total := hot * int64(o.readers)
-	limit := float64(total) / float64(int64(o.dataNodes)*o.bandwidth)
-	fmt.Printf("hotspot bench: %d DataNodes read/transfer-throttled at %s/s each, %d readers (own clients), %d hot files of %s (%s blocks), %s read per storm\n",
-		o.dataNodes, human(o.bandwidth), o.readers, o.files, human(o.fileBytes), human(o.blockSize), human(total))
-	fmt.Printf("dfs.namenode.redundancy.interval.seconds=%d and dfs.heartbeat.interval=%d (stock: 3 and 3); balanced reads: %v; %d repetitions, alternating order; load average %s\n",
-		o.interval, o.interval, o.balanced, o.reps, loadAverage())
-	fmt.Printf("physical limit: %.1f s (bytes read / aggregate throttled bandwidth of all DataNodes); one replica set of 3 DataNodes: %.1f s\n",
-		limit, float64(total)/float64(3*o.bandwidth))
-
-	// The hint decides the factor; setrep uses the same one, so only the mechanism differs.
 	hc, err := hintclient.Dial(lay.NameNodeAPI, user0)
 	if err != nil {
 		return err
 	}
 	defer hc.Close()
-	dry, err := createHint(ctx, hc, hintclient.Hint{Paths: []string{setDir("hint", 0)}, In: o.lead, For: 10 * time.Minute,
+	var host pb.NameNodeHostClient
+	if o.balanced {
+		h, conn, err := nameNodeHost(lay)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		host = h
+	}
+	fmt.Printf("hotspot bench on %s (dirty %v), load average at start %s\n", ri.Commit, ri.Dirty, ri.LoadStart)
+	bwNow := map[int]int64{}
+	for i := 0; i < o.dataNodes; i++ {
+		bwNow[i] = o.bandwidth
+	}
+	for _, ph := range phases {
+		ph.Readers, ph.Files, ph.FileBytes, ph.BlockSize, ph.Interval, ph.LeadS = o.readers, o.files, o.fileBytes, o.blockSize, o.interval, o.lead.Seconds()
+		if err := setDataNodes(ctx, c, a, ph, bwNow); err != nil {
+			return fmt.Errorf("%s configuration: %w", ph.Role, err)
+		}
+		if err := runPhase(ctx, c, a, lay, o, su.Username, hc, host, ph, cases, files, inodes,
+			func(cs string, rep int) string { return setDir(ph, cs, rep) }); err != nil {
+			return fmt.Errorf("%s configuration: %w", ph.Role, err)
+		}
+	}
+	hd := phases[len(phases)-1]
+	ratio := func(a, b string) float64 { return hd.med(a) / hd.med(b) }
+	if o.balanced {
+		// Each mechanism's share of the hint's improvement over replication 3, taken in both
+		// orders: the two do not add up exactly, since balanced reads act on the replicas the
+		// raise made.
+		gain := hd.med(caseRep3) - hd.med(caseHint)
+		fmt.Printf("shares of the hint's gain over rep3 (%.1f s): replication first %.0f%% then balanced reads %.0f%%; balanced reads first %.0f%% then replication %.0f%%\n",
+			gain, 100*(hd.med(caseRep3)-hd.med(caseReplication))/gain, 100*(hd.med(caseReplication)-hd.med(caseHint))/gain,
+			100*(hd.med(caseRep3)-hd.med(caseBalanced))/gain, 100*(hd.med(caseBalanced)-hd.med(caseHint))/gain)
+	}
+	if o.simOut != "" {
+		m := measured{Commit: ri.Commit, Dirty: ri.Dirty, Date: start.UTC().Format(time.RFC3339), LoadStart: ri.LoadStart,
+			LoadEnd: runinfo.Load(), Command: strings.Join(os.Args, " "), Phases: phases}
+		b, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.simOut, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("medians of both configurations written to %s: make bench-sim BENCH_SIM_FLAGS=-from=%s\n", o.simOut, o.simOut)
+	}
+	line := fmt.Sprintf("BENCH hotspot barrier_reduction=%.3f vs_setrep_ahead=%.3f ready_s=%.1f barrier_vs_limit=%.2f",
+		1-ratio(caseHint, caseRep3), ratio(caseHint, caseSetrepAhead), hd.Ready[caseHint], hd.med(caseHint)/hd.LimitS)
+	if o.balanced {
+		line += fmt.Sprintf(" balanced_only_vs_rep3=%.3f replication_only_vs_rep3=%.3f hint_vs_replication_only=%.3f hint_vs_balanced_only=%.3f replication_only_vs_setrep_ahead=%.3f",
+			ratio(caseBalanced, caseRep3), ratio(caseReplication, caseRep3), ratio(caseHint, caseReplication),
+			ratio(caseHint, caseBalanced), ratio(caseReplication, caseSetrepAhead))
+	}
+	if len(phases) > 1 {
+		ck := phases[0]
+		line += fmt.Sprintf(" check=%dx%s check_barrier_reduction=%.3f check_vs_setrep_ahead=%.3f",
+			ck.DataNodes, strings.ReplaceAll(human(ck.Bandwidth), " ", ""), 1-ck.med(caseHint)/ck.med(caseRep3), ck.med(caseHint)/ck.med(caseSetrepAhead))
+	}
+	fmt.Printf("%s reps=%d %s\n", line, o.reps, ri.Fields())
+	return nil
+}
+
+// setDataNodes makes exactly ph.DataNodes DataNodes (0 .. n-1) run, each throttled at
+// ph.Bandwidth: a running DataNode at another throttle is reconfigured in place (`dfsadmin
+// -reconfig datanode`, Hadoop 3.4 reconfigures both keys), one that starts gets it in its conf.
+func setDataNodes(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, ph *phase, bwNow map[int]int64) error {
+	dns := c.DataNodes()
+	for _, dn := range dns {
+		if dn.Index >= ph.DataNodes && dn.Running {
+			if err := c.StopDataNode(dn.Index); err != nil {
+				return err
+			}
+			if err := c.WaitDataNodeDead(ctx, dn.Index); err != nil {
+				return err
+			}
+		}
+	}
+	var reconf []cluster.DataNodeInfo
+	for _, dn := range dns[:ph.DataNodes] {
+		if bwNow[dn.Index] != ph.Bandwidth {
+			if err := setThrottle(dn.ConfDir, ph.Bandwidth); err != nil {
+				return fmt.Errorf("datanode %d conf: %w", dn.Index, err)
+			}
+			if dn.Running {
+				reconf = append(reconf, dn)
+			}
+			bwNow[dn.Index] = ph.Bandwidth
+		}
+		if !dn.Running {
+			if err := c.StartDataNode(ctx, dn.Index); err != nil {
+				return err
+			}
+		}
+	}
+	for _, dn := range reconf {
+		if err := reconfigure(ctx, a, dn); err != nil {
+			return fmt.Errorf("datanode %d: %w", dn.Index, err)
+		}
+	}
+	return c.WaitLive(ctx, ph.DataNodes)
+}
+
+var throttleKeys = []string{"dfs.datanode.data.read.bandwidthPerSec", "dfs.datanode.data.transfer.bandwidthPerSec"}
+
+// setThrottle rewrites the read and transfer throttles in a DataNode's hdfs-site.xml.
+func setThrottle(confDir string, bw int64) error {
+	p := filepath.Join(confDir, "hdfs-site.xml")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	var conf struct {
+		Props []struct {
+			Name  string `xml:"name"`
+			Value string `xml:"value"`
+		} `xml:"property"`
+	}
+	if err := xml.Unmarshal(b, &conf); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	m := map[string]string{}
+	for _, pr := range conf.Props {
+		m[pr.Name] = pr.Value
+	}
+	for _, k := range throttleKeys {
+		m[k] = fmt.Sprint(bw)
+	}
+	return os.WriteFile(p, cluster.SiteXML(m), 0o644)
+}
+
+// reconfigure runs `dfsadmin -reconfig datanode <ipc> start` and polls its status until it
+// finished, and fails unless both throttles changed.
+func reconfigure(ctx context.Context, a extcluster.Artifacts, dn cluster.DataNodeInfo) error {
+	if _, err := dfsAdmin(ctx, a, dn.ConfDir, "-reconfig", "datanode", dn.IPCAddr, "start"); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, err := dfsAdmin(ctx, a, dn.ConfDir, "-reconfig", "datanode", dn.IPCAddr, "status")
+		if err != nil {
+			return err
+		}
+		if strings.Contains(out, "finished") {
+			for _, k := range throttleKeys {
+				if !strings.Contains(out, "SUCCESS: Changed property "+k) {
+					return fmt.Errorf("reconfiguration did not change %s:\n%s", k, out)
+				}
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("reconfiguration not finished after 2 min:\n%s", out)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func dfsAdmin(ctx context.Context, a extcluster.Artifacts, confDir string, args ...string) (string, error) {
+	lib := a.HadoopLibDir
+	if lib == "" {
+		lib = cluster.DefaultHadoopLib()
+	}
+	cmd := exec.CommandContext(ctx, "java", "-XX:+IgnoreUnrecognizedVMOptions", "--add-opens=java.base/java.lang=ALL-UNNAMED",
+		"-cp", confDir+":"+filepath.Join(lib, "*"), "org.apache.hadoop.hdfs.tools.DFSAdmin")
+	cmd.Args = append(cmd.Args, args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("dfsadmin %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// nameNodeHost dials the NameNode hook's host service on its unix socket, as namenode-ext
+// does (the bench's own cluster: the socket dir is the one it configured).
+func nameNodeHost(lay extcluster.Layout) (pb.NameNodeHostClient, *grpc.ClientConn, error) {
+	socks, err := filepath.Glob(filepath.Join(lay.SocketDir, "nn-*.sock"))
+	if err != nil || len(socks) != 1 {
+		return nil, nil, fmt.Errorf("NameNode host socket in %s: %v (%v)", lay.SocketDir, socks, err)
+	}
+	conn, err := grpc.NewClient("unix://"+socks[0], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, nil, err
+	}
+	return pb.NewNameNodeHostClient(conn), conn, nil
+}
+
+// runPhase runs every case of one configuration o.reps times in alternating order and fills
+// ph's medians.
+func runPhase(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, lay extcluster.Layout, o options, su string,
+	hc *hintclient.Client, host pb.NameNodeHostClient, ph *phase, cases []string, files map[string][]string,
+	inodes map[string]string, setDir func(string, int) string) error {
+	hot := int64(o.files) * o.fileBytes
+	total := hot * int64(o.readers)
+	ph.LimitS = float64(total) / float64(int64(ph.DataNodes)*ph.Bandwidth)
+	fmt.Printf("\n%s configuration: %d DataNodes read/transfer-throttled at %s/s each, %d readers (own clients), %d hot files of %s (%s blocks), %s read per storm\n",
+		ph.Role, ph.DataNodes, human(ph.Bandwidth), o.readers, o.files, human(o.fileBytes), human(o.blockSize), human(total))
+	fmt.Printf("dfs.namenode.redundancy.interval.seconds=%d and dfs.heartbeat.interval=%d (stock: 3 and 3); balanced reads: %v; %d repetitions, alternating order; load average %s\n",
+		o.interval, o.interval, o.balanced, o.reps, loadAverage())
+	fmt.Printf("physical limit: %.1f s (bytes read / aggregate throttled bandwidth of all DataNodes); one replica set of 3 DataNodes: %.1f s\n",
+		ph.LimitS, float64(total)/float64(3*ph.Bandwidth))
+
+	// The hint decides the factor; setrep uses the same one, so only the mechanism differs.
+	dry, err := createHint(ctx, hc, hintclient.Hint{Paths: []string{setDir(caseHint, 0)}, In: o.lead, For: 10 * time.Minute,
 		Readers: o.readers, DryRun: true})
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
 	factor := dry.Files[0].Target
+	ph.Factor = factor
+	want := min(factor, ph.DataNodes)
 
 	barriers := map[string][]float64{}
 	shares := map[string][]float64{}
 	readyOf := map[string][]float64{}
-	var readies []float64
 	served, err := bytesRead(ctx, c, true)
 	if err != nil {
 		return err
@@ -262,14 +593,14 @@ func run(o options) (err error) {
 			var r result
 			var ready time.Duration
 			switch cs {
-			case "rep3":
+			case caseRep3:
 				r, err = storm(ctx, c, o, files[dir])
-			case "setrep-storm":
+			case caseSetrepStorm:
 				done := make(chan error, 1)
 				var rd *readiness
 				r, err = stormWith(ctx, c, o, files[dir], func() {
-					rd = watchReady(ctx, lay, files[dir], min(factor, o.dataNodes))
-					go func() { done <- setrep(ctx, c, a, su.Username, factor, dir) }()
+					rd = watchReady(ctx, lay, files[dir], want)
+					go func() { done <- setrep(ctx, c, a, su, factor, dir) }()
 				})
 				if serr := <-done; err == nil && serr != nil {
 					err = serr
@@ -277,11 +608,11 @@ func run(o options) (err error) {
 				if err == nil {
 					ready, err = rd.wait()
 				}
-			case "setrep-ahead":
+			case caseSetrepAhead:
 				done := make(chan error, 1)
 				sent := time.Now()
-				rd := watchReady(ctx, lay, files[dir], min(factor, o.dataNodes))
-				go func() { done <- setrep(ctx, c, a, su.Username, factor, dir) }()
+				rd := watchReady(ctx, lay, files[dir], want)
+				go func() { done <- setrep(ctx, c, a, su, factor, dir) }()
 				time.Sleep(time.Until(sent.Add(o.lead)))
 				r, err = storm(ctx, c, o, files[dir])
 				if serr := <-done; err == nil && serr != nil {
@@ -290,9 +621,16 @@ func run(o options) (err error) {
 				if err == nil {
 					ready, err = rd.wait()
 				}
-			case "hint":
+			case caseHint:
 				r, ready, err = hintCase(ctx, c, o, hc, dir, files[dir])
-				readies = append(readies, ready.Seconds())
+			case caseReplication:
+				var paths []string
+				for _, name := range files[dir] {
+					paths = append(paths, inodes[name])
+				}
+				r, ready, err = hintCase(ctx, c, o, hc, dir, paths)
+			case caseBalanced:
+				r, err = balancedOnly(ctx, c, o, host, files[dir])
 			}
 			if err != nil {
 				return fmt.Errorf("%s (rep %d): %w", cs, rep, err)
@@ -307,42 +645,68 @@ func run(o options) (err error) {
 			shares[cs] = append(shares[cs], share)
 			extra := ""
 			switch cs {
-			case "hint":
+			case caseHint, caseReplication:
 				extra = fmt.Sprintf(", ready %.1f s after the hint", ready.Seconds())
-			case "setrep-storm", "setrep-ahead":
-				extra = fmt.Sprintf(", every block at %d replicas %.1f s after the setrep", min(factor, o.dataNodes), ready.Seconds())
+			case caseSetrepStorm, caseSetrepAhead:
+				extra = fmt.Sprintf(", every block at %d replicas %.1f s after the setrep", want, ready.Seconds())
 			}
-			if cs != "rep3" {
+			if cs != caseRep3 && cs != caseBalanced {
 				readyOf[cs] = append(readyOf[cs], ready.Seconds())
 			}
-			fmt.Printf("rep %d %-13s barrier %6.1f s  (mean reader %5.1f s)  busiest DataNode served %.2fx the mean%s\n",
+			fmt.Printf("rep %d %-16s barrier %6.1f s  (mean reader %5.1f s)  busiest DataNode served %.2fx the mean%s\n",
 				rep, cs, r.barrier.Seconds(), r.mean.Seconds(), share, extra)
 		}
 	}
-	med := map[string]float64{}
+	ph.Barrier, ph.Share, ph.Ready = map[string][3]float64{}, map[string]float64{}, map[string]float64{}
 	for _, cs := range cases {
 		m, lo, hi := stats.Range(barriers[cs])
-		med[cs] = m
+		ph.Barrier[cs] = [3]float64{m, lo, hi}
 		label := cs
-		if cs != "rep3" {
+		switch cs {
+		case caseRep3, caseBalanced:
+			label += " (3)"
+		default:
 			label = fmt.Sprintf("%s (-> %d)", cs, factor)
 		}
 		sm, slo, shi := stats.Range(shares[cs])
+		ph.Share[cs] = sm
 		rdy := ""
 		if rs := readyOf[cs]; len(rs) > 0 {
 			rm, rlo, rhi := stats.Range(rs)
+			ph.Ready[cs] = rm
 			rdy = fmt.Sprintf("  ready %.1f s (%.1f, %.1f) after it was sent", rm, rlo, rhi)
 		}
-		fmt.Printf("%-22s barrier median %6.1f s (min %5.1f, max %5.1f)  vs rep3 %.3f  vs limit %.2f  busiest/mean DataNode %.2f (%.2f, %.2f)%s\n",
-			label, m, lo, hi, m/med["rep3"], m/limit, sm, slo, shi, rdy)
+		fmt.Printf("%-26s barrier median %6.1f s (min %5.1f, max %5.1f)  vs rep3 %.3f  vs limit %.2f  busiest/mean DataNode %.2f (%.2f, %.2f)%s\n",
+			label, m, lo, hi, m/ph.med(caseRep3), m/ph.LimitS, sm, slo, shi, rdy)
 	}
 	fmt.Printf("floor: at the physical limit %.1f s (a DataNode's throttle lets short bursts above it) vs_setrep_ahead would be %.3f against this run's setrep-ahead median (%.1f s, ready %.1f s after it was sent, storm at %v); the hint is at %.2fx the limit; load average %s\n",
-		limit, limit/med["setrep-ahead"], med["setrep-ahead"], first(stats.Range(readyOf["setrep-ahead"])), o.lead, med["hint"]/limit, loadAverage())
-	rm, rlo, rhi := stats.Range(readies)
-	fmt.Printf("hint ready: median %.1f s (min %.1f, max %.1f) after it was sent, lead %v\n", rm, rlo, rhi, o.lead)
-	fmt.Printf("BENCH hotspot barrier_reduction=%.3f vs_setrep_ahead=%.3f ready_s=%.1f barrier_vs_limit=%.2f\n",
-		1-med["hint"]/med["rep3"], med["hint"]/med["setrep-ahead"], rm, med["hint"]/limit)
+		ph.LimitS, ph.LimitS/ph.med(caseSetrepAhead), ph.med(caseSetrepAhead), ph.Ready[caseSetrepAhead], o.lead, ph.med(caseHint)/ph.LimitS, loadAverage())
+	if len(cases) > 4 {
+		fmt.Printf("controls (%s): balanced-only/rep3 %.3f, replication-only/rep3 %.3f, hint/replication-only %.3f (balanced reads on top of the raise), hint/balanced-only %.3f (the raise on top of balanced reads), replication-only/setrep-ahead %.3f (boost and hint vs stock setrep, both unbalanced)\n",
+			ph.Role, ph.med(caseBalanced)/ph.med(caseRep3), ph.med(caseReplication)/ph.med(caseRep3), ph.med(caseHint)/ph.med(caseReplication),
+			ph.med(caseHint)/ph.med(caseBalanced), ph.med(caseReplication)/ph.med(caseSetrepAhead))
+	}
 	return nil
+}
+
+// balancedOnly runs the storm on files at replication 3 with the NameNode hook told that they
+// are hot, as namenode-ext tells it for a hint's files, and clears that after. No hint is held
+// meanwhile (each hint case ends with done before the next case), so namenode-ext, which
+// pushes its set only when it changes, does not overwrite it.
+func balancedOnly(ctx context.Context, c *cluster.Cluster, o options, host pb.NameNodeHostClient, files []string) (result, error) {
+	resp, err := host.SetBalancedReads(ctx, &pb.SetBalancedReadsRequest{Paths: files, Service: true})
+	if err != nil {
+		return result{}, fmt.Errorf("SetBalancedReads: %w", err)
+	}
+	if !resp.GetTopologyInstalled() || !resp.GetAuditHookInstalled() {
+		return result{}, fmt.Errorf("balanced reads not installed on the NameNode (topology %v, audit hook %v)",
+			resp.GetTopologyInstalled(), resp.GetAuditHookInstalled())
+	}
+	r, serr := storm(ctx, c, o, files)
+	if _, err := host.SetBalancedReads(ctx, &pb.SetBalancedReadsRequest{Service: true}); err != nil && serr == nil {
+		serr = fmt.Errorf("SetBalancedReads (clear): %w", err)
+	}
+	return r, serr
 }
 
 // hintCase sends a hint --lead before the storm and fails if it is not ready by the storm's
@@ -384,8 +748,6 @@ func hintCase(ctx context.Context, c *cluster.Cluster, o options, hc *hintclient
 	}
 	return r, readyAt.Sub(sent), nil
 }
-
-func first(a, _, _ float64) float64 { return a }
 
 // loadAverage is the 1, 5 and 15 minute load average of this machine.
 func loadAverage() string {
@@ -458,7 +820,7 @@ func (r *readiness) wait() (time.Duration, error) {
 	return r.at, r.err
 }
 
-// bytesRead reads DataNodeActivity.BytesRead of every DataNode (client reads, not replication
+// bytesRead reads DataNodeActivity.BytesRead of every running DataNode (client reads, not replication
 // transfers), after the JMX view refreshed (metrics2 refreshes it at most every 10 s) if fresh.
 func bytesRead(ctx context.Context, c *cluster.Cluster, fresh bool) (map[int]float64, error) {
 	if fresh {
@@ -466,6 +828,9 @@ func bytesRead(ctx context.Context, c *cluster.Cluster, fresh bool) (map[int]flo
 	}
 	out := map[int]float64{}
 	for _, dn := range c.DataNodes() {
+		if !dn.Running {
+			continue
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet,
 			"http://"+dn.HTTPAddr+"/jmx?qry=Hadoop:service=DataNode,name=DataNodeActivity-*", nil)
 		if err != nil {

@@ -20,81 +20,78 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/newtricks/newtricks/bench/internal/runinfo"
 )
 
 const mib = 1 << 20
 
 func main() {
-	measured := flag.String("measured", "rep3=45.5,setrep-storm=23.5,setrep-ahead=14.1,hint=10.6",
-		"bench-hotspot medians at 12 DataNodes to calibrate against, case=seconds (setrep-ahead too when measured)")
-	measuredFrom := flag.String("measured-from", "make bench-hotspot 2026-12-01 11:51 (quiet machine, load 6.3 at start from the jobs before), medians of 3", "where -measured comes from")
+	from := flag.String("from", "bench/sim/measured.json", "bench-hotspot's medians of both configurations (its -sim-out): the one with role \"calibrate\" is fitted, the one with role \"check\" is predicted with the fitted parameters")
 	seed := flag.Uint64("seed", 1, "random seed")
 	big := flag.Int("nodes", 1000, "DataNodes of the large run")
 	readers := flag.Int("readers", 10000, "readers of the large run")
-	calFiles := flag.Int("cal-files", 4, "calibration: hot files (as bench-hotspot -files)")
-	calFileMiB := flag.Float64("cal-file-mib", 16, "calibration: MiB per hot file (as bench-hotspot -file-bytes)")
-	calBlockMiB := flag.Float64("cal-block-mib", 8, "calibration: block size in MiB (as bench-hotspot -block-size)")
-	calReaders := flag.Int("cal-readers", 32, "calibration: readers (as bench-hotspot -readers)")
-	calInterval := flag.Float64("cal-interval", 1, "calibration: redundancy and heartbeat interval in s (as bench-hotspot -redundancy-interval)")
 	flag.Parse()
+	ri := runinfo.Start()
 	start := time.Now()
-
-	// Calibration: the bench-hotspot setup.
-	bpf := max(1, int(math.Ceil(*calFileMiB / *calBlockMiB)))
-	small := Params{Nodes: 12, ReadBW: 16 * mib, XferBW: 16 * mib, Xceivers: 4096, Readers: *calReaders, Arrival: 0.05,
-		OpenDelay: 0.01, Files: *calFiles, BlocksPerFile: bpf, BlockBytes: *calFileMiB * mib / float64(bpf), InitialHolders: 3,
-		Interval: *calInterval, Heartbeat: *calInterval, Seed: *seed}
+	m, err := loadMeasured(*from)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	cal, check := m.phase("calibrate"), m.phase("check")
+	if cal == nil || check == nil {
+		fmt.Fprintf(os.Stderr, "%s: want a \"calibrate\" and a \"check\" configuration (bench-hotspot -check-datanodes)\n", *from)
+		os.Exit(2)
+	}
 	stock := func(name string, f int, at float64) Case {
 		return Case{Name: name, Factor: f, At: at, MaxStreams: 2, Multiplier: 2}
 	}
 	boosted := func(name string, f int, at float64, balanced bool) Case {
 		return Case{Name: name, Factor: f, At: at, MaxStreams: 32, Multiplier: 16, Balanced: balanced}
 	}
-	meas := map[string]float64{}
-	for _, kv := range strings.Split(*measured, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if f, err := strconv.ParseFloat(v, 64); ok && err == nil {
-			meas[k] = f
-		} else if kv != "" {
-			fmt.Fprintf(os.Stderr, "bad -measured entry %q\n", kv)
-			os.Exit(2)
-		}
-	}
 	limit := func(p Params) float64 {
 		return float64(p.Readers) * float64(p.Files*p.BlocksPerFile) * p.BlockBytes / (float64(p.Nodes) * p.ReadBW)
 	}
-	fmt.Printf("calibration: %d DataNodes at %.0f MiB/s, %d readers, %d files x %d blocks of %.0f MiB on 3 DataNodes, interval %gs, physical limit %.1f s\n",
-		small.Nodes, small.ReadBW/mib, small.Readers, small.Files, small.BlocksPerFile, small.BlockBytes/mib, small.Interval, limit(small))
-	fmt.Printf("measured: %s (%s)\n", *measured, *measuredFrom)
-	fmt.Printf("%-30s %9s %9s %8s %9s %9s\n", "case", "barrier_s", "measured", "error", "ready_s", "max/mean")
-	var errs []float64
-	for _, c := range []Case{
-		stock("rep3", 3, 0),
-		stock("setrep-storm", 12, 0),
-		stock("setrep-ahead", 12, -10),
-		boosted("hint", 12, -10, true),
-		boosted("hint-unbalanced", 12, -10, false),
-	} {
-		r := median(small, c, 5)
-		m, ok := meas[c.Name]
-		e := "-"
-		ms := "-"
-		if ok {
-			rel := (r.Barrier - m) / m
-			errs = append(errs, math.Abs(rel))
-			e = fmt.Sprintf("%+.0f%%", 100*rel)
-			ms = fmt.Sprintf("%.1f", m)
+	fmt.Printf("measured: %s (bench-hotspot on %s, dirty %v, %s, load %s to %s: %s)\n", *from, m.Commit, m.Dirty, m.Date, m.LoadStart, m.LoadEnd, m.Command)
+
+	// Calibration: the model's two free parameters, the DataNodes' effective bandwidth over
+	// their throttle (eta: the throttle lets bursts above its rate) and the spread of the
+	// readers' start (arrival), are fitted to the calibration configuration's medians alone
+	// (a grid, least mean relative error); the check configuration (other DataNodes and
+	// throttle, same run) is then predicted with them, never fitted.
+	def := fit{Eta: 1, Arrival: 0.05}
+	best, bestErr := def, math.Inf(1)
+	for eta := 0.70; eta <= 1.401; eta += 0.02 {
+		for _, arr := range []float64{0.05, 0.2, 0.5, 1, 2} {
+			f := fit{Eta: eta, Arrival: arr}
+			if e, _ := f.errorOn(cal, *seed); e < bestErr {
+				best, bestErr = f, e
+			}
 		}
-		fmt.Printf("%-30s %9.1f %9s %8s %9s %9.2f\n", c.Name, r.Barrier, ms, e, ready(r), r.MaxShare)
 	}
-	meanErr := 0.0
-	for _, e := range errs {
-		meanErr += e / float64(len(errs))
+	calDef, calRows := def.errorOn(cal, *seed)
+	_, calFit := best.errorOn(cal, *seed)
+	oosDef, chkRows := def.errorOn(check, *seed)
+	oos, chkFit := best.errorOn(check, *seed)
+	fmt.Printf("fitted on the calibration configuration: eta %.2f (effective bandwidth / throttle), arrival %.2f s (defaults 1, 0.05)\n", best.Eta, best.Arrival)
+	for _, x := range []struct {
+		ph        *measuredPhase
+		def, fitd []row
+		what      string
+	}{{cal, calRows, calFit, "calibration (fitted here)"}, {check, chkRows, chkFit, "check (out of sample)"}} {
+		p := x.ph.params(def, *seed)
+		fmt.Printf("\n%s: %d DataNodes at %.0f MiB/s, %d readers, %d files x %d blocks of %.0f MiB on 3 DataNodes, interval %ds, factor %d, lead %.0f s, physical limit %.1f s\n",
+			x.what, p.Nodes, p.ReadBW/mib, p.Readers, p.Files, p.BlocksPerFile, p.BlockBytes/mib, x.ph.Interval, x.ph.Factor, x.ph.LeadS, limit(p))
+		fmt.Printf("%-18s %9s %11s %8s %11s %8s %9s\n", "case", "measured", "sim default", "error", "sim fitted", "error", "max/mean")
+		for i, r := range x.def {
+			f := x.fitd[i]
+			fmt.Printf("%-18s %9.1f %11.1f %+7.0f%% %11.1f %+7.0f%% %9.2f\n", r.name, r.measured, r.sim, 100*r.rel(), f.sim, 100*f.rel(), f.share)
+		}
 	}
-	fmt.Printf("calibration error: mean |sim-measured|/measured = %.0f%% over %d cases\n\n", 100*meanErr, len(errs))
+	fmt.Printf("\nmean |sim-measured|/measured: calibration %.0f%% with the defaults, %.0f%% fitted; check (out of sample) %.0f%% fitted, %.0f%% with the defaults\n\n",
+		100*calDef, 100*bestErr, 100*oos, 100*oosDef)
 
 	// The large cluster: 10 GbE DataNodes, a 1 GiB hot set (8 files of one 128 MiB block)
 	// written by one writer (so on 3 DataNodes), read by every reader.
@@ -159,8 +156,10 @@ func main() {
 		fmt.Printf("%-36s %9.1f %9.2f %9s %9.2f\n", c.Name, r.Barrier, r.Barrier/limit(ps), ready(r), r.MaxShare)
 	}
 	nt := res[rows[4].Name]
-	fmt.Printf("BENCH sim nodes=%d readers=%d rep3_s=%.0f setrep_ahead_s=%.1f newtricks_s=%.1f newtricks_vs_limit=%.2f calibration_error=%.2f took_s=%.1f\n",
-		p.Nodes, p.Readers, res["rep3"].Barrier, res[rows[2].Name].Barrier, nt.Barrier, nt.Barrier/limit(p), meanErr, time.Since(start).Seconds())
+	fmt.Printf("BENCH sim nodes=%d readers=%d rep3_s=%.0f setrep_ahead_s=%.1f newtricks_s=%.1f newtricks_vs_limit=%.2f calibration_error=%.2f fit_error=%.2f out_of_sample_error=%.2f out_of_sample_error_unfitted=%.2f eta=%.2f arrival_s=%.2f calibrated_on=%dx%.0fMiB checked_on=%dx%.0fMiB measured_on=%s took_s=%.1f %s\n",
+		p.Nodes, p.Readers, res["rep3"].Barrier, res[rows[2].Name].Barrier, nt.Barrier, nt.Barrier/limit(p), calDef, bestErr, oos, oosDef,
+		best.Eta, best.Arrival, cal.DataNodes, float64(cal.Bandwidth)/mib, check.DataNodes, float64(check.Bandwidth)/mib, m.Commit,
+		time.Since(start).Seconds(), ri.Fields())
 }
 
 // median runs c n times with different seeds and returns the run with the median barrier.
