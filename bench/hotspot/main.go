@@ -464,7 +464,18 @@ func setDataNodes(ctx context.Context, c *cluster.Cluster, a extcluster.Artifact
 			return fmt.Errorf("datanode %d: %w", dn.Index, err)
 		}
 	}
-	return c.WaitLive(ctx, ph.DataNodes)
+	// cluster.WaitLive wants every DataNode running: count the live ones instead.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		st, err := c.Status(ctx)
+		if err == nil && st.SafeMode == "" && len(st.LiveNodes) == ph.DataNodes {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("want %d live DataNodes out of safe mode after 3 min: %d live, safe mode %q (%v)", ph.DataNodes, len(st.LiveNodes), st.SafeMode, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 var throttleKeys = []string{"dfs.datanode.data.read.bandwidthPerSec", "dfs.datanode.data.transfer.bandwidthPerSec"}

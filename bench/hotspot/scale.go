@@ -17,6 +17,7 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
+	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/internal/hdfsio"
@@ -30,6 +31,7 @@ import (
 // FSNamesystem.LastWrittenTransactionId), per file. The files are 1 byte at replication 1, so
 // the hint raises each to 3.
 func runScale(n int, watch time.Duration) (err error) {
+	ri := runinfo.Start()
 	a, err := extcluster.ArtifactsFromEnv()
 	if err != nil {
 		return err
@@ -156,9 +158,9 @@ func runScale(n int, watch time.Duration) (err error) {
 	phase("readiness", watch, afterCreate, afterWatch)
 	phase("done", done, afterWatch, afterDone)
 	fmt.Printf("files ready after %v of copying: %d of %d\n", watch, ready, n)
-	fmt.Printf("BENCH hotspot_scale files=%d create_ms_per_file=%.3f done_ms_per_file=%.3f txns_per_file=%.2f\n", n,
+	fmt.Printf("BENCH hotspot_scale files=%d create_ms_per_file=%.3f done_ms_per_file=%.3f txns_per_file=%.2f %s\n", n,
 		created.Seconds()*1000/float64(n), done.Seconds()*1000/float64(n),
-		float64((afterCreate.txid-before.txid)+(afterDone.txid-afterWatch.txid))/float64(n))
+		float64((afterCreate.txid-before.txid)+(afterDone.txid-afterWatch.txid))/float64(n), ri.Fields())
 	return nil
 }
 
