@@ -401,7 +401,7 @@ func run(o options) (err error) {
 	}
 	if o.simOut != "" {
 		m := measured{Commit: ri.Commit, Dirty: ri.Dirty, Date: start.UTC().Format(time.RFC3339), LoadStart: ri.LoadStart,
-			LoadEnd: runinfo.Load(), Command: strings.Join(os.Args, " "), Phases: phases}
+			LoadEnd: runinfo.Load(), Command: strings.Join(append([]string{"go run ./bench/hotspot"}, os.Args[1:]...), " "), Phases: phases}
 		b, err := json.MarshalIndent(m, "", "  ")
 		if err != nil {
 			return err
