@@ -76,6 +76,9 @@ func main() {
 	oosDef, chkRows := def.errorOn(check, *seed)
 	oos, chkFit := best.errorOn(check, *seed)
 	fmt.Printf("fitted on the calibration configuration: eta %.2f (effective bandwidth / throttle), arrival %.2f s (defaults 1, 0.05)\n", best.Eta, best.Arrival)
+	if best.Eta < 0.71 || best.Eta > 1.39 || best.Arrival == 2 {
+		fmt.Printf("note: the fit is at the edge of its grid (eta 0.70-1.40, arrival 0.05-2 s): the model does not describe this run well\n")
+	}
 	for _, x := range []struct {
 		ph        *measuredPhase
 		def, fitd []row

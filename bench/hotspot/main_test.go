@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/newtricks/newtricks/harness/cluster"
+)
+
+func defaults() options {
+	return options{dataNodes: 12, bandwidth: 16 << 20, readers: 32, files: 4, fileBytes: 16 << 20, blockSize: 8 << 20,
+		lead: 10 * time.Second, reps: 3, interval: 1, balanced: true, checkDataNodes: 8, checkBandwidth: 24 << 20, killAfter: 3 * time.Second}
+}
+
+// Bad flags are refused before any cluster starts, naming the flag.
+func TestValidate(t *testing.T) {
+	if err := defaults().validate(false); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	for name, tc := range map[string]struct {
+		change   func(*options)
+		failover bool
+		want     string
+	}{
+		"few datanodes":   {func(o *options) { o.dataNodes = 3 }, false, "-datanodes 3"},
+		"check too big":   {func(o *options) { o.checkDataNodes = 12 }, false, "-check-datanodes 12"},
+		"check too small": {func(o *options) { o.checkDataNodes = 3 }, false, "-check-datanodes 3"},
+		"check bandwidth": {func(o *options) { o.checkBandwidth = 10 }, false, "-check-dn-bandwidth 10"},
+		"no reps":         {func(o *options) { o.reps = 0 }, false, "-reps 0"},
+		"block size":      {func(o *options) { o.blockSize = 1000 }, false, "-block-size 1000"},
+		"lead":            {func(o *options) { o.lead = -time.Second }, false, "-lead -1s"},
+		"kill after":      {func(o *options) { o.killAfter = 0 }, true, "-kill-after 0s"},
+	} {
+		o := defaults()
+		tc.change(&o)
+		err := o.validate(tc.failover)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want one naming %q", name, err, tc.want)
+		}
+	}
+	o := defaults()
+	o.checkDataNodes = 0
+	if err := o.validate(false); err != nil {
+		t.Errorf("no check configuration: %v", err)
+	}
+}
+
+// setThrottle changes the two throttles in a DataNode's hdfs-site.xml and keeps the rest.
+func TestSetThrottle(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "hdfs-site.xml")
+	if err := os.WriteFile(p, cluster.SiteXML(map[string]string{"dfs.datanode.data.read.bandwidthPerSec": "1",
+		"dfs.replication": "3"}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := setThrottle(dir, 25165824); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, want := range []string{"dfs.replication", "dfs.datanode.data.read.bandwidthPerSec", "dfs.datanode.data.transfer.bandwidthPerSec"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("%s lost:\n%s", want, s)
+		}
+	}
+	if strings.Count(s, "25165824") != 2 || strings.Contains(s, "<value>1</value>") {
+		t.Errorf("throttles not both 25165824:\n%s", s)
+	}
+	if err := setThrottle(filepath.Join(dir, "missing"), 1); err == nil {
+		t.Error("a missing conf dir was accepted")
+	}
+}
