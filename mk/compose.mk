@@ -35,6 +35,7 @@ compose-image: compose-base build jar hadoop ## build the compose image from the
 	@podman image prune -f >/dev/null 2>&1 || true
 	@echo "compose image: $(COMPOSE_IMAGE) ($$(podman image inspect -f '{{.Size}}' $(COMPOSE_IMAGE) | numfmt --to=iec))"
 
+test-prereqs: compose-deps
 compose-test: compose-image ## run the compose topology with podman and the conformance kit in it
 	docker-compose/compose-test.sh
 

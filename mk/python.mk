@@ -113,7 +113,7 @@ python-test-torch: hadoop jar build minikdc xform-media python-venv $(PY_TORCH_S
 # proto change never leaves them stale; `make verify` checks them.
 proto: python-proto
 verify: python-proto-check
-test: python-test python-test-torch
+test-prereqs: python-install python-venv $(PY_TORCH_STAMP) $(NEWTRICKS_LIB) $(XFORM_REFRUN)
 
 PY_PILLOW ?= 13.0.0
 

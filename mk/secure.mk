@@ -14,5 +14,5 @@ $(MINIKDC_STAMP): | deps-apt
 	@echo "$(HADOOP_VERSION)" > $@
 
 # The secure conformance cases need the KDC; the harness finds it through this variable.
-test: minikdc
+test-prereqs: minikdc
 TEST_ENV += NEWTRICKS_MINIKDC_LIB=$(MINIKDC_LIB)
