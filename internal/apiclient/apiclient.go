@@ -1,10 +1,12 @@
 // Package apiclient is the connection the Go clients of the co-processes' public APIs share
-// (namenode-ext's hintclient and mirrorclient): one they dial and own, or one a caller lends
-// them, and its Close.
+// (namenode-ext's hintclient and mirrorclient, the offload readers, datanode-ext): one they
+// dial and own, or one a caller lends them, and its Close. Given several addresses (the
+// namenode-ext of each NameNode of a nameservice) it is a Failover connection.
 package apiclient
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -28,19 +30,44 @@ func Reconnect() grpc.DialOption {
 // connection a caller lent (Wrap) stays the caller's to close.
 type Conn struct {
 	grpc.ClientConnInterface
-	owned *grpc.ClientConn
+	owned interface{ Close() error }
 }
 
-// Dial connects to addr (host:port), reconnecting as Reconnect says. Without opts it is plaintext, as the public APIs are
-// served by default; opts come after that default, so authn.ClientConfig.DialOptions' TLS
-// credentials replace it.
+func defaults() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), Reconnect()}
+}
+
+// Dial connects to addr: host:port, or several comma-separated (SplitAddrs) for a Failover
+// connection over them, reconnecting as Reconnect says. Without opts it is plaintext, as the
+// public APIs are served by default; opts come after that default, so
+// authn.ClientConfig.DialOptions' TLS credentials replace it. The same opts serve every
+// address (a Kerberos service principal names one host: use DialEach for per-host ones).
 func Dial(addr string, opts ...grpc.DialOption) (*Conn, error) {
-	opts = append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()), Reconnect()}, opts...)
-	cc, err := grpc.NewClient(addr, opts...)
+	if strings.Contains(addr, ",") {
+		addrs, err := SplitAddrs(addr)
+		if err != nil {
+			return nil, err
+		}
+		return DialAll(addrs, opts...)
+	}
+	cc, err := grpc.NewClient(addr, append(defaults(), opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
 	return &Conn{ClientConnInterface: cc, owned: cc}, nil
+}
+
+// DialAll is a Failover connection over addrs (one address: a plain connection) with the same
+// opts for each.
+func DialAll(addrs []string, opts ...grpc.DialOption) (*Conn, error) {
+	if len(addrs) == 1 {
+		return Dial(addrs[0], opts...)
+	}
+	f, err := DialEach(addrs, func(string) ([]grpc.DialOption, error) { return opts, nil })
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{ClientConnInterface: f, owned: f}, nil
 }
 
 // Wrap lends cc to a client without handing it over.

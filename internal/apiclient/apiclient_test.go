@@ -14,8 +14,8 @@ func TestCloseOnlyWhatDialMade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Close(); err != nil || c.owned.GetState() != connectivity.Shutdown {
-		t.Fatalf("dialed connection after Close: %v %v", err, c.owned.GetState())
+	if err := c.Close(); err != nil || c.owned.(*grpc.ClientConn).GetState() != connectivity.Shutdown {
+		t.Fatalf("dialed connection after Close: %v %v", err, c.owned.(*grpc.ClientConn).GetState())
 	}
 	lent, err := grpc.NewClient("passthrough:///127.0.0.1:1", grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
