@@ -7,6 +7,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/newtricks/newtricks/internal/siteconf"
 )
 
 // clusterWideKeys must agree between this conf dir and every running daemon: a mismatch is a
@@ -30,11 +32,11 @@ func (d *doctor) runningConf(ctx context.Context, base string) (*Conf, error) {
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
-	c := &Conf{Dir: base + "/conf", props: map[string]string{}, From: map[string]string{}}
+	props := make(map[string]string, len(doc.Properties))
 	for _, p := range doc.Properties {
-		c.props[strings.TrimSpace(p.Name)] = strings.TrimSpace(p.Value)
+		props[p.Name] = p.Value
 	}
-	return c, nil
+	return siteconf.New(base+"/conf", props), nil
 }
 
 // compareRunning reports keys whose value in the conf dir differs from the running daemon's.
