@@ -26,30 +26,31 @@ func init() {
 }
 
 const hintUsage = `usage:
-  newtricks hint create --addr HOST:PORT [--user U] --paths P[,P...] [PATH...] [--in 10s] [--for 10m]
+  newtricks hint create TARGET [--user U] --paths P[,P...] [PATH...] [--in 10s] [--for 10m]
                         --readers N [--replication R] [--dry-run] [--wait [--timeout 5m]] [--json]
-  newtricks hint status --addr HOST:PORT [--user U] [--json] ID
-  newtricks hint extend --addr HOST:PORT [--user U] --by 10m ID
-  newtricks hint done   --addr HOST:PORT [--user U] [--cancel] ID
-  newtricks hint list   --addr HOST:PORT [--user U] [--json]
+  newtricks hint status TARGET [--user U] [--json] ID
+  newtricks hint extend TARGET [--user U] --by 10m ID
+  newtricks hint done   TARGET [--user U] [--cancel] ID
+  newtricks hint list   TARGET [--user U] [--json]
+  TARGET: --addr HOST:PORT[,HOST:PORT...] | --nameservice NS [--conf DIR]
   secure clusters, on any subcommand: --ca CA.pem and either
     --keytab K --principal P --spn newtricks/HOST [--krb5-conf F]   or   --token T
 
 A hint says that files (absolute paths, directories recursively, or globs) will be read by
 --readers concurrent readers starting --in from now, for --for. namenode-ext raises their
 replication factor in time (the plan says to what, and why a part was left out), and puts it
-back after the window or on 'done'. --addr is namenode-ext's public API address; --user is the
-HDFS user the hint is made for (default: the local user, or with Kerberos or a token the
+back after the window or on 'done'. --user is the HDFS user the hint is made for (default: the local user, or with Kerberos or a token the
 authenticated user); it must be allowed to change the files.
 'create --wait' shows the replicas placed so far on stderr (a bar on a terminal, plain lines
 otherwise, JSON lines with --json); with --json --wait, stdout gets one object
 {"plan": ..., "status": ...} once the hint is ready.
-`
+` + apiTargetUsage
 
 type hintFlags struct {
-	addr, user string
-	json       bool
-	auth       authn.ClientConfig
+	target apiTarget
+	user   string
+	json   bool
+	auth   authn.ClientConfig
 }
 
 func newHintFlagSet(sub string, stderr io.Writer, hf *hintFlags) *flag.FlagSet {
@@ -60,7 +61,7 @@ func newHintFlagSet(sub string, stderr io.Writer, hf *hintFlags) *flag.FlagSet {
 	if u, err := user.Current(); err == nil {
 		def = u.Username
 	}
-	fs.StringVar(&hf.addr, "addr", "", "namenode-ext public API address host:port")
+	hf.target.register(fs)
 	fs.StringVar(&hf.user, "user", def, "HDFS user the hint is made for")
 	fs.BoolVar(&hf.json, "json", false, "print JSON")
 	fs.StringVar(&hf.auth.CACert, "ca", "", "PEM CA certificate of the API's TLS certificate (secure clusters)")
@@ -114,8 +115,9 @@ func runHint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return usagef("%v", err)
 	}
-	if hf.addr == "" {
-		return usagef("--addr is required")
+	addr, err := hf.target.resolve()
+	if err != nil {
+		return err
 	}
 	authOpts, logout, err := hf.auth.DialOptions()
 	if err != nil {
@@ -125,7 +127,7 @@ func runHint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if hf.auth.Authenticated() && !userSet(fs) {
 		hf.user = "" // act as the authenticated identity, not the local user
 	}
-	c, err := hintclient.Dial(hf.addr, hf.user, authOpts...)
+	c, err := hintclient.Dial(addr, hf.user, authOpts...)
 	if err != nil {
 		return err
 	}

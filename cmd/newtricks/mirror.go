@@ -25,19 +25,20 @@ func init() {
 }
 
 const mirrorUsage = `usage:
-  newtricks mirror status   --addr HOST:PORT [--user U] [--rule R] [--job J] [--json]
-  newtricks mirror wait     --addr HOST:PORT [--user U] [--rule R] --job J --step N [--timeout 1h] [--json]
-  newtricks mirror urgent   --addr HOST:PORT [--user U] [--rule R] --job J --step N [--json]
-  newtricks mirror complete --addr HOST:PORT [--user U] [--rule R] --job J --step N [--json]
+  newtricks mirror status   TARGET [--user U] [--rule R] [--job J] [--json]
+  newtricks mirror wait     TARGET [--user U] [--rule R] --job J --step N [--timeout 1h] [--json]
+  newtricks mirror urgent   TARGET [--user U] [--rule R] --job J --step N [--json]
+  newtricks mirror complete TARGET [--user U] [--rule R] --job J --step N [--json]
 
 namenode-ext on the training cluster (dc-a) mirrors each checkpoint to the evaluation cluster
 (dc-b) while it is being written. 'status' lists checkpoints (state, files, bytes, rate, ETA,
 lag) and the link; 'wait' blocks with a progress bar until the checkpoint is committed on dc-b
 (exit 1 if it failed); 'urgent' moves a checkpoint to the front (also before it is written);
-'complete' signals completion for rules with completion "signal". --addr is dc-a's
-namenode-ext public API address; --user is the HDFS user (default: the local user). --rule may
-be left out when one rule is configured.
-`
+'complete' signals completion for rules with completion "signal". TARGET is dc-a's
+namenode-ext: --addr HOST:PORT[,HOST:PORT...] | --nameservice NS [--conf DIR]; --user is the
+HDFS user (default: the local user). --rule may be left out when one rule is configured.
+'wait' follows a failover: the stream is opened again on the new active's namenode-ext.
+` + apiTargetUsage
 
 func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -56,12 +57,13 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		def = u.Username
 	}
 	var (
-		addr, usr, rule, job string
-		step                 int64
-		asJSON               bool
-		timeout              time.Duration
+		target         apiTarget
+		usr, rule, job string
+		step           int64
+		asJSON         bool
+		timeout        time.Duration
 	)
-	fs.StringVar(&addr, "addr", "", "namenode-ext public API address host:port (dc-a)")
+	target.register(fs)
 	fs.StringVar(&usr, "user", def, "HDFS user")
 	fs.StringVar(&rule, "rule", "", "mirror rule name")
 	fs.StringVar(&job, "job", "", "job")
@@ -77,8 +79,9 @@ func runMirror(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	if addr == "" {
-		return usagef("--addr is required")
+	addr, err := target.resolve()
+	if err != nil {
+		return err
 	}
 	if usr == "" {
 		return usagef("--user is required")

@@ -2,14 +2,13 @@ package offload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/newtricks/newtricks/internal/apiclient"
 	"github.com/newtricks/newtricks/internal/nsclient"
@@ -20,11 +19,13 @@ import (
 // (newtricks.datanode.ext.namenode.api): it locates a session's files as the session's user
 // (Namespace), says where other DataNodes' datanode-ext listen (Directory, from
 // namenode-ext's DataNodeDirectory) and registers this node there. With several addresses
-// (a NameNode pair) each call goes to the one that answered last and moves on when it is
-// unavailable or standby; a registration goes to every one of them.
+// (a NameNode pair) each call goes to the one that answered last and fails over as every
+// client does (apiclient.Failover: a standby's answer, an unreachable address, a broken
+// connection for these read-only calls); a registration goes to every one of them, so the
+// namenode-ext that becomes active already knows this node.
 type NameNodeExt struct {
 	addrs []string
-	conns []*grpc.ClientConn
+	fo    *apiclient.Failover
 	// self is the user datanode-ext names when it calls for itself (List, Register): under
 	// simple authentication its OS user; with a proven identity it may be empty.
 	self string
@@ -52,73 +53,40 @@ func NewNameNodeExt(addrs []string, options func(addr string) ([]grpc.DialOption
 		log = hclog.NewNullLogger()
 	}
 	n := &NameNodeExt{addrs: addrs, self: self, log: log, Refresh: 5 * time.Second, MinRefresh: time.Second, now: time.Now, eps: map[string]Endpoint{}}
-	for _, a := range addrs {
-		if !nsclient.ValidAddr(a) {
-			n.Close()
-			return nil, fmt.Errorf("%w: namenode-ext address %q is not host:port", ErrInvalid, a)
-		}
+	fo, err := apiclient.DialEach(addrs, func(a string) ([]grpc.DialOption, error) {
 		opts, err := options(a)
 		if err != nil {
-			n.Close()
 			return nil, err
 		}
-		cc, err := grpc.NewClient(a, append(opts, apiclient.Reconnect(), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))...)
-		if err != nil {
-			n.Close()
-			return nil, fmt.Errorf("namenode-ext %s: %w", a, err)
-		}
-		n.conns = append(n.conns, cc)
+		return append(opts, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20))), nil
+	})
+	if errors.Is(err, apiclient.ErrBadAddress) {
+		return nil, fmt.Errorf("%w: namenode-ext: %v", ErrInvalid, err)
 	}
+	if err != nil {
+		return nil, err
+	}
+	n.fo = fo.WithPolicy(Failover)
 	return n, nil
 }
 
+// Failover is how datanode-ext's calls move between namenode-ext addresses: shorter than a
+// trainer's (apiclient.DefaultPolicy), about 8 s over all attempts, since a session open or a
+// directory refresh waits on it and the reader retries a failed open itself.
+var Failover = apiclient.Policy{MaxAttempts: 8, Base: 250 * time.Millisecond, Max: 2 * time.Second}
+
 // Close closes the connections.
 func (n *NameNodeExt) Close() {
-	for _, cc := range n.conns {
-		cc.Close()
+	if n.fo != nil {
+		n.fo.Close()
 	}
-}
-
-// failover reports whether another namenode-ext may answer what this one did not.
-func failover(err error) bool {
-	switch status.Code(err) {
-	case codes.Unavailable, codes.FailedPrecondition, codes.Unimplemented, codes.DeadlineExceeded, codes.ResourceExhausted:
-		return true
-	}
-	return false
-}
-
-// call runs f on the namenode-ext that answered last, then on the others while f fails in a
-// way another may not.
-func (n *NameNodeExt) call(ctx context.Context, f func(cc *grpc.ClientConn) error) error {
-	n.mu.Lock()
-	start := n.good
-	n.mu.Unlock()
-	var err error
-	for i := range n.conns {
-		k := (start + i) % len(n.conns)
-		if err = f(n.conns[k]); err == nil || !failover(err) || ctx.Err() != nil {
-			if err == nil {
-				n.mu.Lock()
-				n.good = k
-				n.mu.Unlock()
-			}
-			break
-		}
-	}
-	return err
 }
 
 // Locate implements Namespace: the files' blocks with tokens issued to user, located by the
 // NameNode as user (namenode-ext's ActAs: under Kerberos only where Hadoop's proxy-user rules
 // let datanode-ext's principal act as user).
 func (n *NameNodeExt) Locate(ctx context.Context, user string, paths []string) ([]*pb.LocatedBlocks, error) {
-	var out []*pb.LocatedBlocks
-	err := n.call(ctx, func(cc *grpc.ClientConn) error {
-		var err error
-		out, err = nsclient.LocateMany(ctx, pb.NewNamespaceClient(cc), user, paths)
-		return err
-	})
+	out, err := nsclient.LocateMany(ctx, pb.NewNamespaceClient(n.fo), user, paths)
 	if err != nil {
 		return nil, fmt.Errorf("namenode-ext: %w", fromStatus(err))
 	}
@@ -154,14 +122,9 @@ func (n *NameNodeExt) refresh(ctx context.Context, tried time.Time) {
 	}
 	n.listTried = n.now()
 	n.mu.Unlock()
-	var eps []nsclient.Endpoint
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	err := n.call(lctx, func(cc *grpc.ClientConn) error {
-		var err error
-		eps, err = nsclient.List(lctx, pb.NewDataNodeDirectoryClient(cc), n.self)
-		return err
-	})
+	eps, err := nsclient.List(lctx, pb.NewDataNodeDirectoryClient(n.fo), n.self)
 	if err != nil {
 		n.log.Warn("cannot list the datanode-ext directory; peers stay as last listed", "error", err)
 		return
@@ -181,7 +144,7 @@ func (n *NameNodeExt) Register(ctx context.Context, uuid string, port int, tls b
 	var renew time.Duration
 	var first error
 	ok := 0
-	for i, cc := range n.conns {
+	for i, cc := range n.fo.Each() {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		resp, err := pb.NewDataNodeDirectoryClient(cc).Register(rctx, &pb.RegisterDataNodeExtRequest{
 			User: n.self, DatanodeUuid: uuid, ApiPort: uint32(port), Tls: tls})

@@ -2,7 +2,7 @@
 // newtricks CLI: tell namenode-ext which files are about to be read by many ranks, wait until
 // they are ready, and say when the load is done.
 //
-//	c, err := hintclient.Dial("nn-host:8119", "alice")
+//	c, err := hintclient.Dial("nn-host:9880", "alice")   // an HA pair: "nn1:9880,nn2:9880"
 //	plan, err := c.Create(ctx, hintclient.Hint{Paths: []string{"/ckpt/step-1000"},
 //		In: 10 * time.Second, For: 10 * time.Minute, Readers: 512})
 //	st, err := c.WaitReady(ctx, plan.HintID, time.Second)
@@ -48,8 +48,11 @@ type Client struct {
 	user string
 }
 
-// Dial connects to namenode-ext's public API at addr (host:port), plaintext unless opts give
-// transport credentials (authn.ClientConfig.DialOptions).
+// Dial connects to namenode-ext's public API at addr (host:port; a nameservice's namenode-ext
+// addresses comma-separated: calls go to the active NameNode's and fail over as
+// apiclient.Failover says: Create and Extend are not sent again after a connection broke in
+// flight, their error is returned), plaintext unless opts give transport credentials
+// (authn.ClientConfig.DialOptions).
 func Dial(addr, user string, opts ...grpc.DialOption) (*Client, error) {
 	conn, err := apiclient.Dial(addr, opts...)
 	if err != nil {

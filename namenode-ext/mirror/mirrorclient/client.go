@@ -2,7 +2,7 @@
 // trainers and the newtricks CLI: see what is mirrored, mark a checkpoint urgent, signal a
 // checkpoint complete, and wait until a checkpoint is readable on the evaluation cluster.
 //
-//	c, err := mirrorclient.Dial("nn-a:9880", "alice")
+//	c, err := mirrorclient.Dial("nn-a:9880", "alice")   // an HA pair: "nn-a1:9880,nn-a2:9880"
 //	_, err = c.Urgent(ctx, mirrorclient.Ref{Job: "llama", Step: 1000})
 //	cp, err := c.Wait(ctx, mirrorclient.Ref{Job: "llama", Step: 1000}, time.Second, nil)
 //	// cp.State == mirrorclient.Committed: read cp.DestPath on dc-b
@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/newtricks/newtricks/internal/apiclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
@@ -106,8 +108,10 @@ type Client struct {
 	user string
 }
 
-// Dial connects to namenode-ext's public API at addr (host:port), plaintext unless opts give
-// transport credentials (authn.ClientConfig.DialOptions).
+// Dial connects to namenode-ext's public API at addr (host:port; a nameservice's namenode-ext
+// addresses comma-separated: calls go to the active NameNode's and fail over as
+// apiclient.Failover says), plaintext unless opts give transport credentials
+// (authn.ClientConfig.DialOptions).
 func Dial(addr, user string, opts ...grpc.DialOption) (*Client, error) {
 	conn, err := apiclient.Dial(addr, opts...)
 	if err != nil {
@@ -195,31 +199,62 @@ func (c *Client) Complete(ctx context.Context, ref Ref) (*Checkpoint, error) {
 }
 
 // Wait blocks until the checkpoint is committed on dc-b (or failed, or ctx ends), calling
-// progress (if not nil) with each update, at most every interval.
+// progress (if not nil) with each update, at most every interval. Wait only reads, so a stream
+// that breaks UNAVAILABLE (its NameNode killed or failed over; over a nameservice's addresses
+// the next call goes to the new active) is opened again, at most MaxResumes times.
 func (c *Client) Wait(ctx context.Context, ref Ref, interval time.Duration, progress func(*Checkpoint)) (*Checkpoint, error) {
-	st, err := c.rpc.Wait(ctx, &pb.MirrorWaitRequest{User: c.user, Ref: refProto(ref), IntervalMs: interval.Milliseconds()})
-	if err != nil {
-		return nil, err
-	}
 	var last *Checkpoint
-	for {
-		m, err := st.Recv()
-		if err == io.EOF {
+	for resumes := 0; ; resumes++ {
+		done, err := c.wait(ctx, ref, interval, func(cp *Checkpoint) {
+			last = cp
+			if progress != nil {
+				progress(cp)
+			}
+		})
+		if err == nil && done {
 			break
 		}
-		if err != nil {
+		if err == nil {
+			err = fmt.Errorf("wait %s/%d: stream ended without a status", ref.Job, ref.Step)
 			return last, err
 		}
-		last = FromProto(m)
-		if progress != nil {
-			progress(last)
+		if status.Code(err) != codes.Unavailable || resumes >= MaxResumes || ctx.Err() != nil {
+			return last, err
 		}
-	}
-	if last == nil {
-		return nil, fmt.Errorf("wait %s/%d: stream ended without a status", ref.Job, ref.Step)
+		select {
+		case <-ctx.Done():
+			return last, err
+		case <-time.After(resumeDelay):
+		}
 	}
 	if last.State == Failed {
 		return last, fmt.Errorf("%w: %s/%d: %s", ErrFailed, ref.Job, ref.Step, last.Error)
 	}
 	return last, nil
+}
+
+// MaxResumes bounds how often Wait opens its stream again after it broke UNAVAILABLE.
+const MaxResumes = 20
+
+// resumeDelay is the pause before a stream is opened again.
+const resumeDelay = 250 * time.Millisecond
+
+// wait reads one Wait stream to its end; done: it ended after a status.
+func (c *Client) wait(ctx context.Context, ref Ref, interval time.Duration, got func(*Checkpoint)) (bool, error) {
+	st, err := c.rpc.Wait(ctx, &pb.MirrorWaitRequest{User: c.user, Ref: refProto(ref), IntervalMs: interval.Milliseconds()})
+	if err != nil {
+		return false, err
+	}
+	n := 0
+	for {
+		m, err := st.Recv()
+		if err == io.EOF {
+			return n > 0, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		n++
+		got(FromProto(m))
+	}
 }
