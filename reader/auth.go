@@ -117,14 +117,18 @@ func (c *Credentials) Principal() string {
 // tls reports whether c's connections use TLS.
 func (c *Credentials) tls() bool { return c.auth.CACert != "" }
 
-// DialNameNodeExt connects to namenode-ext's public API at addr (host:port) with c: TLS with
-// addr's host as the server name, and the per-call credential for SPN.
-func (c *Credentials) DialNameNodeExt(addr string) (*grpc.ClientConn, error) {
-	opts, err := c.hosts.Options(authn.HostOf(addr), c.tls(), c.auth.SPN)
-	if err != nil {
-		return nil, fmt.Errorf("namenode-ext %s: %w", addr, err)
-	}
-	return grpc.NewClient(addr, append(opts, apiclient.Reconnect())...)
+// DialNameNodeExt connects to namenode-ext's public API at addrs (host:port; an HA
+// nameservice's every NameNode's, over which calls fail over: apiclient.Failover) with c: TLS
+// with each address's host as the server name, and the per-call credential for SPN (its _HOST
+// that host).
+func (c *Credentials) DialNameNodeExt(addrs ...string) (*apiclient.Conn, error) {
+	return apiclient.DialConn(addrs, func(addr string) ([]grpc.DialOption, error) {
+		opts, err := c.hosts.Options(authn.HostOf(addr), c.tls(), c.auth.SPN)
+		if err != nil {
+			return nil, fmt.Errorf("namenode-ext %s: %w", addr, err)
+		}
+		return opts, nil
+	})
 }
 
 // dialNode connects to a datanode-ext as the directory lists it (its host name is the TLS

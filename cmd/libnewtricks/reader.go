@@ -8,12 +8,11 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/newtricks/newtricks/internal/apiclient"
 	"github.com/newtricks/newtricks/internal/authn"
@@ -41,12 +40,18 @@ const codeEnd = 11
 type readerConfig struct {
 	// User is the HDFS user every call names.
 	User string `json:"user"`
-	// NameNode is the HDFS NameNode RPC address (host:port) for index and fallback reads.
-	NameNode string `json:"namenode"`
+	// NameNode is the HDFS NameNode RPC address (host:port) for index and fallback reads; an
+	// HA nameservice's NameNodes as a list or comma-separated (colinmarc/hdfs fails over).
+	NameNode addrs `json:"namenode"`
 	// NameNodeExt is namenode-ext's public API (host:port): block locations, and the
 	// directory of datanode-ext endpoints the reader takes its nodes from (nodes that join or
-	// leave are picked up between steps).
-	NameNodeExt string `json:"namenode_ext"`
+	// leave are picked up between steps). Several (each NameNode's): apiclient.Failover.
+	NameNodeExt addrs `json:"namenode_ext"`
+	// Nameservice and ConfDir fill NameNode and NameNodeExt, where not given, from the
+	// nameservice's NameNodes in ConfDir's hdfs-site.xml (default $HADOOP_CONF_DIR;
+	// siteconf.NameService). Either set is enough (no nameservice: fs.defaultFS's).
+	Nameservice string `json:"nameservice"`
+	ConfDir     string `json:"conf_dir"`
 	// DataNodes, if set, are datanode-ext API addresses to use instead of the directory's.
 	DataNodes []string `json:"datanodes"`
 	// Offload false reads everything from HDFS and transforms it here (default true).
@@ -100,7 +105,7 @@ type openReader struct {
 	r     *reader.Reader
 	hdfs  *hdfs.Client
 	store *reader.HDFSStore
-	ns    *grpc.ClientConn
+	ns    *apiclient.Conn
 	creds *reader.Credentials // nil without auth
 	// sources is the schedule's number of sources.
 	sources int
@@ -137,13 +142,16 @@ func openReaderFromJSON(b []byte) (uint64, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return 0, fmt.Errorf("%w: reader config: %v", errBadArgument, err)
 	}
+	if err := c.resolveNameService(); err != nil {
+		return 0, err
+	}
 	switch {
 	case c.User == "" && (c.Auth == nil || c.Auth.Keytab == "" && c.Auth.CCache == "" && c.Auth.Token == ""):
 		return 0, fmt.Errorf("%w: reader config: user is required (or auth with a credential)", errBadArgument)
-	case c.NameNode == "":
-		return 0, fmt.Errorf("%w: reader config: namenode (HDFS RPC host:port) is required", errBadArgument)
-	case c.NameNodeExt == "":
-		return 0, fmt.Errorf("%w: reader config: namenode_ext (namenode-ext API host:port) is required", errBadArgument)
+	case len(c.NameNode) == 0:
+		return 0, fmt.Errorf("%w: reader config: namenode (HDFS RPC host:port, or a list), or nameservice/conf_dir, is required", errBadArgument)
+	case len(c.NameNodeExt) == 0:
+		return 0, fmt.Errorf("%w: reader config: namenode_ext (namenode-ext API host:port, or a list), or nameservice/conf_dir, is required", errBadArgument)
 	case len(c.Schedule) == 0:
 		return 0, fmt.Errorf("%w: reader config: schedule is required", errBadArgument)
 	}
@@ -158,21 +166,21 @@ func openReaderFromJSON(b []byte) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: reader config: auth: %v", errBadArgument, err)
 	}
-	cl, err := creds.HDFSClient([]string{c.NameNode}, c.User)
+	cl, err := creds.HDFSClient(c.NameNode, c.User)
 	if err != nil {
 		creds.Close()
 		return 0, err
 	}
-	var ns *grpc.ClientConn
+	var ns *apiclient.Conn
 	if creds != nil {
-		ns, err = creds.DialNameNodeExt(c.NameNodeExt)
+		ns, err = creds.DialNameNodeExt(c.NameNodeExt...)
 	} else {
-		ns, err = grpc.NewClient(c.NameNodeExt, grpc.WithTransportCredentials(insecure.NewCredentials()), apiclient.Reconnect())
+		ns, err = apiclient.DialAll(c.NameNodeExt)
 	}
 	if err != nil {
 		cl.Close()
 		creds.Close()
-		return 0, fmt.Errorf("namenode-ext %s: %w", c.NameNodeExt, err)
+		return 0, fmt.Errorf("namenode-ext %s: %w", strings.Join(c.NameNodeExt, ","), err)
 	}
 	store := &reader.HDFSStore{Client: cl}
 	cfg := reader.Config{

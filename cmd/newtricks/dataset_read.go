@@ -13,9 +13,6 @@ import (
 	"os/user"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	"github.com/newtricks/newtricks/internal/apiclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	"github.com/newtricks/newtricks/reader"
@@ -24,8 +21,8 @@ import (
 )
 
 const datasetReadUsage = `usage:
-  newtricks dataset read --namenode HOST:PORT --namenode-ext HOST:PORT --schedule FILE
-                         [--user U] [--rank R] [--steps N] [--start-step S] [--offload=false] [--raw-only]
+  newtricks dataset read (--namenode HOST:PORT --namenode-ext HOST:PORT | --nameservice NS [--conf DIR])
+                         --schedule FILE [--user U] [--rank R] [--steps N] [--start-step S] [--offload=false] [--raw-only]
   Kerberized clusters: --ca CA.pem --keytab K --principal P (or --ccache C) [--krb5-conf F]
     [--spn newtricks/_HOST] [--node-spn S] [--hdfs-spn hdfs/_HOST] [--data-transfer-protection P]
 
@@ -34,6 +31,8 @@ and prints every sample of its first N steps (all, with 0) as one JSON line: ste
 epoch, path (offload, raw, local), error, each graph output's name, member, dtype, shape and
 SHA-256, and every non-media member raw (base64) and decoded by the WebDataset rules. With
 credentials the reader proves them on every connection (reader.Auth, as a trainer's).
+--namenode and --namenode-ext take an HA pair's addresses comma-separated or repeated; or
+--nameservice NS [--conf DIR] (default $HADOOP_CONF_DIR) reads both from hdfs-site.xml.
 `
 
 // readLine is one sample as "dataset read" prints it.
@@ -70,8 +69,12 @@ func runDatasetRead(ctx context.Context, args []string, stdout, stderr io.Writer
 	if u, err := user.Current(); err == nil {
 		def = u.Username
 	}
-	nn := fs.String("namenode", "", "NameNode RPC address host:port")
-	ext := fs.String("namenode-ext", "", "namenode-ext API address host:port")
+	var nn, ext addrList
+	var target apiTarget
+	fs.Var(&nn, "namenode", "NameNode RPC address host:port (an HA pair: both)")
+	fs.Var(&ext, "namenode-ext", "namenode-ext API address host:port (an HA pair: both)")
+	fs.StringVar(&target.nameservice, "nameservice", "", "HDFS nameservice (from --conf's hdfs-site.xml) instead of --namenode and --namenode-ext")
+	fs.StringVar(&target.conf, "conf", "", "Hadoop client conf dir for --nameservice (default $HADOOP_CONF_DIR)")
 	usr := fs.String("user", def, "HDFS user")
 	file := fs.String("schedule", "", "schedule JSON file")
 	rank := fs.Int("rank", 0, "rank")
@@ -84,8 +87,18 @@ func runDatasetRead(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := fs.Parse(args); err != nil {
 		return usagef("%v", err)
 	}
-	if *nn == "" || *ext == "" || *file == "" || fs.NArg() != 0 {
-		return usagef("--namenode, --namenode-ext and --schedule are required, and nothing else")
+	if (target.nameservice != "" || target.conf != "") && (len(nn) > 0 || len(ext) > 0) {
+		return usagef("--nameservice/--conf or --namenode and --namenode-ext, not both")
+	}
+	if target.nameservice != "" || target.conf != "" {
+		n, err := target.nameService()
+		if err != nil {
+			return err
+		}
+		nn, ext = n.RPCs(), n.APIs()
+	}
+	if len(nn) == 0 || len(ext) == 0 || *file == "" || fs.NArg() != 0 {
+		return usagef("--namenode and --namenode-ext (or --nameservice) and --schedule are required, and nothing else")
 	}
 	b, err := os.ReadFile(*file)
 	if err != nil {
@@ -110,19 +123,19 @@ func runDatasetRead(ctx context.Context, args []string, stdout, stderr io.Writer
 			*usr = "" // the authenticated caller; a typed --user is a proxy-user request
 		}
 	}
-	cl, err := creds.HDFSClient([]string{*nn}, *usr)
+	cl, err := creds.HDFSClient(nn, *usr)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	var ns *grpc.ClientConn
+	var ns *apiclient.Conn
 	if creds != nil {
-		ns, err = creds.DialNameNodeExt(*ext)
+		ns, err = creds.DialNameNodeExt(ext...)
 	} else {
-		ns, err = grpc.NewClient(*ext, grpc.WithTransportCredentials(insecure.NewCredentials()), apiclient.Reconnect())
+		ns, err = apiclient.DialAll(ext)
 	}
 	if err != nil {
-		return fmt.Errorf("namenode-ext %s: %w", *ext, err)
+		return fmt.Errorf("namenode-ext %s: %w", ext.String(), err)
 	}
 	defer ns.Close()
 	store := &reader.HDFSStore{Client: cl}

@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/newtricks/newtricks/internal/nsclient"
 )
 
 // Reconnect is the reconnect policy of every connection to a co-process: retries back off to
@@ -60,10 +62,23 @@ func Dial(addr string, opts ...grpc.DialOption) (*Conn, error) {
 // DialAll is a Failover connection over addrs (one address: a plain connection) with the same
 // opts for each.
 func DialAll(addrs []string, opts ...grpc.DialOption) (*Conn, error) {
+	return DialConn(addrs, func(string) ([]grpc.DialOption, error) { return opts, nil })
+}
+
+// DialConn is DialAll with each address's own options (its TLS server name, its Kerberos
+// service principal: authn.PerHost), after the plaintext and Reconnect defaults.
+func DialConn(addrs []string, opts func(addr string) ([]grpc.DialOption, error)) (*Conn, error) {
 	if len(addrs) == 1 {
-		return Dial(addrs[0], opts...)
+		if !nsclient.ValidAddr(addrs[0]) {
+			return nil, fmt.Errorf("%w: address %q is not host:port", ErrBadAddress, addrs[0])
+		}
+		o, err := opts(addrs[0])
+		if err != nil {
+			return nil, err
+		}
+		return Dial(addrs[0], o...)
 	}
-	f, err := DialEach(addrs, func(string) ([]grpc.DialOption, error) { return opts, nil })
+	f, err := DialEach(addrs, opts)
 	if err != nil {
 		return nil, err
 	}
