@@ -61,3 +61,25 @@ func (c *readerConfig) resolveNameService() error {
 	}
 	return nil
 }
+
+// nameServiceJSON resolves a nameservice for the Python package's hints and mirror calls
+// (one hdfs-site.xml parser, siteconf): {"name", "namenodes": [{"id", "rpc", "api"}]}.
+func nameServiceJSON(confDir, ns string) ([]byte, error) {
+	n, err := siteconf.LoadNameService(confDir, ns)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadArgument, err)
+	}
+	type nn struct {
+		ID  string `json:"id"`
+		RPC string `json:"rpc"`
+		API string `json:"api"`
+	}
+	out := struct {
+		Name      string `json:"name"`
+		NameNodes []nn   `json:"namenodes"`
+	}{Name: n.Name}
+	for _, x := range n.NameNodes {
+		out.NameNodes = append(out.NameNodes, nn{ID: x.ID, RPC: x.RPC, API: x.API})
+	}
+	return json.Marshal(out)
+}

@@ -209,3 +209,16 @@ func ntx_reader_info(h C.uint64_t) *C.char {
 func ntx_reader_close(h C.uint64_t) C.int {
 	return C.int(codeOf(closeReader(uint64(h))))
 }
+
+// ntx_nameservice resolves nameservice ns (empty: fs.defaultFS's) from the Hadoop conf dir
+// (empty: $HADOOP_CONF_DIR): JSON (nameServiceJSON), or NULL with *err set.
+//
+//export ntx_nameservice
+func ntx_nameservice(confDir, ns *C.char, errOut **C.char) *C.char {
+	b, err := nameServiceJSON(C.GoString(confDir), C.GoString(ns))
+	if err != nil {
+		cError(errOut, err)
+		return nil
+	}
+	return C.CString(string(b))
+}

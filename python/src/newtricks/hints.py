@@ -22,12 +22,12 @@ import grpc
 
 from . import errors
 from . import auth as _auth
+from . import _failover
+from ._failover import ADDR_ENV  # noqa: F401  (re-exported)
 from ._user import resolve_user
-from .v1 import hotspot_pb2, hotspot_pb2_grpc
+from .v1 import hotspot_pb2
 
-#: Environment variable holding namenode-ext's public API address (host:port), used when
-#: ``addr`` is not given.
-ADDR_ENV = "NEWTRICKS_NAMENODE_EXT"
+_HINTS = "/newtricks.v1.Hints/"
 
 Seconds = Union[int, float, datetime.timedelta]
 
@@ -152,22 +152,11 @@ def _paths(paths: Union[str, os.PathLike, Iterable[str]]) -> List[str]:
     return out
 
 
-def _addr(addr: Optional[str]) -> str:
-    a = addr if addr is not None else os.environ.get(ADDR_ENV, "")
-    if not a:
-        raise errors.ConfigError("no namenode-ext address: pass addr='host:port' or set $%s" % ADDR_ENV)
-    if not isinstance(a, str) or ":" not in a:
-        raise errors.ConfigError("namenode-ext address must be host:port, got %r" % (a,))
-    return a
-
-
 class Hint:
     """An active hint. Use it as a context manager (done on exit), or call ``done()``."""
 
-    def __init__(self, channel: grpc.Channel, addr: str, user: str, plan: Plan, rpc_timeout: float):
-        self._channel = channel
-        self._stub = hotspot_pb2_grpc.HintsStub(channel)
-        self._addr = addr
+    def __init__(self, channels: "_failover.Channels", user: str, plan: Plan, rpc_timeout: float):
+        self._ch = channels
         self.user = user
         self.plan = plan
         self._timeout = rpc_timeout
@@ -179,13 +168,13 @@ class Hint:
 
     def _call(self, what, method, req):
         try:
-            return method(req, timeout=self._timeout)
+            return self._ch.unary(_HINTS + method, req, hotspot_pb2.HintStatus, self._timeout)
         except grpc.RpcError as e:
-            raise errors.from_rpc_error(e, "hint %s %s on %s" % (what, self.id, self._addr)) from None
+            raise errors.from_rpc_error(e, "hint %s %s on %s" % (what, self.id, self._ch.addr)) from None
 
     def status(self) -> Status:
         """Replicas placed per file and whether the hint is ready."""
-        return _status(self._call("status", self._stub.Status, hotspot_pb2.HintStatusRequest(hint_id=self.id, user=self.user)))
+        return _status(self._call("status", "Status", hotspot_pb2.HintStatusRequest(hint_id=self.id, user=self.user)))
 
     def wait_ready(self, timeout: Seconds = 300, poll: Seconds = 0.5) -> Status:
         """Polls until every file has its target replicas. Raises DeadlineExceededError after
@@ -207,7 +196,7 @@ class Hint:
     def extend(self, by: Seconds) -> Status:
         """Moves the end of the hot window ``by`` seconds later."""
         ms = int(_seconds("by", by, positive=True) * 1000)
-        return _status(self._call("extend", self._stub.Extend, hotspot_pb2.ExtendHintRequest(hint_id=self.id, user=self.user, extend_by_ms=ms)))
+        return _status(self._call("extend", "Extend", hotspot_pb2.ExtendHintRequest(hint_id=self.id, user=self.user, extend_by_ms=ms)))
 
     def done(self, cancel: bool = False) -> Status:
         """Ends the hint now: namenode-ext restores the files' factors. Idempotent here: a
@@ -218,11 +207,11 @@ class Hint:
             if not self.id:  # dry run: nothing to end
                 self._ended = Status("", "FINISHED", False, [], 0, 0, 0, self.user, False)
             else:
-                self._ended = _status(self._call("done", self._stub.Done,
+                self._ended = _status(self._call("done", "Done",
                                                  hotspot_pb2.DoneHintRequest(hint_id=self.id, user=self.user, cancel=cancel)))
         finally:
             if self._ended is not None:
-                self._channel.close()
+                self._ch.close()
         return self._ended
 
     def __enter__(self) -> "Hint":
@@ -241,16 +230,22 @@ class Hint:
 
 
 def hint(paths: Union[str, Sequence[str]], readers: int, hot_in: Seconds = 0, window: Seconds = 600, *,
-         replication: int = 0, addr: Optional[str] = None, user: Optional[str] = None,
-         dry_run: bool = False, timeout: Seconds = 60, auth: Optional[_auth.Auth] = None) -> Hint:
+         replication: int = 0, addr: Optional[_failover.Addr] = None, user: Optional[str] = None,
+         dry_run: bool = False, timeout: Seconds = 60, auth: Optional[_auth.Auth] = None,
+         nameservice: Optional[str] = None, conf_dir: Optional[str] = None) -> Hint:
     """Creates a hint: ``paths`` (absolute HDFS files, directories or globs) will be read by
     ``readers`` concurrent readers from ``hot_in`` seconds from now, for ``window`` seconds.
 
-    ``addr`` is namenode-ext's public API address (default $NEWTRICKS_NAMENODE_EXT); ``user``
+    ``addr`` is namenode-ext's public API address (default $NEWTRICKS_NAMENODE_EXT); for an
+    HA pair both NameNodes' namenode-ext, as a list or comma-separated, or instead
+    ``nameservice`` (and ``conf_dir``, default $HADOOP_CONF_DIR): its NameNodes' namenode-ext
+    from hdfs-site.xml. Calls go to the active NameNode's and fail over as the Go clients do
+    (newtricks._failover). ``user``
     the HDFS user the hint is made for (default $HADOOP_USER_NAME or the login name), who
     must be allowed to change the files. ``replication`` asks for an explicit factor (0: the
     planner chooses). ``timeout`` bounds the whole creation, including retries while
-    namenode-ext is starting or recovering (UNAVAILABLE). ``auth`` (newtricks.auth.Auth: TLS
+    namenode-ext is starting or recovering (UNAVAILABLE; not after a connection broke while
+    the call was in flight, which may have created the hint). ``auth`` (newtricks.auth.Auth: TLS
     plus Kerberos or a delegation token) is required on a Kerberized cluster; with it ``user``
     defaults to the authenticated identity.
 
@@ -266,25 +261,28 @@ def hint(paths: Union[str, Sequence[str]], readers: int, hot_in: Seconds = 0, wi
     hot_in_s = _seconds("hot_in", hot_in, positive=False)
     window_s = _seconds("window", window, positive=True)
     t = _seconds("timeout", timeout, positive=True)
-    a = _addr(addr)
+    addrs = _failover.resolve(addr, nameservice, conf_dir)
     u = resolve_user(user) if auth is None or user is not None else ""
     req = hotspot_pb2.CreateHintRequest(paths=ps, hot_in_ms=int(hot_in_s * 1000), hot_for_ms=int(window_s * 1000),
                                         readers=readers, user=u, replication=replication, dry_run=dry_run)
-    channel = _auth.channel(a, auth)
-    stub = hotspot_pb2_grpc.HintsStub(channel)
+    ch = _failover.Channels(addrs, auth)
     end = time.monotonic() + t
     try:
         while True:
             left = end - time.monotonic()
             try:
-                plan = stub.Create(req, timeout=max(left, 0.001), wait_for_ready=False)
+                plan = ch.unary(_HINTS + "Create", req, hotspot_pb2.HintPlan, max(left, 0.001), wait_for_ready=False)
                 break
             except grpc.RpcError as e:
-                err = errors.from_rpc_error(e, "hint create on %s as %s" % (a, u or auth))
-                if not isinstance(err, errors.UnavailableError) or time.monotonic() + 0.5 >= end:
+                err = errors.from_rpc_error(e, "hint create on %s as %s" % (ch.describe(), u or auth))
+                # namenode-ext starting or recovering answers UNAVAILABLE before doing anything:
+                # asked again; a connection broken in flight may have created the hint, so a
+                # second one is not sent (its error is raised).
+                if (not isinstance(err, errors.UnavailableError) or _failover.broken_in_flight(e)
+                        or time.monotonic() + 0.5 >= end):
                     raise err from None
                 time.sleep(0.5)
     except BaseException:
-        channel.close()
+        ch.close()
         raise
-    return Hint(channel, a, u, _plan(plan), t)
+    return Hint(ch, u, _plan(plan), t)

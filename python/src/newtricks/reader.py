@@ -1,6 +1,8 @@
 """newtricks.Reader: one rank's steps of a training schedule, transformed next to the data.
 
     r = newtricks.Reader(schedule, rank=0, namenode="nn:8020", namenode_ext="nn:9880")
+    # an HA nameservice: namenode=["nn1:8020", "nn2:8020"], namenode_ext=[...], or
+    # nameservice="prod" (and conf_dir=..., default $HADOOP_CONF_DIR)
     for step in r:
         x = step.batch(0)          # the first graph output of every good sample: one array
         ...
@@ -30,7 +32,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
-from . import frames, transforms
+from . import _failover, frames, transforms
 from . import state as _state
 from ._user import resolve_user
 from .auth import Auth
@@ -215,7 +217,10 @@ class Reader:
     the problem; then each ``next()`` returns a Step.
 
     ``namenode`` is the HDFS NameNode RPC address, ``namenode_ext`` namenode-ext's API (block
-    locations, and the directory of datanode-ext nodes the reader uses). ``offload=False``
+    locations, and the directory of datanode-ext nodes the reader uses); for an HA nameservice
+    each takes its NameNodes' addresses (a list or comma-separated; the reader fails over as
+    the Go clients do), or give ``nameservice`` and/or ``conf_dir`` (default $HADOOP_CONF_DIR)
+    instead to read both from hdfs-site.xml (libnewtricks resolves them as the CLI does). ``offload=False``
     reads plain HDFS bytes and transforms everything here; ``datanodes``, if given, are
     datanode-ext API addresses to use instead of the directory's (for tests and tools).
     ``graphs`` optionally maps source names to graph specs (overriding the schedule's),
@@ -227,15 +232,25 @@ class Reader:
     datanode-ext over TLS, HDFS with Kerberos), and ``user`` then defaults to it (another name
     is a proxy-user request, which the cluster's hadoop.proxyuser.* rules decide)."""
 
-    def __init__(self, schedule, *, namenode: str, namenode_ext: str, offload: bool = True,
+    def __init__(self, schedule, *, namenode: Union[str, Sequence[str], None] = None,
+                 namenode_ext: Union[str, Sequence[str], None] = None, offload: bool = True,
                  datanodes: Optional[Sequence[str]] = None,
                  rank: int = 0, world_size: Optional[int] = None, start_step: int = 0,
                  graphs: Optional[Dict[str, Union[dict, str, "transforms.Graph"]]] = None, user: Optional[str] = None,
                  prefetch: int = 2, max_wait: float = 2.0, local_workers: int = 1, raw_only: bool = False,
-                 open_timeout: float = 60.0, state: Optional[dict] = None, auth: Optional["Auth"] = None):
+                 open_timeout: float = 60.0, state: Optional[dict] = None, auth: Optional["Auth"] = None,
+                 nameservice: Optional[str] = None, conf_dir: Optional[str] = None):
+        addrs = {}
         for name, v in (("namenode", namenode), ("namenode_ext", namenode_ext)):
-            if not isinstance(v, str) or ":" not in v:
-                raise ConfigError("%s must be host:port, got %r" % (name, v))
+            if v is None and (nameservice is not None or conf_dir is not None):
+                addrs[name] = []  # filled from the nameservice by libnewtricks
+            elif v is None:
+                raise ConfigError("%s is required (host:port, a list for an HA pair), or nameservice=/conf_dir=" % name)
+            else:
+                addrs[name] = _failover.split_addrs(v, name)
+        for name, v in (("nameservice", nameservice), ("conf_dir", conf_dir)):
+            if v is not None and not isinstance(v, str):
+                raise ConfigError("%s must be a string, got %r" % (name, v))
         if datanodes is None:
             datanodes = ()
         if isinstance(datanodes, str):
@@ -259,7 +274,9 @@ class Reader:
             raise ConfigError("auth must be a newtricks.auth.Auth, got %r" % (auth,))
         sched = _schedule_json(schedule, graphs, world_size)
         cfg = {
-            "user": resolve_user(user) if auth is None or user is not None else "", "namenode": namenode, "namenode_ext": namenode_ext,
+            "user": resolve_user(user) if auth is None or user is not None else "",
+            "namenode": addrs["namenode"], "namenode_ext": addrs["namenode_ext"],
+            "nameservice": nameservice or "", "conf_dir": conf_dir or "",
             "offload": offload, "datanodes": list(datanodes), "schedule": sched,
             "rank": rank, "start_step": start_step, "prefetch": prefetch, "max_wait_ms": int(max_wait * 1000),
             "local_workers": local_workers, "raw_only": bool(raw_only), "open_timeout_ms": int(open_timeout * 1000),
