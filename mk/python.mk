@@ -13,7 +13,7 @@ PY_GEN_DIRS    := python/src/newtricks/v1 python/src/newtricks/xform
 NEWTRICKS_LIB := $(BIN)/libnewtricks.so
 XFORM_REFRUN   := $(BIN)/xformgraph-refrun
 PY_SOURCES      = $(shell find python/src python/pyproject.toml python/setup.py -type f -not -path '*/__pycache__/*')
-CAPI_SOURCES    = $(shell find cmd/libnewtricks cmd/xformgraph-refrun xformgraph reader schedule dataset internal/authn -name '*.go' -not -name '*_test.go')
+CAPI_SOURCES    = $(shell find cmd/libnewtricks cmd/xformgraph-refrun xformgraph reader schedule dataset internal/authn internal/apiclient internal/nsclient internal/siteconf -name '*.go' -not -name '*_test.go')
 
 # The tools venv: pinned generator, test runner, PyAV (the FFmpeg-clash test imports it) and
 # webdataset (the peer whose shards and decoded samples tests/test_samples.py compares with).

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/newtricks/newtricks/harness/cluster"
+	"github.com/newtricks/newtricks/internal/siteconf"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -195,6 +196,17 @@ func Setup(a Artifacts, baseDir string, o Options) (cluster.Config, Layout, erro
 		},
 	}
 	if o.HA != nil && !o.NoHooks {
+		// Clients of the nameservice (ClientConfDir, every daemon's hdfs-site) find each
+		// NameNode's namenode-ext by its HA id, as Hadoop's per-NameNode rpc-address keys.
+		ns := o.HA.Nameservice
+		if ns == "" {
+			ns = cluster.DefaultNameservice
+		}
+		for i, a := range lay.NameNodeAPIs {
+			if _, set := cfg.HDFSSite[siteconf.KeyAPI+"."+ns+"."+cluster.HANameNodeID(i)]; !set {
+				cfg.HDFSSite[siteconf.KeyAPI+"."+ns+"."+cluster.HANameNodeID(i)] = a
+			}
+		}
 		// Both NameNodes run on this host: each namenode-ext gets its own ports and log dir.
 		cfg.NameNodeSiteFor = func(i int) map[string]string {
 			return map[string]string{

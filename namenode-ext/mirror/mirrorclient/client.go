@@ -200,8 +200,9 @@ func (c *Client) Complete(ctx context.Context, ref Ref) (*Checkpoint, error) {
 
 // Wait blocks until the checkpoint is committed on dc-b (or failed, or ctx ends), calling
 // progress (if not nil) with each update, at most every interval. Wait only reads, so a stream
-// that breaks UNAVAILABLE (its NameNode killed or failed over; over a nameservice's addresses
-// the next call goes to the new active) is opened again, at most MaxResumes times.
+// that breaks UNAVAILABLE after a status arrived (its NameNode killed or failed over; over a
+// nameservice's addresses the stream fails over at its start, and the next one goes to the new
+// active) is opened again, at most MaxResumes times.
 func (c *Client) Wait(ctx context.Context, ref Ref, interval time.Duration, progress func(*Checkpoint)) (*Checkpoint, error) {
 	var last *Checkpoint
 	for resumes := 0; ; resumes++ {
@@ -218,7 +219,7 @@ func (c *Client) Wait(ctx context.Context, ref Ref, interval time.Duration, prog
 			err = fmt.Errorf("wait %s/%d: stream ended without a status", ref.Job, ref.Step)
 			return last, err
 		}
-		if status.Code(err) != codes.Unavailable || resumes >= MaxResumes || ctx.Err() != nil {
+		if status.Code(err) != codes.Unavailable || last == nil || resumes >= MaxResumes || ctx.Err() != nil {
 			return last, err
 		}
 		select {
