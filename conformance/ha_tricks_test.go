@@ -24,6 +24,8 @@ import (
 	"github.com/newtricks/newtricks/harness/datasets"
 	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/internal/hdfsio"
+	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
+	"github.com/newtricks/newtricks/namenode-ext/mirror/mirrorclient"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 	"github.com/newtricks/newtricks/schedule"
 )
@@ -295,6 +297,11 @@ func TestHATricks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer suA.Close()
+	// Clients that know only the nameservice (ha_clients_test.go) call all along.
+	if err := writeAll(suA, "/tmp/hac-probe", randomBytes(t, 4096)); err != nil {
+		t.Fatal(err)
+	}
+	cl := startHAClients(t, c, lay, su, "/tmp/hac-probe")
 
 	// 1. A hint raised by nn0's namenode-ext, then kill -9 of nn0 (with its co-process).
 	hot := randomBytes(t, 1<<20+77)
@@ -324,8 +331,12 @@ func TestHATricks(t *testing.T) {
 		t.Fatalf("after the failover /hot/f1 has replication %d (%v), want 2 (still raised)", r, err)
 	}
 	t.Logf("hint %s on the new active: %s", plan.GetHintId(), st.GetState())
-	if _, err := x.hints[1].Done(ctx, &pb.DoneHintRequest{User: su, HintId: plan.GetHintId()}); err != nil {
-		t.Fatal(err)
+	// A client of the nameservice finds the hint on the new active and ends it there.
+	if s, err := cl.nsHints.Status(ctx, plan.GetHintId()); err != nil || s.ID != plan.GetHintId() {
+		t.Fatalf("the hint through the nameservice after the kill: %v %v", s, err)
+	}
+	if _, err := cl.hints.Done(ctx, plan.GetHintId()); err != nil {
+		t.Fatalf("done through both addresses after the kill: %v", err)
 	}
 	eventually(t, 60*time.Second, "/hot/f1 restored to 1", func() error {
 		if r, err := replication(suA, "/hot/f1"); err != nil || r != 1 {
@@ -371,6 +382,17 @@ func TestHATricks(t *testing.T) {
 		}
 		return fmt.Errorf("not yet: %v", resp.GetCheckpoints())
 	})
+	// A client of the nameservice waits for the commit across the kill.
+	waited := make(chan error, 1)
+	go func() {
+		wctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+		defer cancel()
+		cp, err := cl.mirror.Wait(wctx, mirrorclient.Ref{Rule: "ck", Job: "j", Step: 1}, 200*time.Millisecond, nil)
+		if err == nil && cp.State != mirrorclient.Committed {
+			err = fmt.Errorf("ended %s", cp.State)
+		}
+		waited <- err
+	}()
 	began = time.Now()
 	if err := c.KillNameNode(act); err != nil {
 		t.Fatal(err)
@@ -382,6 +404,9 @@ func TestHATricks(t *testing.T) {
 	}
 	retryWrite(t, c, "alice", path.Join(dir, "_SUCCESS"), nil)
 	waitCommitted(t, ctx, x.mirror[1-act], su, "ck", "j", 1)
+	if err := <-waited; err != nil {
+		t.Errorf("mirror wait through the nameservice across the kill -9: %v", err)
+	}
 	suB, err := b.Client(su)
 	if err != nil {
 		t.Fatal(err)
@@ -422,8 +447,8 @@ func TestHATricks(t *testing.T) {
 		}
 		x.takeover(t, ctx, c, hop[1], su, fmt.Sprintf("manual failover nn%d -> nn%d", hop[0], hop[1]), began)
 		eventually(t, 30*time.Second, "old active's namenode-ext answering standby", func() error { return x.standbyAnswer(ctx, hop[0], su) })
-		// A hint works on the new active.
-		p, err := x.hints[hop[1]].Create(ctx, &pb.CreateHintRequest{User: su, Paths: []string{"/hot"}, HotForMs: 60_000, Readers: 4, Replication: 2})
+		// A hint works on the new active, made by a client that knows both addresses only.
+		p, err := cl.hints.Create(ctx, hintclient.Hint{Paths: []string{"/hot"}, For: time.Minute, Readers: 4, Replication: 2})
 		if err != nil {
 			t.Fatalf("hint on the new active: %v", err)
 		}
@@ -433,7 +458,7 @@ func TestHATricks(t *testing.T) {
 			}
 			return nil
 		})
-		if _, err := x.hints[hop[1]].Done(ctx, &pb.DoneHintRequest{User: su, HintId: p.GetHintId()}); err != nil {
+		if _, err := cl.hints.Done(ctx, p.HintID); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 60*time.Second, "/hot/f1 restored to 1", func() error {
@@ -444,8 +469,24 @@ func TestHATricks(t *testing.T) {
 		})
 		time.Sleep(2 * time.Second)
 	}
+	// The Python client over both addresses, the standby's first.
+	act, err = c.WaitActive(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pyID, pyAddr := pythonHint(t, ctx, []string{lay.NameNodeAPIs[1-act], lay.NameNodeAPIs[act]}, su, "/hot")
+	if pyAddr != lay.NameNodeAPIs[act] {
+		t.Errorf("python hint %s answered by %s, the active's namenode-ext is %s", pyID, pyAddr, lay.NameNodeAPIs[act])
+	}
+	eventually(t, 60*time.Second, "/hot/f1 restored to 1 after the python hint", func() error {
+		if r, err := replication(suA, "/hot/f1"); err != nil || r != 1 {
+			return fmt.Errorf("replication %d (%v)", r, err)
+		}
+		return nil
+	})
 	close(stop)
 	wg.Wait()
+	cl.finish(t)
 	written := w.names()
 	time.Sleep(3 * time.Second)
 	// Every CLOSE reaches the namenode-ext of the NameNode that was active (none lost), and

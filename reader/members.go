@@ -30,7 +30,8 @@ type Directory interface {
 	Endpoints(ctx context.Context) ([]Endpoint, error)
 }
 
-// NamespaceDirectory is namenode-ext's DataNodeDirectory, asked as User.
+// NamespaceDirectory is namenode-ext's DataNodeDirectory, asked as User (over a nameservice:
+// as NamespaceLocator, one apiclient.DialAll connection for both).
 type NamespaceDirectory struct {
 	Client pb.DataNodeDirectoryClient
 	User   string

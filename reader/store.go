@@ -104,7 +104,9 @@ func (s *HDFSStore) Close() {
 	s.open = nil
 }
 
-// NamespaceLocator locates through namenode-ext as User.
+// NamespaceLocator locates through namenode-ext as User. For an HA nameservice make Client
+// over apiclient.DialAll of every NameNode's namenode-ext: the calls go to the active one and
+// fail over (BUILDING.md, "Clients of a nameservice").
 type NamespaceLocator struct {
 	Client pb.NamespaceClient
 	User   string

@@ -81,7 +81,9 @@ var ErrBadAddress = errors.New("bad address")
 //   - an UNAVAILABLE that says the call was never sent (gRPC failed to connect: "while
 //     dialing", connection refused): nothing reached a server, so any call is retried;
 //   - any other UNAVAILABLE (the connection broke while the call was in flight: a NameNode
-//     killed mid-call) only for the idempotent calls (Idempotent): reads (Hints.Status,
+//     killed mid-call), and a FAILED_PRECONDITION carrying the NameNode's StandbyException
+//     (the NameNode turned standby before namenode-ext knew, NameNodeStandby), only for the
+//     idempotent calls (Idempotent): reads (Hints.Status,
 //     List; Mirror.Status, Wait; Namespace.*; DataNodeDirectory.List), and calls whose second
 //     application changes nothing (Hints.Done of an ended hint answers its status; Mirror.Urgent
 //     and Complete mark a checkpoint; DataNodeDirectory.Register renews an entry). Hints.Create
@@ -342,10 +344,22 @@ func (s *failoverStream) Trailer() metadata.MD         { return s.ClientStream.T
 // Retryable reports whether a call of method that failed with err may be sent to another
 // address (see Failover).
 func Retryable(method string, err error) bool {
-	if status.Code(err) != codes.Unavailable {
-		return false
+	switch status.Code(err) {
+	case codes.Unavailable:
+		return refusedBeforeWork(err) || Idempotent(method)
+	case codes.FailedPrecondition:
+		return NameNodeStandby(err) && Idempotent(method)
 	}
-	return refusedBeforeWork(err) || Idempotent(method)
+	return false
+}
+
+// NameNodeStandby reports whether err carries the NameNode's own StandbyException: namenode-ext
+// still believed its NameNode active (it learns a transition within 200 ms) when the NameNode
+// refused the call's operation. The operation that was refused did nothing, but a call made of
+// several (Hints.Create) may have done its first ones, so only idempotent calls are retried.
+func NameNodeStandby(err error) bool {
+	st, _ := status.FromError(err)
+	return st.Code() == codes.FailedPrecondition && strings.Contains(st.Message(), "StandbyException")
 }
 
 // refusedBeforeWork: the error says nothing of the call was done (a standby's or a starting

@@ -24,6 +24,7 @@ const (
 	active int32 = iota
 	standby
 	broken
+	nnStandby
 )
 
 // nnext is a real gRPC server with the Hints and Mirror services, in one of the modes; it
@@ -43,6 +44,8 @@ func (s *nnext) refuse() error {
 		return status.Error(codes.Unavailable, "standby: the NameNode beside this namenode-ext is standby, not active; call the active NameNode's namenode-ext")
 	case broken:
 		return status.Error(codes.Unavailable, "error reading from server: EOF")
+	case nnStandby:
+		return status.Error(codes.FailedPrecondition, "locate /f: rpc error: code = FailedPrecondition desc = StandbyException: Operation category READ is not supported in state standby")
 	}
 	return nil
 }
@@ -195,6 +198,17 @@ func TestFailoverInFlightOnlyIdempotent(t *testing.T) {
 	}
 	if st, err := h.Status(ctx(t), &pb.HintStatusRequest{HintId: "x"}); err != nil || st.GetHintId() != "b" {
 		t.Fatalf("Status after a break in flight: %v %v, want b's answer", st, err)
+	}
+	// The NameNode's own StandbyException (namenode-ext not told yet): the same rule.
+	a.mode.Store(nnStandby)
+	b.calls.Store(0)
+	f.worked(0)
+	if _, err := h.Create(ctx(t), &pb.CreateHintRequest{User: "alice"}); status.Code(err) != codes.FailedPrecondition || b.calls.Load() != 0 {
+		t.Fatalf("Create after the NameNode's StandbyException: %v, %d calls to b", err, b.calls.Load())
+	}
+	f.worked(0)
+	if st, err := h.Status(ctx(t), &pb.HintStatusRequest{HintId: "x"}); err != nil || st.GetHintId() != "b" {
+		t.Fatalf("Status after the NameNode's StandbyException: %v %v, want b's answer", st, err)
 	}
 	if !Idempotent(pb.Hints_Done_FullMethodName) || Idempotent(pb.Hints_Extend_FullMethodName) || Idempotent("/x/Y") {
 		t.Fatal("idempotency table")

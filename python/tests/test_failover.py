@@ -41,6 +41,8 @@ class Server(hotspot_pb2_grpc.HintsServicer, mirror_pb2_grpc.MirrorServicer):
             ctx.abort(grpc.StatusCode.UNAVAILABLE, STANDBY)
         if self.mode == "broken":
             ctx.abort(grpc.StatusCode.UNAVAILABLE, "Socket closed")
+        if self.mode == "nn-standby":
+            ctx.abort(grpc.StatusCode.FAILED_PRECONDITION, "locate /f: StandbyException: Operation category READ is not supported in state standby")
 
     def Create(self, req, ctx):
         self._refuse(ctx)
@@ -112,6 +114,19 @@ def test_create_is_not_sent_again_after_a_break_in_flight(servers):
         newtricks.hint("/hot", readers=4, addr=[a.addr, b.addr], user="alice", timeout=5)
     assert b.calls == 0
     # A read is: Status goes on to b.
+    ch = _failover.Channels([a.addr, b.addr])
+    try:
+        st = ch.unary("/newtricks.v1.Hints/Status", hotspot_pb2.HintStatusRequest(hint_id="x"), hotspot_pb2.HintStatus, 10)
+        assert st.user == "b"
+    finally:
+        ch.close()
+
+
+def test_namenode_standby_exception_retries_only_reads(servers):
+    a, b = servers("a", "nn-standby"), servers("b", "active")
+    with pytest.raises(errors.FailedPreconditionError, match="StandbyException"):
+        newtricks.hint("/hot", readers=4, addr=[a.addr, b.addr], user="alice", timeout=5)
+    assert b.calls == 0
     ch = _failover.Channels([a.addr, b.addr])
     try:
         st = ch.unary("/newtricks.v1.Hints/Status", hotspot_pb2.HintStatusRequest(hint_id="x"), hotspot_pb2.HintStatus, 10)

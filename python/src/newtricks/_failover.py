@@ -9,9 +9,10 @@ address that answered last; it moves on to the next one when:
   retries a StandbyException;
 - the call never left this process (gRPC could not connect: "failed to connect", "connection
   refused"): any call is retried;
-- any other UNAVAILABLE (the connection broke in flight) only for calls that may be applied
-  twice (IDEMPOTENT: reads, ``Done``, the mirror's ``Urgent``/``Complete``); ``Create`` and
-  ``Extend`` are not sent again, their error is raised.
+- any other UNAVAILABLE (the connection broke in flight), and FAILED_PRECONDITION with the
+  NameNode's StandbyException (the NameNode turned standby before namenode-ext knew), only for
+  calls that may be applied twice (IDEMPOTENT: reads, ``Done``, the mirror's
+  ``Urgent``/``Complete``); ``Create`` and ``Extend`` are not sent again, their error is raised.
 
 At most MAX_ATTEMPTS tries per call; the first pass over the addresses is immediate, then each
 failover sleeps BASE * 2**k seconds (at most MAX_SLEEP, +-50% jitter): Hadoop's
@@ -153,8 +154,20 @@ def broken_in_flight(e: grpc.RpcError) -> bool:
     return any(s in low for s in _BROKEN)
 
 
+def namenode_standby(e: grpc.RpcError) -> bool:
+    """FAILED_PRECONDITION with the NameNode's own StandbyException: the NameNode turned standby
+    before namenode-ext knew (it learns within 200 ms). Retried for idempotent calls only: a
+    call made of several NameNode operations may have done its first ones."""
+    return (hasattr(e, "code") and e.code() == grpc.StatusCode.FAILED_PRECONDITION
+            and "StandbyException" in ((e.details() or "") if hasattr(e, "details") else ""))
+
+
 def retryable(method: str, e: grpc.RpcError) -> bool:
-    if not hasattr(e, "code") or e.code() != grpc.StatusCode.UNAVAILABLE:
+    if not hasattr(e, "code"):
+        return False
+    if e.code() == grpc.StatusCode.FAILED_PRECONDITION:
+        return namenode_standby(e) and _method(method) in IDEMPOTENT
+    if e.code() != grpc.StatusCode.UNAVAILABLE:
         return False
     return refused_before_work(e) or _method(method) in IDEMPOTENT
 
