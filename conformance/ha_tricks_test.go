@@ -474,7 +474,9 @@ func TestHATricks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pyBegan := time.Now()
 	pyID, pyAddr := pythonHint(t, ctx, []string{lay.NameNodeAPIs[1-act], lay.NameNodeAPIs[act]}, su, "/hot")
+	t.Logf("PYTHON newtricks.hint %s over both addresses (the standby's first) answered by %s, ready and done in %v", pyID, pyAddr, time.Since(pyBegan).Round(time.Millisecond))
 	if pyAddr != lay.NameNodeAPIs[act] {
 		t.Errorf("python hint %s answered by %s, the active's namenode-ext is %s", pyID, pyAddr, lay.NameNodeAPIs[act])
 	}

@@ -257,6 +257,10 @@ func clusterUp(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		for i := range layout.DataNodeAPI {
 			fmt.Fprintf(stdout, "  datanode-ext %d    api %s  metrics http://%s/metrics\n", i, layout.DataNodeAPI[i], layout.DataNodeMetrics[i])
 		}
+		if c.HA() && sec == nil {
+			fmt.Fprintf(stdout, "  clients           newtricks hint list --nameservice %s --conf %s   (or --addr %s)\n",
+				c.Nameservice(), c.ClientConfDir(), strings.Join(layout.NameNodeAPIs, ","))
+		}
 	}
 	if sec != nil {
 		fmt.Fprintf(stdout, "  kerberos          realm %s, kdc %s (pid file %s), krb5.conf %s\n", cluster.Realm, sec.KDC.Addr,
