@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/datasets"
 	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/internal/apiclient"
 	"github.com/newtricks/newtricks/internal/hdfsio"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
 	"github.com/newtricks/newtricks/namenode-ext/mirror/mirrorclient"
@@ -580,7 +582,9 @@ func TestHAOffload(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.fs.Close()
-	cc, err := extcluster.Dial(lay.NameNodeAPIs[0])
+	// The reader knows the nameservice's two namenode-ext addresses (apiclient.Failover), as
+	// libnewtricks' reader given a list does: locations and the directory follow the active.
+	cc, err := apiclient.DialAll(lay.NameNodeAPIs, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(128<<20)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -621,6 +625,10 @@ func TestHAOffload(t *testing.T) {
 	rest := nextSteps(t, r, after)
 	pathsBefore := sameSteps(t, "before the kill", first, want[:before])
 	pathsAfter := sameSteps(t, "after the kill", rest, want[before:])
+	// A reader opened after the kill locates its files through the new active, over the same
+	// two addresses.
+	again := sameSteps(t, "opened after the kill", nextSteps(t, e.open(t, e.su, 0, 0, true), before), want[:before])
+	t.Logf("a reader opened after the kill through both addresses: %v", again)
 	st := r.Stats()
 	t.Logf("offload across a kill -9 of the active NameNode: before %v, after %v; %d B from nodes, %d B from HDFS (load %s)",
 		pathsBefore, pathsAfter, st.BytesFromNodes, st.BytesFromHDFS, loadAverage())
