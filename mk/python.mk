@@ -73,6 +73,10 @@ python-install-check: xform-media ## pip install ./python into a fresh venv and 
 	  (x,) = g.run(open(sys.argv[1], "rb").read(), key="k"); print("python-install-check: ok", x.shape, t.domain())' \
 	  $(XFORM_MEDIA)/images/photo_q90_420.jpg); rc=$$?; rm -rf $$tmp; exit $$rc
 
+# The conformance's Python client on the HA cluster (conformance/ha_clients_test.go) runs
+# newtricks from python/src with this venv's grpcio and protobuf.
+TEST_ENV += NEWTRICKS_PY_CLIENT=$(PY)
+
 PY_TEST_ENV = NEWTRICKS_BIN=$(BIN) NEWTRICKS_HOOKS_JAR=$(HOOKS_JAR) NEWTRICKS_HADOOP_LIB=$(HADOOP_LIB) \
   NEWTRICKS_XFORM_MEDIA=$(XFORM_MEDIA) NEWTRICKS_XFORM_REFRUN=$(XFORM_REFRUN) NEWTRICKS_CACHE=$(CACHE) \
   NEWTRICKS_MINIKDC_LIB=$(MINIKDC_LIB)
