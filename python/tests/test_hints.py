@@ -9,7 +9,7 @@ import time
 import pytest
 
 import newtricks
-from newtricks import errors
+from newtricks import _failover, errors
 
 
 @pytest.mark.parametrize("kwargs, msg", [
@@ -147,7 +147,7 @@ def test_server_rejects_invalid_hints(hot, kwargs, msg):
 def test_another_users_hint_cannot_be_ended(hot):
     with newtricks.hint("/hot/b", readers=4, window=60, addr=hot.namenode_ext, user="alice", timeout=90) as h:
         stolen = newtricks.Hint.__new__(newtricks.Hint)
-        stolen.__init__(__import__("grpc").insecure_channel(hot.namenode_ext), hot.namenode_ext, "bob", h.plan, 30)
+        stolen.__init__(_failover.Channels([hot.namenode_ext]), "bob", h.plan, 30)
         with pytest.raises(errors.PermissionDeniedError):
             stolen.done()
         assert h.status().state in ("PREPARING", "READY")
