@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -289,4 +291,14 @@ func TestHASecure(t *testing.T) {
 	eventually(t, time.Minute, "Kerberized read after the automatic failover", func() error {
 		return readsBack(cl, "/hasec/f", data)
 	})
+	// The CLI over both namenode-ext addresses, the dead NameNode's first, with Kerberos: each
+	// address gets its own TLS server name and the service principal's _HOST its host.
+	pattern := strings.Replace(cluster.PrincipalNewtricks, "localhost", "_HOST", 1)
+	out, err := exec.CommandContext(ctx, a.NewtricksCLI, "hint", "list", "--json",
+		"--addr", s.lay.NameNodeAPIs[1]+","+s.lay.NameNodeAPIs[0], "--ca", s.sec.CACert,
+		"--keytab", s.sec.KDC.Keytab("alice"), "--principal", "alice", "--spn", pattern,
+		"--krb5-conf", s.sec.KDC.Krb5Conf).CombinedOutput()
+	if err != nil {
+		t.Fatalf("Kerberized hint list over both addresses (--spn %s) after the kill: %v\n%s", pattern, err, out)
+	}
 }

@@ -35,6 +35,7 @@ const hintUsage = `usage:
   TARGET: --addr HOST:PORT[,HOST:PORT...] | --nameservice NS [--conf DIR]
   secure clusters, on any subcommand: --ca CA.pem and either
     --keytab K --principal P --spn newtricks/HOST [--krb5-conf F]   or   --token T
+    (several addresses: each gets its own TLS server name, and --spn newtricks/_HOST its host)
 
 A hint says that files (absolute paths, directories recursively, or globs) will be read by
 --readers concurrent readers starting --in from now, for --for. namenode-ext raises their
@@ -119,19 +120,16 @@ func runHint(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	authOpts, logout, err := hf.auth.DialOptions()
-	if err != nil {
-		return usagef("%v", err)
-	}
-	defer logout()
-	if hf.auth.Authenticated() && !userSet(fs) {
-		hf.user = "" // act as the authenticated identity, not the local user
-	}
-	c, err := hintclient.Dial(addr, hf.user, authOpts...)
+	conn, logout, err := dialAPI(addr, hf.auth)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer logout()
+	defer conn.Close()
+	if hf.auth.Authenticated() && !userSet(fs) {
+		hf.user = "" // act as the authenticated identity, not the local user
+	}
+	c := hintclient.New(conn, hf.user)
 	ctx, cancelCtx := context.WithTimeout(ctx, 2*time.Minute+wait)
 	defer cancelCtx()
 

@@ -4,7 +4,10 @@ import (
 	"flag"
 	"strings"
 
+	"google.golang.org/grpc"
+
 	"github.com/newtricks/newtricks/internal/apiclient"
+	"github.com/newtricks/newtricks/internal/authn"
 	"github.com/newtricks/newtricks/internal/siteconf"
 )
 
@@ -71,4 +74,62 @@ func (t *apiTarget) nameService() (*siteconf.NameService, error) {
 		return nil, usagef("%v", err)
 	}
 	return &ns, nil
+}
+
+// dialAPI connects to namenode-ext at addr (one host:port, or several comma-separated: a
+// Failover connection) with a's credentials. One address gets a's options as before; with
+// several, each address gets its own (authn.PerHost): TLS with its host as the server name
+// and, under Kerberos, the service principal --spn with _HOST replaced by that host
+// (newtricks/_HOST, as Hadoop names its daemons; an SPN without _HOST is used for every
+// address). The returned function releases the Kerberos login after the connection closes.
+func dialAPI(addr string, a authn.ClientConfig) (*apiclient.Conn, func(), error) {
+	addrs, err := apiclient.SplitAddrs(addr)
+	if err != nil {
+		return nil, func() {}, usagef("%v", err)
+	}
+	if len(addrs) == 1 || (a.CACert == "" && !a.Authenticated()) {
+		opts, logout, err := a.DialOptions()
+		if err != nil {
+			return nil, func() {}, usagef("%v", err)
+		}
+		conn, err := apiclient.DialAll(addrs, opts...)
+		if err != nil {
+			logout()
+			return nil, func() {}, err
+		}
+		return conn, logout, nil
+	}
+	// Several addresses with TLS or credentials: DialOptions' checks, then options per host.
+	if (a.Keytab != "" || a.CCache != "") && a.Token != "" {
+		return nil, func() {}, usagef("%v: Kerberos or a token, not both", authn.ErrBadConfig)
+	}
+	if a.Authenticated() && a.CACert == "" {
+		return nil, func() {}, usagef("%v: Kerberos and tokens need TLS: give the API's CA certificate", authn.ErrBadConfig)
+	}
+	tc, err := a.TLSConfig()
+	if err != nil {
+		return nil, func() {}, usagef("%v", err)
+	}
+	if a.Token != "" {
+		if _, err := authn.DecodeToken(a.Token); err != nil {
+			return nil, func() {}, usagef("%v", err)
+		}
+	}
+	ph := &authn.PerHost{TLS: tc, Token: a.Token}
+	logout := func() {}
+	if a.Keytab != "" || a.CCache != "" {
+		cl, _, err := a.KerberosLogin()
+		if err != nil {
+			return nil, func() {}, usagef("%v", err)
+		}
+		ph.Krb, logout = cl, cl.Destroy
+	}
+	conn, err := apiclient.DialConn(addrs, func(addr string) ([]grpc.DialOption, error) {
+		return ph.Options(authn.HostOf(addr), a.CACert != "", a.SPN)
+	})
+	if err != nil {
+		logout()
+		return nil, func() {}, err
+	}
+	return conn, logout, nil
 }
