@@ -209,18 +209,31 @@ func (f *Failover) try(ctx context.Context, method string, call func(k int) erro
 	return f.retry(ctx, method, start, err, call)
 }
 
-// retry goes on after attempt 0 at address start failed with err.
+// retry goes on after attempt 0 at address start failed with err. The error it gives up with
+// keeps the last answer's code and message, and says how many attempts over which addresses.
 func (f *Failover) retry(ctx context.Context, method string, start int, err error, call func(k int) error) error {
 	if len(f.conns) == 1 {
 		return err
 	}
-	for n := 1; n < f.policy.MaxAttempts; n++ {
+	refused := 0 // consecutive attempts that reached no server
+	n := 1
+	for ; n < f.policy.MaxAttempts; n++ {
+		if notSent(err) {
+			refused++
+		} else {
+			refused = 0
+		}
 		if !Retryable(method, err) || ctx.Err() != nil {
-			return err
+			return f.gaveUp(err, n)
+		}
+		if refused >= DownPasses*len(f.conns) {
+			// No namenode-ext accepts connections at all: the service is down (or the
+			// addresses are wrong), not failing over; a takeover leaves one answering standby.
+			return f.gaveUp(err, n)
 		}
 		if d := f.backoff(n); d > 0 {
 			if f.sleep(ctx, d) != nil {
-				return err
+				return f.gaveUp(err, n)
 			}
 		}
 		k := (start + n) % len(f.conns)
@@ -229,7 +242,28 @@ func (f *Failover) retry(ctx context.Context, method string, start int, err erro
 			return nil
 		}
 	}
-	return err
+	return f.gaveUp(err, n)
+}
+
+// DownPasses is how many passes over the addresses in which none accepted a connection end a
+// call's retries (about 7 s of backoff with the default policy).
+const DownPasses = 3
+
+// gaveUp is err after n attempts: the same code and message, the attempts appended (a
+// standby's answer still begins with StandbyPrefix).
+func (f *Failover) gaveUp(err error, n int) error {
+	st, ok := status.FromError(err)
+	if !ok || n < 2 {
+		return err
+	}
+	return status.Errorf(st.Code(), "%s (after %d attempts over %s)", st.Message(), n, strings.Join(f.addrs, ","))
+}
+
+// notSent: the call reached no server (gRPC could not connect).
+func notSent(err error) bool {
+	st, _ := status.FromError(err)
+	m := st.Message()
+	return st.Code() == codes.Unavailable && (strings.Contains(m, "while dialing") || strings.Contains(m, "connection refused"))
 }
 
 // Invoke implements grpc.ClientConnInterface.

@@ -236,6 +236,15 @@ func TestFailoverBounded(t *testing.T) {
 			t.Fatalf("sleep %d = %v, want %v +-50%% (all %v)", i, d, w, sl.d)
 		}
 	}
+	if !strings.HasSuffix(status.Convert(err).Message(), "(after 7 attempts over "+a.addr+","+b.addr+")") {
+		t.Fatalf("the error does not say what was tried: %v", err)
+	}
+	// Nothing listening anywhere: down, not failing over; given up after DownPasses passes.
+	down, dsl := dialTest(t, refusedAddr(t), refusedAddr(t))
+	_, err = pb.NewHintsClient(down).Status(ctx(t), &pb.HintStatusRequest{})
+	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "(after 6 attempts") || len(dsl.d) != 4 {
+		t.Fatalf("no server anywhere: %v after %d sleeps, want UNAVAILABLE after 6 attempts", err, len(dsl.d))
+	}
 	// The caller's context ends the retries.
 	c, cancel := context.WithCancel(context.Background())
 	cancel()

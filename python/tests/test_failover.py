@@ -147,11 +147,25 @@ def test_bounded_with_no_active(servers, monkeypatch):
     finally:
         ch.close()
     assert a.calls + b.calls == _failover.MAX_ATTEMPTS
+    assert ei.value.details().endswith("(after %d attempts over %s,%s)" % (_failover.MAX_ATTEMPTS, a.addr, b.addr))
     # no sleep in the first pass, then BASE*2^k capped at MAX_SLEEP, +-50%
     assert len(slept) == _failover.MAX_ATTEMPTS - 2
     for k, d in enumerate(slept):
         w = min(_failover.MAX_SLEEP, _failover.BASE * 2 ** k)
         assert w / 2 <= d <= w * 1.5, (k, d, slept)
+
+
+def test_nothing_listening_gives_up_after_three_passes():
+    ch = _failover.Channels([refused_addr(), refused_addr()])
+    slept = []
+    ch.sleep = slept.append
+    try:
+        with pytest.raises(grpc.RpcError) as ei:
+            ch.unary("/newtricks.v1.Hints/Status", hotspot_pb2.HintStatusRequest(hint_id="x"), hotspot_pb2.HintStatus, 600)
+    finally:
+        ch.close()
+    assert ei.value.code() == grpc.StatusCode.UNAVAILABLE and "(after 6 attempts" in ei.value.details(), ei.value.details()
+    assert len(slept) == 4
 
 
 def test_mirror_wait_fails_over_at_stream_start(servers):

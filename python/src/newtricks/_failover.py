@@ -16,7 +16,9 @@ address that answered last; it moves on to the next one when:
 
 At most MAX_ATTEMPTS tries per call; the first pass over the addresses is immediate, then each
 failover sleeps BASE * 2**k seconds (at most MAX_SLEEP, +-50% jitter): Hadoop's
-``failoverOnNetworkException`` defaults, as in Go. The call's own timeout bounds it all. A
+``failoverOnNetworkException`` defaults, as in Go. The call's own timeout bounds it all;
+DOWN_PASSES passes in which no address accepted a connection end it early (down, or wrong
+addresses), and the error raised says ``(after N attempts over A,B)``. A
 server stream (``Mirror.Wait``) fails over until its first message. With one address nothing
 is retried here.
 """
@@ -172,6 +174,35 @@ def retryable(method: str, e: grpc.RpcError) -> bool:
     return refused_before_work(e) or _method(method) in IDEMPOTENT
 
 
+#: Passes over the addresses in which none accepted a connection that end a call's retries.
+DOWN_PASSES = 3
+
+
+def _not_sent(e: grpc.RpcError) -> bool:
+    if not hasattr(e, "code") or e.code() != grpc.StatusCode.UNAVAILABLE:
+        return False
+    low = ((e.details() or "") if hasattr(e, "details") else "").lower()
+    return any(s in low for s in _NOT_SENT)
+
+
+class _GaveUp(grpc.RpcError):
+    """The last error of a call retried over several addresses: its code, its details with
+    the attempts appended (a standby's answer still starts with "standby:")."""
+
+    def __init__(self, e: grpc.RpcError, suffix: str):
+        super().__init__(str(e))
+        self._code, self._details = e.code(), (e.details() or "") + suffix
+
+    def code(self):
+        return self._code
+
+    def details(self):
+        return self._details
+
+    def __str__(self):
+        return "%s: %s" % (self._code.name, self._details)
+
+
 class Channels:
     """One logical connection over several namenode-ext addresses (see the module doc)."""
 
@@ -204,7 +235,7 @@ class Channels:
         end = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             start = self._cur
-        n = 0
+        n = refused = 0
         while True:
             k = (start + n) % len(self._channels)
             left = None if end is None else max(end - time.monotonic(), 0.001)
@@ -212,17 +243,27 @@ class Channels:
                 out = attempt(self._channels[k], left)
             except grpc.RpcError as e:
                 n += 1
-                if len(self._channels) == 1 or n >= MAX_ATTEMPTS or not retryable(method, e):
-                    raise
+                refused = refused + 1 if _not_sent(e) else 0
+                if len(self._channels) == 1 or not retryable(method, e):
+                    raise self._gave_up(e, n) from None
+                if n >= MAX_ATTEMPTS or refused >= DOWN_PASSES * len(self._channels):
+                    # DOWN_PASSES passes in which no address accepted a connection: down (or
+                    # wrong addresses), not failing over.
+                    raise self._gave_up(e, n) from None
                 d = self._backoff(n)
                 if end is not None and time.monotonic() + d >= end:
-                    raise
+                    raise self._gave_up(e, n) from None
                 if d > 0:
                     self.sleep(d)
                 continue
             with self._lock:
                 self._cur = k
             return out
+
+    def _gave_up(self, e: grpc.RpcError, n: int) -> grpc.RpcError:
+        if n < 2 or not hasattr(e, "code"):
+            return e
+        return _GaveUp(e, " (after %d attempts over %s)" % (n, self.describe()))
 
     def unary(self, method: str, req, resp_type, timeout: Optional[float], **kw):
         """Calls unary method (its full name) with failover; raises the last grpc.RpcError."""
