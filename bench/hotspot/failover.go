@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log"
-	"os"
-	"os/user"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +15,6 @@ import (
 	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
-	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/internal/hdfsio"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 	"github.com/newtricks/newtricks/namenode-ext/hotspot/hintclient"
@@ -40,59 +36,20 @@ import (
 // active_to_create_s= reader_retries= ...` with the run's commit and load.
 func runFailover(o options) (err error) {
 	ri := runinfo.Start()
-	a, err := extcluster.ArtifactsFromEnv()
-	if err != nil {
-		return err
-	}
-	su, err := user.Current()
-	if err != nil {
-		return err
-	}
-	base, err := os.MkdirTemp("", "bench-hotspot-failover-")
+	e, err := newBenchEnv("bench-hotspot-failover-")
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 	defer cancel()
-	bw, iv := fmt.Sprint(o.bandwidth), fmt.Sprint(o.interval)
-	nnSite := map[string]string{
-		"newtricks.hotspot.allowed-prefixes":   "/bench",
-		"newtricks.hotspot.poll-interval":      "250ms",
-		"newtricks.ext.restart.backoff.max.ms": "1000",
-	}
-	if o.balanced {
-		nnSite["dfs.net.topology.impl"] = "io.newtricks.hadoop.BalancedReads$Topology"
-		nnSite["dfs.namenode.audit.loggers"] = "default," + extcluster.AuditLoggerClass + ",io.newtricks.hadoop.BalancedReads$AuditHook"
-	}
-	cfg, lay, err := extcluster.Setup(a, base, extcluster.Options{Name: "bench-hotfo", DataNodes: o.dataNodes,
-		HDFSSite: map[string]string{
-			"dfs.datanode.data.read.bandwidthPerSec":     bw,
-			"dfs.datanode.data.transfer.bandwidthPerSec": bw,
-			"dfs.namenode.redundancy.interval.seconds":   iv,
-			"dfs.heartbeat.interval":                     iv,
-		},
-		NameNodeSite: nnSite, HA: &cluster.HAConfig{Nameservice: "hotfo"}})
+	start := time.Now()
+	c, lay, stop, err := startCluster(ctx, e, stormOptions(o, "bench-hotfo",
+		map[string]string{"newtricks.ext.restart.backoff.max.ms": "1000"}, &cluster.HAConfig{Nameservice: "hotfo"}),
+		6*time.Minute, "HA cluster")
 	if err != nil {
 		return err
 	}
-	cfg.StartupTimeout = 6 * time.Minute
-	start := time.Now()
-	c, err := cluster.Start(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("start HA cluster: %w", err)
-	}
-	defer func() {
-		ok := err == nil
-		if err := c.Stop(); err != nil {
-			log.Printf("stop: %v", err)
-		}
-		os.RemoveAll(lay.SocketDir)
-		if ok {
-			os.RemoveAll(base)
-		} else {
-			log.Printf("logs kept in %s", base)
-		}
-	}()
+	defer func() { stop(err != nil) }()
 	log.Printf("HA cluster (2 NameNodes, %d DataNodes) up in %v", o.dataNodes, time.Since(start).Round(time.Second))
 	var hcs [2]*hintclient.Client
 	for i := range hcs {
@@ -103,46 +60,19 @@ func runFailover(o options) (err error) {
 	}
 
 	// The hot sets, written while only DataNodes 0-2 run (as in the storm without failover).
-	for i := 3; i < o.dataNodes; i++ {
-		if err := c.StopDataNode(i); err != nil {
-			return err
+	cases := []string{"hint", "hint-failover"}
+	setDir := func(cs string, rep int) string { return fmt.Sprintf("/bench/%s-%d", cs, rep) }
+	var dirs []string
+	for rep := 0; rep < o.reps; rep++ {
+		for _, cs := range cases {
+			dirs = append(dirs, setDir(cs, rep))
 		}
 	}
-	for i := 3; i < o.dataNodes; i++ {
-		if err := c.WaitDataNodeDead(ctx, i); err != nil {
-			return err
-		}
-	}
-	root, err := c.Client(su.Username)
+	files, root, err := writeHotSets(ctx, c, o, e.su.Username, dirs)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	if err := root.MkdirAll("/bench", 0o755); err != nil {
-		return err
-	}
-	if err := root.Chown("/bench", user0, user0); err != nil {
-		return err
-	}
-	data := make([]byte, o.fileBytes)
-	if _, err := rand.Read(data); err != nil {
-		return err
-	}
-	cases := []string{"hint", "hint-failover"}
-	setDir := func(cs string, rep int) string { return fmt.Sprintf("/bench/%s-%d", cs, rep) }
-	files := map[string][]string{}
-	for rep := 0; rep < o.reps; rep++ {
-		for _, cs := range cases {
-			dir := setDir(cs, rep)
-			for f := 0; f < o.files; f++ {
-				name := fmt.Sprintf("%s/part-%03d", dir, f)
-				if err := writeRetry(ctx, c, name, data, o.blockSize); err != nil {
-					return err
-				}
-				files[dir] = append(files[dir], name)
-			}
-		}
-	}
 	for i := 3; i < o.dataNodes; i++ {
 		if err := c.StartDataNode(ctx, i); err != nil {
 			return err
@@ -158,28 +88,22 @@ func runFailover(o options) (err error) {
 
 	barriers := map[string][]float64{}
 	var toActive, toHints, toCreate, retries []float64
-	served, err := bytesRead(ctx, c, true)
+	served, err := newServedMeter(ctx, c)
 	if err != nil {
 		return err
 	}
 	for rep := 0; rep < o.reps; rep++ {
-		order := append([]string(nil), cases...)
-		if rep%2 == 1 {
-			order[0], order[1] = order[1], order[0]
-		}
-		for _, cs := range order {
+		for _, cs := range repOrder(cases, rep) {
 			dir := setDir(cs, rep)
 			f, err := failoverCase(ctx, c, o, hcs, dir, files[dir], cs == "hint-failover")
 			if err != nil {
 				return fmt.Errorf("%s (rep %d): %w", cs, rep, err)
 			}
 			barriers[cs] = append(barriers[cs], f.barrier.Seconds())
-			now, err := bytesRead(ctx, c, true)
+			share, err := served.next(ctx)
 			if err != nil {
 				return err
 			}
-			share := maxOverMean(served, now)
-			served = now
 			extra := ""
 			if f.killed {
 				toActive, toHints, toCreate = append(toActive, f.toActive.Seconds()), append(toHints, f.toHints.Seconds()), append(toCreate, f.toCreate.Seconds())
@@ -357,63 +281,30 @@ func killAndTime(ctx context.Context, c *cluster.Cluster, hcs [2]*hintclient.Cli
 // after 100 ms from the offset reached (for at most 5 minutes per reader), and every retry is
 // counted.
 func stormRetry(ctx context.Context, c *cluster.Cluster, o options, files []string, atStart func()) (result, int64, error) {
-	clients := make([]*hdfs.Client, o.readers)
-	for i := range clients {
-		cl, err := readerClient(c, o.readerAddr)
-		if err != nil {
-			return result{}, 0, err
-		}
-		defer cl.Close()
-		clients[i] = cl
-	}
-	var wg sync.WaitGroup
 	var retries atomic.Int64
-	gate := make(chan struct{})
-	took := make([]time.Duration, o.readers)
-	errs := make([]error, o.readers)
-	var t0 time.Time
-	for i, cl := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-gate
-			giveUp := time.Now().Add(5 * time.Minute)
-			buf := make([]byte, 1<<20)
-			for _, name := range files {
-				var got int64
-				for got < o.fileBytes {
-					n, err := readFrom(cl, name, got, buf)
-					got += n
-					if err == nil && got != o.fileBytes {
-						errs[i] = fmt.Errorf("%s: read %d bytes, want %d", name, got, o.fileBytes)
-						return
+	r, err := readers(ctx, c, o, atStart, func(cl *hdfs.Client) error {
+		giveUp := time.Now().Add(5 * time.Minute)
+		buf := make([]byte, 1<<20)
+		for _, name := range files {
+			var got int64
+			for got < o.fileBytes {
+				n, err := readFrom(cl, name, got, buf)
+				got += n
+				if err == nil && got != o.fileBytes {
+					return fmt.Errorf("%s: read %d bytes, want %d", name, got, o.fileBytes)
+				}
+				if err != nil {
+					if time.Now().After(giveUp) || ctx.Err() != nil {
+						return fmt.Errorf("%s at %d: %w (retried for 5 min)", name, got, err)
 					}
-					if err != nil {
-						if time.Now().After(giveUp) || ctx.Err() != nil {
-							errs[i] = fmt.Errorf("%s at %d: %w (retried for 5 min)", name, got, err)
-							return
-						}
-						retries.Add(1)
-						time.Sleep(100 * time.Millisecond)
-					}
+					retries.Add(1)
+					time.Sleep(100 * time.Millisecond)
 				}
 			}
-			took[i] = time.Since(t0)
-		}()
-	}
-	t0 = time.Now()
-	atStart()
-	close(gate)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return result{}, retries.Load(), err
-	}
-	var sum, top time.Duration
-	for _, d := range took {
-		sum += d
-		top = max(top, d)
-	}
-	return result{barrier: top, mean: sum / time.Duration(len(took))}, retries.Load(), ctx.Err()
+		}
+		return nil
+	})
+	return r, retries.Load(), err
 }
 
 // readFrom reads name from off to its end, returning the bytes read before an error.

@@ -47,7 +47,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -60,12 +59,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
@@ -226,18 +221,11 @@ type measured struct {
 
 func run(o options) (err error) {
 	ri := runinfo.Start()
-	a, err := extcluster.ArtifactsFromEnv()
+	e, err := newBenchEnv("bench-hotspot-")
 	if err != nil {
 		return err
 	}
-	su, err := user.Current()
-	if err != nil {
-		return err
-	}
-	base, err := os.MkdirTemp("", "bench-hotspot-")
-	if err != nil {
-		return err
-	}
+	a, su := e.a, e.su
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Hour)
 	defer cancel()
 	cases := []string{caseRep3, caseSetrepStorm, caseSetrepAhead, caseHint}
@@ -252,90 +240,31 @@ func run(o options) (err error) {
 	}
 	phases = append(phases, &phase{Role: "calibrate", DataNodes: o.dataNodes, Bandwidth: o.bandwidth})
 
-	bw := fmt.Sprint(o.bandwidth)
-	iv := fmt.Sprint(o.interval)
-	nnSite := map[string]string{
-		"newtricks.hotspot.allowed-prefixes": "/bench",
-		"newtricks.hotspot.poll-interval":    "250ms",
-	}
-	if o.balanced {
-		nnSite["dfs.net.topology.impl"] = "io.newtricks.hadoop.BalancedReads$Topology"
-		nnSite["dfs.namenode.audit.loggers"] = "default," + extcluster.AuditLoggerClass + ",io.newtricks.hadoop.BalancedReads$AuditHook"
-	}
-	cfg, lay, err := extcluster.Setup(a, base, extcluster.Options{Name: "bench-hotspot", DataNodes: o.dataNodes,
-		HDFSSite: map[string]string{
-			"dfs.datanode.data.read.bandwidthPerSec":     bw,
-			"dfs.datanode.data.transfer.bandwidthPerSec": bw,
-			"dfs.namenode.redundancy.interval.seconds":   iv,
-			"dfs.heartbeat.interval":                     iv,
-		},
-		NameNodeSite: nnSite})
+	start := time.Now()
+	// 13 JVMs on a small shared machine: 6 min to start.
+	c, lay, stop, err := startCluster(ctx, e, stormOptions(o, "bench-hotspot", nil, nil), 6*time.Minute, "cluster")
 	if err != nil {
 		return err
 	}
-	cfg.StartupTimeout = 6 * time.Minute // 13 JVMs on a small shared machine
-	start := time.Now()
-	c, err := cluster.Start(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("start cluster: %w", err)
-	}
-	defer func() {
-		ok := err == nil
-		if err := c.Stop(); err != nil {
-			log.Printf("stop: %v", err)
-		}
-		os.RemoveAll(lay.SocketDir)
-		if ok {
-			os.RemoveAll(base)
-		} else {
-			log.Printf("logs kept in %s", base)
-		}
-	}()
+	defer func() { stop(err != nil) }()
 	log.Printf("cluster of %d DataNodes up in %v", o.dataNodes, time.Since(start).Round(time.Second))
 
 	// One identical set of hot files per configuration, case and repetition, written while
 	// only DataNodes 0-2 run, so every block of every set has its three replicas there.
-	for i := 3; i < o.dataNodes; i++ {
-		if err := c.StopDataNode(i); err != nil {
-			return err
+	setDir := func(ph *phase, cs string, rep int) string { return fmt.Sprintf("/bench/%s-%s-%d", ph.Role, cs, rep) }
+	var dirs []string
+	for _, ph := range phases {
+		for rep := 0; rep < o.reps; rep++ {
+			for _, cs := range cases {
+				dirs = append(dirs, setDir(ph, cs, rep))
+			}
 		}
 	}
-	for i := 3; i < o.dataNodes; i++ {
-		if err := c.WaitDataNodeDead(ctx, i); err != nil {
-			return err
-		}
-	}
-	root, err := c.Client(su.Username)
+	files, root, err := writeHotSets(ctx, c, o, su.Username, dirs)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	if err := root.MkdirAll("/bench", 0o755); err != nil {
-		return err
-	}
-	if err := root.Chown("/bench", user0, user0); err != nil {
-		return err
-	}
-	data := make([]byte, o.fileBytes)
-	if _, err := rand.Read(data); err != nil {
-		return err
-	}
-	setDir := func(ph *phase, cs string, rep int) string { return fmt.Sprintf("/bench/%s-%s-%d", ph.Role, cs, rep) }
-	files := map[string][]string{}
-	for _, ph := range phases {
-		for rep := 0; rep < o.reps; rep++ {
-			for _, cs := range cases {
-				dir := setDir(ph, cs, rep)
-				for f := 0; f < o.files; f++ {
-					name := fmt.Sprintf("%s/part-%03d", dir, f)
-					if err := writeRetry(ctx, c, name, data, o.blockSize); err != nil {
-						return err
-					}
-					files[dir] = append(files[dir], name)
-				}
-			}
-		}
-	}
 	if n, err := blockNodes(ctx, lay, files); err != nil || n > 3 {
 		return fmt.Errorf("hot blocks on %d DataNodes, want 3 (%v)", n, err)
 	}
@@ -590,16 +519,12 @@ func runPhase(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, l
 	barriers := map[string][]float64{}
 	shares := map[string][]float64{}
 	readyOf := map[string][]float64{}
-	served, err := bytesRead(ctx, c, true)
+	served, err := newServedMeter(ctx, c)
 	if err != nil {
 		return err
 	}
 	for rep := 0; rep < o.reps; rep++ {
-		order := append([]string(nil), cases...)
-		if rep%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, cs := range order {
+		for _, cs := range repOrder(cases, rep) {
 			dir := setDir(cs, rep)
 			var r result
 			var ready time.Duration
@@ -647,12 +572,10 @@ func runPhase(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, l
 				return fmt.Errorf("%s (rep %d): %w", cs, rep, err)
 			}
 			barriers[cs] = append(barriers[cs], r.barrier.Seconds())
-			now, err := bytesRead(ctx, c, true)
+			share, err := served.next(ctx)
 			if err != nil {
 				return err
 			}
-			share := maxOverMean(served, now)
-			served = now
 			shares[cs] = append(shares[cs], share)
 			extra := ""
 			switch cs {
@@ -893,58 +816,24 @@ func storm(ctx context.Context, c *cluster.Cluster, o options, files []string) (
 // stormWith connects every reader first (each its own client), then releases them all at once,
 // calls atStart, and waits for the slowest.
 func stormWith(ctx context.Context, c *cluster.Cluster, o options, files []string, atStart func()) (result, error) {
-	clients := make([]*hdfs.Client, o.readers)
-	for i := range clients {
-		cl, err := readerClient(c, o.readerAddr)
-		if err != nil {
-			return result{}, err
-		}
-		defer cl.Close()
-		clients[i] = cl
-	}
-	var wg sync.WaitGroup
-	gate := make(chan struct{})
-	took := make([]time.Duration, o.readers)
-	errs := make([]error, o.readers)
-	var t0 time.Time
-	for i, cl := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-gate
-			buf := make([]byte, 1<<20)
-			for _, name := range files {
-				f, err := cl.Open(name)
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				n, err := io.CopyBuffer(io.Discard, f, buf)
-				f.Close()
-				if err == nil && n != o.fileBytes {
-					err = fmt.Errorf("%s: read %d bytes, want %d", name, n, o.fileBytes)
-				}
-				if err != nil {
-					errs[i] = err
-					return
-				}
+	return readers(ctx, c, o, atStart, func(cl *hdfs.Client) error {
+		buf := make([]byte, 1<<20)
+		for _, name := range files {
+			f, err := cl.Open(name)
+			if err != nil {
+				return err
 			}
-			took[i] = time.Since(t0)
-		}()
-	}
-	t0 = time.Now()
-	atStart()
-	close(gate)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return result{}, err
-	}
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	var sum time.Duration
-	for _, d := range took {
-		sum += d
-	}
-	return result{barrier: took[len(took)-1], mean: sum / time.Duration(len(took))}, ctx.Err()
+			n, err := io.CopyBuffer(io.Discard, f, buf)
+			f.Close()
+			if err == nil && n != o.fileBytes {
+				err = fmt.Errorf("%s: read %d bytes, want %d", name, n, o.fileBytes)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // readerClient connects one reader. On loopback every DataNode is 127.0.0.1, so a reader at

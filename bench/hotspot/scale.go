@@ -8,7 +8,6 @@ import (
 	"log"
 	"net/http"
 	"os"
-	"os/user"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,56 +31,27 @@ import (
 // the hint raises each to 3.
 func runScale(n int, watch time.Duration) (err error) {
 	ri := runinfo.Start()
-	a, err := extcluster.ArtifactsFromEnv()
-	if err != nil {
-		return err
-	}
-	su, err := user.Current()
-	if err != nil {
-		return err
-	}
-	base, err := os.MkdirTemp("", "bench-hotspot-scale-")
+	e, err := newBenchEnv("bench-hotspot-scale-")
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
-	cfg, lay, err := extcluster.Setup(a, base, extcluster.Options{Name: "bench-hotspot-scale", DataNodes: 3,
+	c, lay, stop, err := startCluster(ctx, e, extcluster.Options{Name: "bench-hotspot-scale", DataNodes: 3,
 		NameNodeSite: map[string]string{
 			"newtricks.hotspot.allowed-prefixes": "/scale",
 			"newtricks.hotspot.poll-interval":    "1s",
 			"newtricks.hotspot.max-files":        strconv.Itoa(n),
-		}})
+		}}, 0, "cluster")
 	if err != nil {
 		return err
 	}
-	c, err := cluster.Start(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("start cluster: %w", err)
-	}
-	defer func() {
-		ok := err == nil && os.Getenv("BENCH_KEEP_LOGS") == ""
-		if err := c.Stop(); err != nil {
-			log.Printf("stop: %v", err)
-		}
-		os.RemoveAll(lay.SocketDir)
-		if ok {
-			os.RemoveAll(base)
-		} else {
-			log.Printf("logs kept in %s", base)
-		}
-	}()
-	root, err := c.Client(su.Username)
+	defer func() { stop(err != nil || os.Getenv("BENCH_KEEP_LOGS") != "") }()
+	root, err := benchRoot(c, e.su.Username, "/scale")
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	if err := root.MkdirAll("/scale", 0o755); err != nil {
-		return err
-	}
-	if err := root.Chown("/scale", user0, user0); err != nil {
-		return err
-	}
 	t0 := time.Now()
 	if err := writeTiny(c, n, 8); err != nil {
 		return err
