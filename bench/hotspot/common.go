@@ -160,41 +160,6 @@ func writeHotSets(ctx context.Context, c *cluster.Cluster, o options, su string,
 	return files, root, nil
 }
 
-// repOrder is the order of the cases in repetition rep: forward, then backward.
-func repOrder(cases []string, rep int) []string {
-	order := append([]string(nil), cases...)
-	if rep%2 == 1 {
-		slices.Reverse(order)
-	}
-	return order
-}
-
-// servedMeter reads how evenly the DataNodes served each storm (bytesRead between
-// readings).
-type servedMeter struct {
-	c    *cluster.Cluster
-	last map[int]float64
-}
-
-func newServedMeter(ctx context.Context, c *cluster.Cluster) (*servedMeter, error) {
-	last, err := bytesRead(ctx, c, true)
-	if err != nil {
-		return nil, err
-	}
-	return &servedMeter{c: c, last: last}, nil
-}
-
-// next is the busiest DataNode's bytes read since the last reading over the mean.
-func (m *servedMeter) next(ctx context.Context) (float64, error) {
-	now, err := bytesRead(ctx, m.c, true)
-	if err != nil {
-		return 0, err
-	}
-	share := maxOverMean(m.last, now)
-	m.last = now
-	return share, nil
-}
-
 // readers connects o.readers readers first (each its own client), then releases them all at
 // once, calls atStart, and waits for the slowest; each runs read with its client. The result
 // is the slowest reader's time (the barrier) and the mean.
@@ -238,4 +203,35 @@ func readers(ctx context.Context, c *cluster.Cluster, o options, atStart func(),
 		top = max(top, d)
 	}
 	return result{barrier: top, mean: sum / time.Duration(len(took))}, ctx.Err()
+}
+
+// eachCase runs every case reps times, in alternating order (forward, then backward): run
+// measures one case of one repetition and returns its report, which eachCase calls with how
+// evenly the DataNodes served that storm (the busiest DataNode's bytes read over the mean).
+// An error of run is returned naming the case and repetition.
+func eachCase(ctx context.Context, c *cluster.Cluster, reps int, cases []string, run func(rep int, cs string) (report func(share float64), err error)) error {
+	served, err := bytesRead(ctx, c, true)
+	if err != nil {
+		return err
+	}
+	for rep := 0; rep < reps; rep++ {
+		order := append([]string(nil), cases...)
+		if rep%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, cs := range order {
+			report, err := run(rep, cs)
+			if err != nil {
+				return fmt.Errorf("%s (rep %d): %w", cs, rep, err)
+			}
+			now, err := bytesRead(ctx, c, true)
+			if err != nil {
+				return err
+			}
+			share := maxOverMean(served, now)
+			served = now
+			report(share)
+		}
+	}
+	return nil
 }

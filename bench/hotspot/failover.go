@@ -88,22 +88,14 @@ func runFailover(o options) (err error) {
 
 	barriers := map[string][]float64{}
 	var toActive, toHints, toCreate, retries []float64
-	served, err := newServedMeter(ctx, c)
-	if err != nil {
-		return err
-	}
-	for rep := 0; rep < o.reps; rep++ {
-		for _, cs := range repOrder(cases, rep) {
-			dir := setDir(cs, rep)
-			f, err := failoverCase(ctx, c, o, hcs, dir, files[dir], cs == "hint-failover")
-			if err != nil {
-				return fmt.Errorf("%s (rep %d): %w", cs, rep, err)
-			}
-			barriers[cs] = append(barriers[cs], f.barrier.Seconds())
-			share, err := served.next(ctx)
-			if err != nil {
-				return err
-			}
+	err = eachCase(ctx, c, o.reps, cases, func(rep int, cs string) (func(share float64), error) {
+		dir := setDir(cs, rep)
+		f, err := failoverCase(ctx, c, o, hcs, dir, files[dir], cs == "hint-failover")
+		if err != nil {
+			return nil, err
+		}
+		barriers[cs] = append(barriers[cs], f.barrier.Seconds())
+		return func(share float64) {
 			extra := ""
 			if f.killed {
 				toActive, toHints, toCreate = append(toActive, f.toActive.Seconds()), append(toHints, f.toHints.Seconds()), append(toCreate, f.toCreate.Seconds())
@@ -113,7 +105,10 @@ func runFailover(o options) (err error) {
 			}
 			fmt.Printf("rep %d %-14s barrier %6.1f s (mean reader %5.1f s), hint ready %.1f s after it was sent, busiest DataNode %.2fx the mean%s\n",
 				rep, cs, f.barrier.Seconds(), f.mean.Seconds(), f.ready.Seconds(), share, extra)
-		}
+		}, nil
+	})
+	if err != nil {
+		return err
 	}
 	pm, plo, phi := stats.Range(barriers["hint"])
 	fm, flo, fhi := stats.Range(barriers["hint-failover"])

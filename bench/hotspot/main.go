@@ -519,63 +519,56 @@ func runPhase(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, l
 	barriers := map[string][]float64{}
 	shares := map[string][]float64{}
 	readyOf := map[string][]float64{}
-	served, err := newServedMeter(ctx, c)
-	if err != nil {
-		return err
-	}
-	for rep := 0; rep < o.reps; rep++ {
-		for _, cs := range repOrder(cases, rep) {
-			dir := setDir(cs, rep)
-			var r result
-			var ready time.Duration
-			switch cs {
-			case caseRep3:
-				r, err = storm(ctx, c, o, files[dir])
-			case caseSetrepStorm:
-				done := make(chan error, 1)
-				var rd *readiness
-				r, err = stormWith(ctx, c, o, files[dir], func() {
-					rd = watchReady(ctx, lay, files[dir], want)
-					go func() { done <- setrep(ctx, c, a, su, factor, dir) }()
-				})
-				if serr := <-done; err == nil && serr != nil {
-					err = serr
-				}
-				if err == nil {
-					ready, err = rd.wait()
-				}
-			case caseSetrepAhead:
-				done := make(chan error, 1)
-				sent := time.Now()
-				rd := watchReady(ctx, lay, files[dir], want)
+	err = eachCase(ctx, c, o.reps, cases, func(rep int, cs string) (func(share float64), error) {
+		dir := setDir(cs, rep)
+		var r result
+		var ready time.Duration
+		var err error
+		switch cs {
+		case caseRep3:
+			r, err = storm(ctx, c, o, files[dir])
+		case caseSetrepStorm:
+			done := make(chan error, 1)
+			var rd *readiness
+			r, err = stormWith(ctx, c, o, files[dir], func() {
+				rd = watchReady(ctx, lay, files[dir], want)
 				go func() { done <- setrep(ctx, c, a, su, factor, dir) }()
-				time.Sleep(time.Until(sent.Add(o.lead)))
-				r, err = storm(ctx, c, o, files[dir])
-				if serr := <-done; err == nil && serr != nil {
-					err = serr
-				}
-				if err == nil {
-					ready, err = rd.wait()
-				}
-			case caseHint:
-				r, ready, err = hintCase(ctx, c, o, hc, dir, files[dir])
-			case caseReplication:
-				var paths []string
-				for _, name := range files[dir] {
-					paths = append(paths, inodes[name])
-				}
-				r, ready, err = hintCase(ctx, c, o, hc, dir, paths)
-			case caseBalanced:
-				r, err = balancedOnly(ctx, c, o, host, files[dir])
+			})
+			if serr := <-done; err == nil && serr != nil {
+				err = serr
 			}
-			if err != nil {
-				return fmt.Errorf("%s (rep %d): %w", cs, rep, err)
+			if err == nil {
+				ready, err = rd.wait()
 			}
-			barriers[cs] = append(barriers[cs], r.barrier.Seconds())
-			share, err := served.next(ctx)
-			if err != nil {
-				return err
+		case caseSetrepAhead:
+			done := make(chan error, 1)
+			sent := time.Now()
+			rd := watchReady(ctx, lay, files[dir], want)
+			go func() { done <- setrep(ctx, c, a, su, factor, dir) }()
+			time.Sleep(time.Until(sent.Add(o.lead)))
+			r, err = storm(ctx, c, o, files[dir])
+			if serr := <-done; err == nil && serr != nil {
+				err = serr
 			}
+			if err == nil {
+				ready, err = rd.wait()
+			}
+		case caseHint:
+			r, ready, err = hintCase(ctx, c, o, hc, dir, files[dir])
+		case caseReplication:
+			var paths []string
+			for _, name := range files[dir] {
+				paths = append(paths, inodes[name])
+			}
+			r, ready, err = hintCase(ctx, c, o, hc, dir, paths)
+		case caseBalanced:
+			r, err = balancedOnly(ctx, c, o, host, files[dir])
+		}
+		if err != nil {
+			return nil, err
+		}
+		barriers[cs] = append(barriers[cs], r.barrier.Seconds())
+		return func(share float64) {
 			shares[cs] = append(shares[cs], share)
 			extra := ""
 			switch cs {
@@ -589,7 +582,10 @@ func runPhase(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, l
 			}
 			fmt.Printf("rep %d %-16s barrier %6.1f s  (mean reader %5.1f s)  busiest DataNode served %.2fx the mean%s\n",
 				rep, cs, r.barrier.Seconds(), r.mean.Seconds(), share, extra)
-		}
+		}, nil
+	})
+	if err != nil {
+		return err
 	}
 	ph.Barrier, ph.Share, ph.Ready = map[string][3]float64{}, map[string]float64{}, map[string]float64{}
 	for _, cs := range cases {
