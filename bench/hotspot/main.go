@@ -68,6 +68,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/newtricks/newtricks/bench/internal/runinfo"
+	"github.com/newtricks/newtricks/bench/internal/simfile"
 	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
@@ -187,38 +188,6 @@ const (
 	caseReplication = "replication-only"
 )
 
-// phase is one configuration of the run: the DataNodes that run and their throttle.
-type phase struct {
-	Role      string  `json:"role"` // "check" (measured first) or "calibrate" (the headline)
-	DataNodes int     `json:"datanodes"`
-	Bandwidth int64   `json:"dn_bandwidth"`
-	Readers   int     `json:"readers"`
-	Files     int     `json:"files"`
-	FileBytes int64   `json:"file_bytes"`
-	BlockSize int64   `json:"block_size"`
-	Interval  int     `json:"redundancy_interval_s"`
-	LeadS     float64 `json:"lead_s"`
-	Factor    int     `json:"factor"`
-	LimitS    float64 `json:"physical_limit_s"`
-	// per case: median, min and max barrier; median busiest/mean DataNode; median ready
-	Barrier map[string][3]float64 `json:"barrier_s"`
-	Share   map[string]float64    `json:"busiest_over_mean"`
-	Ready   map[string]float64    `json:"ready_s,omitempty"`
-}
-
-func (p *phase) med(cs string) float64 { return p.Barrier[cs][0] }
-
-// measured is what -sim-out writes: both configurations of one run, with its provenance.
-type measured struct {
-	Commit    string   `json:"commit"`
-	Dirty     bool     `json:"dirty"`
-	Date      string   `json:"date"`
-	LoadStart string   `json:"load_start"`
-	LoadEnd   string   `json:"load_end"`
-	Command   string   `json:"command"`
-	Phases    []*phase `json:"phases"`
-}
-
 func run(o options) (err error) {
 	ri := runinfo.Start()
 	e, err := newBenchEnv("bench-hotspot-")
@@ -234,11 +203,11 @@ func run(o options) (err error) {
 	}
 	// The check configuration runs first: its DataNodes are a subset, so the later ones only
 	// add capacity when they join, and no replica of the earlier sets goes missing.
-	var phases []*phase
+	var phases []*simfile.Phase
 	if o.checkDataNodes > 0 {
-		phases = append(phases, &phase{Role: "check", DataNodes: o.checkDataNodes, Bandwidth: o.checkBandwidth})
+		phases = append(phases, &simfile.Phase{Role: "check", DataNodes: o.checkDataNodes, Bandwidth: o.checkBandwidth})
 	}
-	phases = append(phases, &phase{Role: "calibrate", DataNodes: o.dataNodes, Bandwidth: o.bandwidth})
+	phases = append(phases, &simfile.Phase{Role: "calibrate", DataNodes: o.dataNodes, Bandwidth: o.bandwidth})
 
 	start := time.Now()
 	// 13 JVMs on a small shared machine: 6 min to start.
@@ -251,7 +220,9 @@ func run(o options) (err error) {
 
 	// One identical set of hot files per configuration, case and repetition, written while
 	// only DataNodes 0-2 run, so every block of every set has its three replicas there.
-	setDir := func(ph *phase, cs string, rep int) string { return fmt.Sprintf("/bench/%s-%s-%d", ph.Role, cs, rep) }
+	setDir := func(ph *simfile.Phase, cs string, rep int) string {
+		return fmt.Sprintf("/bench/%s-%s-%d", ph.Role, cs, rep)
+	}
 	var dirs []string
 	for _, ph := range phases {
 		for rep := 0; rep < o.reps; rep++ {
@@ -318,18 +289,18 @@ func run(o options) (err error) {
 		}
 	}
 	hd := phases[len(phases)-1]
-	ratio := func(a, b string) float64 { return hd.med(a) / hd.med(b) }
+	ratio := func(a, b string) float64 { return hd.Med(a) / hd.Med(b) }
 	if o.balanced {
 		// Each mechanism's share of the hint's improvement over replication 3, taken in both
 		// orders: the two do not add up exactly, since balanced reads act on the replicas the
 		// raise made.
-		gain := hd.med(caseRep3) - hd.med(caseHint)
+		gain := hd.Med(caseRep3) - hd.Med(caseHint)
 		fmt.Printf("shares of the hint's gain over rep3 (%.1f s): replication first %.0f%% then balanced reads %.0f%%; balanced reads first %.0f%% then replication %.0f%%\n",
-			gain, 100*(hd.med(caseRep3)-hd.med(caseReplication))/gain, 100*(hd.med(caseReplication)-hd.med(caseHint))/gain,
-			100*(hd.med(caseRep3)-hd.med(caseBalanced))/gain, 100*(hd.med(caseBalanced)-hd.med(caseHint))/gain)
+			gain, 100*(hd.Med(caseRep3)-hd.Med(caseReplication))/gain, 100*(hd.Med(caseReplication)-hd.Med(caseHint))/gain,
+			100*(hd.Med(caseRep3)-hd.Med(caseBalanced))/gain, 100*(hd.Med(caseBalanced)-hd.Med(caseHint))/gain)
 	}
 	if o.simOut != "" {
-		m := measured{Commit: ri.Commit, Dirty: ri.Dirty, Date: start.UTC().Format(time.RFC3339), LoadStart: ri.LoadStart,
+		m := simfile.Run{Commit: ri.Commit, Dirty: ri.Dirty, Date: start.UTC().Format(time.RFC3339), LoadStart: ri.LoadStart,
 			LoadEnd: runinfo.Load(), Command: strings.Join(append([]string{"go run ./bench/hotspot"}, os.Args[1:]...), " "), Phases: phases}
 		b, err := json.MarshalIndent(m, "", "  ")
 		if err != nil {
@@ -341,7 +312,7 @@ func run(o options) (err error) {
 		fmt.Printf("medians of both configurations written to %s: make bench-sim BENCH_SIM_FLAGS=-from=%s\n", o.simOut, o.simOut)
 	}
 	line := fmt.Sprintf("BENCH hotspot barrier_reduction=%.3f vs_setrep_ahead=%.3f ready_s=%.1f barrier_vs_limit=%.2f",
-		1-ratio(caseHint, caseRep3), ratio(caseHint, caseSetrepAhead), hd.Ready[caseHint], hd.med(caseHint)/hd.LimitS)
+		1-ratio(caseHint, caseRep3), ratio(caseHint, caseSetrepAhead), hd.Ready[caseHint], hd.Med(caseHint)/hd.LimitS)
 	if o.balanced {
 		line += fmt.Sprintf(" balanced_only_vs_rep3=%.3f replication_only_vs_rep3=%.3f hint_vs_replication_only=%.3f hint_vs_balanced_only=%.3f replication_only_vs_setrep_ahead=%.3f",
 			ratio(caseBalanced, caseRep3), ratio(caseReplication, caseRep3), ratio(caseHint, caseReplication),
@@ -350,7 +321,7 @@ func run(o options) (err error) {
 	if len(phases) > 1 {
 		ck := phases[0]
 		line += fmt.Sprintf(" check=%dx%s check_barrier_reduction=%.3f check_vs_setrep_ahead=%.3f",
-			ck.DataNodes, strings.ReplaceAll(human(ck.Bandwidth), " ", ""), 1-ck.med(caseHint)/ck.med(caseRep3), ck.med(caseHint)/ck.med(caseSetrepAhead))
+			ck.DataNodes, strings.ReplaceAll(human(ck.Bandwidth), " ", ""), 1-ck.Med(caseHint)/ck.Med(caseRep3), ck.Med(caseHint)/ck.Med(caseSetrepAhead))
 	}
 	fmt.Printf("%s reps=%d %s\n", line, o.reps, ri.Fields())
 	return nil
@@ -359,7 +330,7 @@ func run(o options) (err error) {
 // setDataNodes makes exactly ph.DataNodes DataNodes (0 .. n-1) run, each throttled at
 // ph.Bandwidth: a running DataNode at another throttle is reconfigured in place (`dfsadmin
 // -reconfig datanode`, Hadoop 3.4 reconfigures both keys), one that starts gets it in its conf.
-func setDataNodes(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, ph *phase, bwNow map[int]int64) error {
+func setDataNodes(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, ph *simfile.Phase, bwNow map[int]int64) error {
 	dns := c.DataNodes()
 	for _, dn := range dns {
 		if dn.Index >= ph.DataNodes && dn.Running {
@@ -494,7 +465,7 @@ func nameNodeHost(lay extcluster.Layout) (pb.NameNodeHostClient, *grpc.ClientCon
 // runPhase runs every case of one configuration o.reps times in alternating order and fills
 // ph's medians.
 func runPhase(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, lay extcluster.Layout, o options, su string,
-	hc *hintclient.Client, host pb.NameNodeHostClient, ph *phase, cases []string, files map[string][]string,
+	hc *hintclient.Client, host pb.NameNodeHostClient, ph *simfile.Phase, cases []string, files map[string][]string,
 	inodes map[string]string, setDir func(string, int) string) error {
 	hot := int64(o.files) * o.fileBytes
 	total := hot * int64(o.readers)
@@ -607,14 +578,14 @@ func runPhase(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, l
 			rdy = fmt.Sprintf("  ready %.1f s (%.1f, %.1f) after it was sent", rm, rlo, rhi)
 		}
 		fmt.Printf("%-26s barrier median %6.1f s (min %5.1f, max %5.1f)  vs rep3 %.3f  vs limit %.2f  busiest/mean DataNode %.2f (%.2f, %.2f)%s\n",
-			label, m, lo, hi, m/ph.med(caseRep3), m/ph.LimitS, sm, slo, shi, rdy)
+			label, m, lo, hi, m/ph.Med(caseRep3), m/ph.LimitS, sm, slo, shi, rdy)
 	}
 	fmt.Printf("floor: at the physical limit %.1f s (a DataNode's throttle lets short bursts above it) vs_setrep_ahead would be %.3f against this run's setrep-ahead median (%.1f s, ready %.1f s after it was sent, storm at %v); the hint is at %.2fx the limit; load average %s\n",
-		ph.LimitS, ph.LimitS/ph.med(caseSetrepAhead), ph.med(caseSetrepAhead), ph.Ready[caseSetrepAhead], o.lead, ph.med(caseHint)/ph.LimitS, loadAverage())
+		ph.LimitS, ph.LimitS/ph.Med(caseSetrepAhead), ph.Med(caseSetrepAhead), ph.Ready[caseSetrepAhead], o.lead, ph.Med(caseHint)/ph.LimitS, loadAverage())
 	if len(cases) > 4 {
 		fmt.Printf("controls (%s): balanced-only/rep3 %.3f, replication-only/rep3 %.3f, hint/replication-only %.3f (balanced reads on top of the raise), hint/balanced-only %.3f (the raise on top of balanced reads), replication-only/setrep-ahead %.3f (boost and hint vs stock setrep, both unbalanced)\n",
-			ph.Role, ph.med(caseBalanced)/ph.med(caseRep3), ph.med(caseReplication)/ph.med(caseRep3), ph.med(caseHint)/ph.med(caseReplication),
-			ph.med(caseHint)/ph.med(caseBalanced), ph.med(caseReplication)/ph.med(caseSetrepAhead))
+			ph.Role, ph.Med(caseBalanced)/ph.Med(caseRep3), ph.Med(caseReplication)/ph.Med(caseRep3), ph.Med(caseHint)/ph.Med(caseReplication),
+			ph.Med(caseHint)/ph.Med(caseBalanced), ph.Med(caseReplication)/ph.Med(caseSetrepAhead))
 	}
 	return nil
 }

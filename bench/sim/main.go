@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/newtricks/newtricks/bench/internal/runinfo"
+	"github.com/newtricks/newtricks/bench/internal/simfile"
 )
 
 const mib = 1 << 20
@@ -40,7 +41,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	cal, check := m.phase("calibrate"), m.phase("check")
+	cal, check := m.Phase("calibrate"), m.Phase("check")
 	if cal == nil || check == nil {
 		fmt.Fprintf(os.Stderr, "%s: want a \"calibrate\" and a \"check\" configuration (bench-hotspot -check-datanodes)\n", *from)
 		os.Exit(2)
@@ -80,11 +81,11 @@ func main() {
 		fmt.Printf("note: the fit is at the edge of its grid (eta 0.70-1.40, arrival 0.05-2 s): the model does not describe this run well\n")
 	}
 	for _, x := range []struct {
-		ph        *measuredPhase
+		ph        *simfile.Phase
 		def, fitd []row
 		what      string
 	}{{cal, calRows, calFit, "calibration (fitted here)"}, {check, chkRows, chkFit, "check (out of sample)"}} {
-		p := x.ph.params(def, *seed)
+		p := params(x.ph, def, *seed)
 		fmt.Printf("\n%s: %d DataNodes at %.0f MiB/s, %d readers, %d files x %d blocks of %.0f MiB on 3 DataNodes, interval %ds, factor %d, lead %.0f s, physical limit %.1f s\n",
 			x.what, p.Nodes, p.ReadBW/mib, p.Readers, p.Files, p.BlocksPerFile, p.BlockBytes/mib, x.ph.Interval, x.ph.Factor, x.ph.LeadS, limit(p))
 		fmt.Printf("%-18s %9s %11s %8s %11s %8s %9s\n", "case", "measured", "sim default", "error", "sim fitted", "error", "max/mean")

@@ -6,37 +6,12 @@ import (
 	"math"
 	"os"
 	"sort"
+
+	"github.com/newtricks/newtricks/bench/internal/simfile"
 )
 
-// measuredRun is what `bench-hotspot -sim-out` writes: the run's provenance and, per
-// configuration, its setup and each case's barrier median (min, max).
-type measuredRun struct {
-	Commit    string           `json:"commit"`
-	Dirty     bool             `json:"dirty"`
-	Date      string           `json:"date"`
-	LoadStart string           `json:"load_start"`
-	LoadEnd   string           `json:"load_end"`
-	Command   string           `json:"command"`
-	Note      string           `json:"note,omitempty"`
-	Phases    []*measuredPhase `json:"phases"`
-}
-
-type measuredPhase struct {
-	Role      string                `json:"role"`
-	DataNodes int                   `json:"datanodes"`
-	Bandwidth int64                 `json:"dn_bandwidth"`
-	Readers   int                   `json:"readers"`
-	Files     int                   `json:"files"`
-	FileBytes int64                 `json:"file_bytes"`
-	BlockSize int64                 `json:"block_size"`
-	Interval  int                   `json:"redundancy_interval_s"`
-	LeadS     float64               `json:"lead_s"`
-	Factor    int                   `json:"factor"`
-	Barrier   map[string][3]float64 `json:"barrier_s"`
-}
-
 // loadMeasured reads and checks a -sim-out file (bounded: it is a few KiB).
-func loadMeasured(path string) (*measuredRun, error) {
+func loadMeasured(path string) (*simfile.Run, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("-from: %w", err)
@@ -48,7 +23,7 @@ func loadMeasured(path string) (*measuredRun, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-from: %w", err)
 	}
-	var m measuredRun
+	var m simfile.Run
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("-from %s: %w", path, err)
 	}
@@ -71,15 +46,6 @@ func loadMeasured(path string) (*measuredRun, error) {
 		}
 	}
 	return &m, nil
-}
-
-func (m *measuredRun) phase(role string) *measuredPhase {
-	for _, ph := range m.Phases {
-		if ph.Role == role {
-			return ph
-		}
-	}
-	return nil
 }
 
 // simCase is the model's version of one bench-hotspot case.
@@ -113,7 +79,8 @@ type fit struct {
 	Arrival float64 // readers start uniformly within this many seconds
 }
 
-func (ph *measuredPhase) params(f fit, seed uint64) Params {
+// params is the model of ph with f.
+func params(ph *simfile.Phase, f fit, seed uint64) Params {
 	bpf := max(1, int(math.Ceil(float64(ph.FileBytes)/float64(ph.BlockSize))))
 	bw := f.Eta * float64(ph.Bandwidth)
 	return Params{Nodes: ph.DataNodes, ReadBW: bw, XferBW: bw, Xceivers: 4096, Readers: ph.Readers, Arrival: f.Arrival,
@@ -131,13 +98,13 @@ func (r row) rel() float64 { return (r.sim - r.measured) / r.measured }
 
 // errorOn runs every measured case of ph with f (the median of 5 seeds) and returns the mean
 // |sim - measured| / measured and the rows, in case-name order.
-func (f fit) errorOn(ph *measuredPhase, seed uint64) (float64, []row) {
+func (f fit) errorOn(ph *simfile.Phase, seed uint64) (float64, []row) {
 	names := make([]string, 0, len(ph.Barrier))
 	for n := range ph.Barrier {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	p := ph.params(f, seed)
+	p := params(ph, f, seed)
 	var rows []row
 	var sum float64
 	for _, n := range names {

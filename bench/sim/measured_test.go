@@ -19,7 +19,7 @@ func TestMeasuredFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.phase("calibrate") == nil || m.phase("check") == nil || m.Commit == "" {
+	if m.Phase("calibrate") == nil || m.Phase("check") == nil || m.Commit == "" {
 		t.Fatalf("measured.json: want a calibrate and a check configuration and a commit: %+v", m)
 	}
 }
