@@ -16,6 +16,7 @@ import (
 
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/namenode-ext/hotspot"
 )
 
 // The steps every mode of the bench shares (the storm, -failover and -scale), in one copy so
@@ -234,4 +235,17 @@ func eachCase(ctx context.Context, c *cluster.Cluster, reps int, cases []string,
 		}
 	}
 	return nil
+}
+
+// whileUnavailable calls f every `every` while it fails with hotspot.ErrUnavailable
+// (namenode-ext starting, or recovering after a failover), for at most 2 minutes.
+func whileUnavailable[T any](every time.Duration, f func() (T, error)) (T, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		v, err := f()
+		if !errors.Is(err, hotspot.ErrUnavailable) || time.Now().After(deadline) {
+			return v, err
+		}
+		time.Sleep(every)
+	}
 }

@@ -343,12 +343,5 @@ func replicationRetry(ctx context.Context, c *cluster.Cluster, name string) (int
 
 // doneRetry ends a hint, retrying while namenode-ext recovers.
 func doneRetry(ctx context.Context, hc *hintclient.Client, id string) (*hotspot.HintStatus, error) {
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		st, err := hc.Done(ctx, id)
-		if !errors.Is(err, hotspot.ErrUnavailable) || time.Now().After(deadline) {
-			return st, err
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	return whileUnavailable(250*time.Millisecond, func() (*hotspot.HintStatus, error) { return hc.Done(ctx, id) })
 }

@@ -49,7 +49,6 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -833,14 +832,7 @@ func setrep(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, su 
 
 // createHint retries while namenode-ext starts or recovers.
 func createHint(ctx context.Context, c *hintclient.Client, h hintclient.Hint) (*hotspot.Plan, error) {
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		p, err := c.Create(ctx, h)
-		if !errors.Is(err, hotspot.ErrUnavailable) || time.Now().After(deadline) {
-			return p, err
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	return whileUnavailable(500*time.Millisecond, func() (*hotspot.Plan, error) { return c.Create(ctx, h) })
 }
 
 func human(n int64) string {
