@@ -3,46 +3,66 @@ package main
 import (
 	"runtime"
 	"testing"
-	"time"
 )
 
-// TestModelStep: the synthetic model step uses the requested CPU on the thread that runs it.
-// It logs the CPU the rest of the process used meanwhile, for the model on its own C thread,
-// in a cgo call and as the old Go loop.
+// TestModelStep: the model step computes the matrix product (checked against a plain triple
+// loop: the values are multiples of 1/64 small enough that float32 sums are exact in any
+// order), on its own C thread, in a cgo call and as Go code, and uses CPU on the thread that
+// runs it. It logs the CPU the rest of the process used meanwhile.
 func TestModelStep(t *testing.T) {
+	const n = 96 // not a multiple of the 64-wide tiles: the edges are covered too
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if err := gemmInit(n); err != nil {
+		t.Fatal(err)
+	}
+	if err := gemmInit(n + 1); err == nil {
+		t.Fatal("gemmInit with a second size: want an error")
+	}
+	if err := gemmInit(0); err == nil {
+		t.Fatal("gemmInit(0): want an error")
+	}
 	mt, err := startModelThread()
 	if err != nil {
 		t.Fatal(err)
 	}
-	onThread := func(d time.Duration) float64 {
-		used, err := mt.step(d)
-		if err != nil {
-			t.Fatal(err)
+	g := newGoGEMM(n)
+	want := func(i, j int) float32 {
+		var s float32
+		for k := 0; k < n; k++ {
+			s += g.a[i*n+k] * g.b[k*n+j]
 		}
-		return used
-	}
-	here := func(f func(time.Duration)) func(time.Duration) float64 {
-		return func(d time.Duration) float64 {
-			t0 := threadCPU()
-			f(d)
-			return threadCPU() - t0
-		}
+		return s
 	}
 	for _, m := range []struct {
 		name string
-		step func(time.Duration) float64
-	}{{"C thread", onThread}, {"cgo call", here(modelStep)}, {"Go loop", here(modelStepGo)}} {
+		step func() float64
+		at   func(i, j int) float32
+	}{
+		{"C thread", func() float64 {
+			used, err := mt.step()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return used
+		}, gemmC},
+		{"cgo call", func() float64 { t0 := threadCPU(); modelStep(); return threadCPU() - t0 }, gemmC},
+		{"Go", func() float64 { t0 := threadCPU(); g.step(); return threadCPU() - t0 }, func(i, j int) float32 { return g.c[i*n+j] }},
+	} {
 		p0 := processCPU()
 		model := 0.0
-		for i := 0; i < 5; i++ {
-			model += m.step(20 * time.Millisecond)
+		for i := 0; i < 3; i++ {
+			model += m.step()
 		}
 		other := processCPU() - p0 - model
-		t.Logf("%s: model %.1f ms for 5 x 20 ms, rest of the process %.2f ms", m.name, 1000*model, 1000*other)
-		if model < 0.100 || model > 0.115 {
-			t.Errorf("%s: model used %.1f ms, want 100 ms (+ at most one loop iteration per step)", m.name, 1000*model)
+		t.Logf("%s: model %.2f ms for 3 GEMMs of %d, rest of the process %.2f ms", m.name, 1000*model, n, 1000*other)
+		if model <= 0 {
+			t.Errorf("%s: model step used no CPU on its thread", m.name)
+		}
+		for _, ij := range [][2]int{{0, 0}, {5, 77}, {63, 64}, {95, 95}, {64, 3}} {
+			if got, w := m.at(ij[0], ij[1]), want(ij[0], ij[1]); got != w {
+				t.Errorf("%s: C[%d][%d] = %v, want %v", m.name, ij[0], ij[1], got, w)
+			}
 		}
 	}
 }

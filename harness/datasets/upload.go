@@ -17,6 +17,13 @@ func Upload(ctx context.Context, fs *hdfs.Client, local, remote string, m Media,
 	if _, err := Write(local, m, l); err != nil {
 		return nil, nil, err
 	}
+	return UploadLocal(ctx, fs, local, remote)
+}
+
+// UploadLocal uploads the files of the local directory (a dataset already written, such as
+// WriteRealistic's) to remote in HDFS and stores their index beside them; it returns the index
+// and its SHA-256.
+func UploadLocal(ctx context.Context, fs *hdfs.Client, local, remote string) (*pb.DatasetIndex, []byte, error) {
 	if err := hdfsio.UploadDir(ctx, fs, local, remote); err != nil {
 		return nil, nil, err
 	}
