@@ -35,7 +35,7 @@ type Realistic struct {
 
 // realisticVersion changes whenever the generator would make other bytes for the same
 // parameters, so that a cache built by an older generator is not reused.
-const realisticVersion = 1
+const realisticVersion = 2
 
 // maxRealistic bounds a request (a typo must not fill the disk): about 100 KB per image and
 // 1-3 MB per clip.
@@ -323,10 +323,10 @@ func writeRealisticImages(dir string, r Realistic, workers int, logf func(string
 		rng := rand.New(rand.NewPCG(r.Seed, uint64(g)))
 		w, h := pickSize(rng, imageSizes)
 		fam := rng.IntN(len(families))
-		q := 2 + rng.IntN(5) // mjpeg qscale 2-6: roughly libjpeg quality 95 down to 75
+		q := 2 + rng.IntN(4) // mjpeg qscale 2-5: roughly libjpeg quality 95 down to 80
 		n := min(imagesPerRun, r.Images-g*imagesPerRun)
 		src := families[fam].src(rng, w, h, 25)
-		vf := fmt.Sprintf("noise=alls=%d:allf=t+u,select='not(mod(n\\,5))'", 10+rng.IntN(14))
+		vf := fmt.Sprintf("noise=alls=%d:allf=t+u,select='not(mod(n\\,5))'", 16+rng.IntN(17))
 		out := filepath.Join(scratch, fmt.Sprintf("g%05d-%%02d.jpg", g))
 		if err := ffmpeg("-f", "lavfi", "-i", src, "-ss", fmt.Sprint(rng.IntN(8)), "-vf", vf, "-fps_mode", "vfr", "-frames:v", fmt.Sprint(n), "-q:v", fmt.Sprint(q), out); err != nil {
 			return err
@@ -368,11 +368,11 @@ func writeRealisticClips(dir string, r Realistic, workers int, logf func(string,
 		w, h := pickSize(rng, clipSizes)
 		fam := rng.IntN(len(families))
 		rate := []int{24, 25, 30}[rng.IntN(3)]
-		dur := 5 + rng.IntN(6) // 5-10 s
-		crf := 20 + rng.IntN(9)
+		dur := 5 + rng.IntN(6)  // 5-10 s
+		crf := 26 + rng.IntN(6) // 1.5-3 MB for 6 s of 720p: the bitrates of web video
 		gop := rate * (1 + rng.IntN(4))
 		bf := 2 + rng.IntN(2)
-		src := families[fam].src(rng, w, h, rate) + fmt.Sprintf(",noise=alls=%d:allf=t+u", 1+rng.IntN(3))
+		src := families[fam].src(rng, w, h, rate) + fmt.Sprintf(",noise=alls=%d:allf=u", 1+rng.IntN(3))
 		p := filepath.Join(scratch, fmt.Sprintf("c%05d.mp4", i))
 		if err := ffmpeg("-f", "lavfi", "-i", src, "-t", fmt.Sprint(dur), "-c:v", "libx264", "-preset", "superfast", "-crf", fmt.Sprint(crf),
 			"-g", fmt.Sprint(gop), "-bf", fmt.Sprint(bf), "-pix_fmt", "yuv420p", "-movflags", "+faststart", p); err != nil {
