@@ -66,3 +66,15 @@ func TestModelStep(t *testing.T) {
 		}
 	}
 }
+
+// TestParseWorkers: -baseline-workers takes distinct counts from 1 to 64.
+func TestParseWorkers(t *testing.T) {
+	if w, err := parseWorkers("1, 2,4"); err != nil || len(w) != 3 || w[0] != 1 || w[1] != 2 || w[2] != 4 {
+		t.Errorf("parseWorkers(\"1, 2,4\") = %v, %v", w, err)
+	}
+	for _, bad := range []string{"", "0", "65", "a", "1,1", "1,,2"} {
+		if _, err := parseWorkers(bad); err == nil {
+			t.Errorf("parseWorkers(%q): want an error", bad)
+		}
+	}
+}
