@@ -53,6 +53,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/newtricks/newtricks/bench/internal/plot"
+	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/datasets"
@@ -243,8 +244,8 @@ func run(o options) error {
 	if runtime.NumCPU() < 2 {
 		return fmt.Errorf("need 2 CPUs (trainer core and storage core), have %d", runtime.NumCPU())
 	}
-	load0, commit := loadAvg(), gitCommit()
-	fmt.Printf("commit %s; load average at the start %s\n", commit, load0)
+	prov := runinfo.Start()
+	fmt.Printf("commit %s (dirty %v); load average at the start %s\n", prov.Commit, prov.Dirty, prov.LoadStart)
 	a, err := extcluster.ArtifactsFromEnv()
 	if err != nil {
 		return err
@@ -497,11 +498,10 @@ func run(o options) error {
 		fmt.Printf("the page cache could NOT be dropped before %d of %d runs (%v): those runs read what the previous ones left cached\n",
 			b.runs()-b.dropped, b.runs(), b.dropErr)
 	}
-	load1 := loadAvg()
-	fmt.Printf("load average at the end: %s\n", load1)
-	fmt.Printf("BENCH offload p99_reduction=%.3f stall_reduction=%.3f trainer_cpu_reduction=%.3f fallback_penalty=%.3f mem_8_vs_1=%.3f dn_read_ratio=%.3f cpu_stall_p99_reduction=%.3f cpu_stall_reduction=%.3f baseline=%s steps=%d rounds=%d samples=%d spanning=%d remote_owner=%d block=%d nodes=%d repl=%d cache_dropped=%s quick=%t commit=%s load_start=%s load_end=%s\n",
+	fmt.Printf("load average at the end: %s\n", runinfo.Load())
+	fmt.Printf("BENCH offload p99_reduction=%.3f stall_reduction=%.3f trainer_cpu_reduction=%.3f fallback_penalty=%.3f mem_8_vs_1=%.3f dn_read_ratio=%.3f cpu_stall_p99_reduction=%.3f cpu_stall_reduction=%.3f baseline=%s steps=%d rounds=%d samples=%d spanning=%d remote_owner=%d block=%d nodes=%d repl=%d cache_dropped=%s quick=%t %s\n",
 		p99Red, stallRed, cpuRed, penalty, float64(mem8)/float64(mem1), dnRatio, cp99Red, cstallRed, best, o.steps, o.rounds, total, spanning, remote, o.blockSize, o.dataNodes, o.replication,
-		dropped, o.quick, commit, strings.ReplaceAll(load0, " ", "/"), strings.ReplaceAll(load1, " ", "/"))
+		dropped, o.quick, prov.Fields())
 	return nil
 }
 
@@ -1006,30 +1006,4 @@ func human(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-// loadAvg is /proc/loadavg's 1, 5 and 15 minute load averages.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-// gitCommit is the short commit the bench runs on, "-dirty" if the work tree has changes.
-func gitCommit() string {
-	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "unknown"
-	}
-	c := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
-		c += "-dirty"
-	}
-	return c
 }
