@@ -7,7 +7,7 @@ offload-test: deps-apt hadoop jar build xform-media ## offload unit tests, then 
 
 # QUICK=1: a small development run (-quick: 160 samples, 40 steps, 2 rounds); its figures are
 # not the benchmark's. The generated dataset is cached under $(CACHE)/bench-offload by its
-# parameters (the default one is about 700 MB and takes some minutes to make once).
+# parameters (the default one is 509 MB; it took 20 minutes to make once on the busy 2-core VM).
 BENCH_OFFLOAD_QUICK = $(if $(filter 1,$(QUICK)),-quick)
 
 .PHONY: bench-offload
