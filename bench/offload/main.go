@@ -598,6 +598,7 @@ type runResult struct {
 	waits   []time.Duration // per step: time blocked in Next
 	elapsed time.Duration
 	cpu     float64 // trainer CPU seconds spent on loading
+	model   float64 // CPU seconds of the model steps (a step slower than run m's on the same work shows here)
 	paths   map[string]int
 	members int // non-media members delivered (labels, captions, metadata)
 	steps   int
@@ -619,9 +620,9 @@ func (r *runResult) setStalls(m time.Duration) {
 func (r runResult) String() string {
 	s, cs := r.stalls, r.cstalls
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", stats.Ms(d)) }
-	return fmt.Sprintf("stall P50 %s P99 %s mean %s ms, CPU stall P99 %s mean %s ms, Next wait mean %s ms, loading CPU %.2f ms/step, %.2f steps/s, %.0f context switches/step, %d GCs, samples %v, %d members",
+	return fmt.Sprintf("stall P50 %s P99 %s mean %s ms, CPU stall P99 %s mean %s ms, Next wait mean %s ms, model CPU %.2f ms/step, loading CPU %.2f ms/step, %.2f steps/s, %.0f context switches/step, %d GCs, samples %v, %d members",
 		ms(stats.Pct(s, 50)), ms(stats.Pct(s, 99)), ms(stats.Mean(s)), ms(stats.Pct(cs, 99)), ms(stats.Mean(cs)), ms(stats.Mean(r.waits)),
-		1000*r.cpu/float64(r.steps), float64(r.steps)/r.elapsed.Seconds(), float64(r.ctxsw)/float64(r.steps), r.gcs, r.paths, r.members)
+		1000*r.model/float64(r.steps), 1000*r.cpu/float64(r.steps), float64(r.steps)/r.elapsed.Seconds(), float64(r.ctxsw)/float64(r.steps), r.gcs, r.paths, r.members)
 }
 
 // dropCaches writes back dirty pages and drops the page cache, so that a run reads its data
@@ -816,6 +817,7 @@ func (b *bench) runMode(ctx context.Context, spec *schedule.Spec, mode string, s
 	}
 	res.elapsed = time.Since(t0)
 	res.cpu = (processCPU() - cpu0) - model
+	res.model = model
 	res.ctxsw = contextSwitches() - sw0
 	runtime.ReadMemStats(&ms1)
 	res.gcs = ms1.NumGC - ms0.NumGC
