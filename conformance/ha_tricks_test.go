@@ -3,7 +3,6 @@ package conformance
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -155,14 +154,7 @@ func setReplicationFile(t *testing.T, cl *hdfs.Client, name string, data []byte,
 	if _, err := w.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; ; i++ {
-		err = w.Close()
-		if err == nil || !errors.Is(err, hdfs.ErrReplicating) || i > 50 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
+	if err := closeWritten(w); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -207,13 +199,7 @@ func writeAll(cl *hdfs.Client, p string, data []byte) error {
 			return err
 		}
 	}
-	for i := 0; ; i++ {
-		err = w.Close()
-		if err == nil || !errors.Is(err, hdfs.ErrReplicating) || i > 50 {
-			return err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return closeWritten(w)
 }
 
 // committedLines counts "checkpoint committed" log lines naming dir in every namenode-ext log.

@@ -10,9 +10,12 @@ import (
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
+	"google.golang.org/grpc"
 
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
+	"github.com/newtricks/newtricks/internal/authn"
+	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
 // TestMirrorSecure mirrors a checkpoint between two Kerberized clusters (one MiniKdc): the
@@ -88,7 +91,28 @@ func TestMirrorSecure(t *testing.T) {
 	for k, v := range core {
 		site[k] = v
 	}
-	dcA, _ := start("dc-a", extcluster.Options{Name: "dc-a", DataNodes: 1, NameNodeSite: site})
+	dcA, layA := start("dc-a", extcluster.Options{Name: "dc-a", DataNodes: 1, NameNodeSite: site})
+
+	// On a first start the event stream begins where dc-a's namenode-ext first subscribed: a
+	// checkpoint closed before that is nobody's event, so the test writes only once
+	// namenode-ext serves alice (it subscribes before it serves).
+	kc, err := sec.Login("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Destroy)
+	cc, err := grpc.NewClient(layA.NameNodeAPI, grpc.WithTransportCredentials(apiTLS(t, sec)),
+		grpc.WithPerRPCCredentials(authn.NewKerberosCredentials(kc, cluster.PrincipalNewtricks)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	if err := extcluster.WaitServing(ctx, func(ctx context.Context) error {
+		_, err := pb.NewMirrorClient(cc).Status(ctx, &pb.MirrorStatusRequest{User: "alice"})
+		return err
+	}); err != nil {
+		t.Fatalf("dc-a's namenode-ext never served alice's Mirror.Status: %v", err)
+	}
 
 	client := func(c *cluster.Cluster, principal string) *hdfs.Client {
 		cl, err := sec.Client(c, principal)

@@ -28,6 +28,7 @@ import (
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/harness/wan"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	pb "github.com/newtricks/newtricks/proto/gen/newtricksv1"
 )
 
@@ -186,16 +187,17 @@ func mirrorWrite(t *testing.T, cl *hdfs.Client, p string, data []byte) {
 			t.Fatal(err)
 		}
 	}
-	for i := 0; ; i++ {
-		err = w.Close()
-		if err == nil || !errors.Is(err, hdfs.ErrReplicating) || i > 50 {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
+	if err := closeWritten(w); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// closeWritten closes w as the Java client does, waiting up to 30 s for the block reports
+// (hdfsio.CloseFile sends the last block on every retry).
+func closeWritten(w *hdfs.FileWriter) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return hdfsio.CloseFile(ctx, w)
 }
 
 func randBytes(n int) []byte {
@@ -463,12 +465,7 @@ func TestMirror(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Write([]byte("late bytes"))
-		for i := 0; i < 50; i++ {
-			if err = w.Close(); err == nil || !errors.Is(err, hdfs.ErrReplicating) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		closeWritten(w)
 		mirrorWrite(t, alice, dir+"/_SUCCESS", nil)
 		st := env.wait(t, "alice", "ck", "bad", 1, time.Minute)
 		if st.State != pb.CheckpointStatus_FAILED || !strings.Contains(st.Error, "source changed") {

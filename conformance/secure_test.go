@@ -87,13 +87,19 @@ func startSecureCluster(t *testing.T, a extcluster.Artifacts, o extcluster.Optio
 		}
 		os.RemoveAll(lay.SocketDir)
 	})
+	return &secureCluster{c: c, lay: lay, sec: sec, base: base, tls: apiTLS(t, sec)}
+}
+
+// apiTLS is what a client of the public APIs of a cluster secured by sec dials with: TLS to
+// the co-processes' certificate, signed by sec's CA.
+func apiTLS(t *testing.T, sec *cluster.Secure) credentials.TransportCredentials {
+	t.Helper()
 	pool := x509.NewCertPool()
 	caPEM, err := os.ReadFile(sec.CACert)
 	if err != nil || !pool.AppendCertsFromPEM(caPEM) {
 		t.Fatalf("CA %s: %v", sec.CACert, err)
 	}
-	return &secureCluster{c: c, lay: lay, sec: sec, base: base,
-		tls: credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS12})}
+	return credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS12})
 }
 
 func tailLines(s string, n int) string {

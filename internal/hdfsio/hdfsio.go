@@ -32,10 +32,18 @@ func WriteFile(ctx context.Context, cl *hdfs.Client, name string, data []byte) e
 }
 
 // CloseFile closes w, retrying with backoff while hdfs.IsErrReplicating, until ctx ends.
+// Each retry sends the file's last block again, as the Java client does (complete.go says
+// why colinmarc/hdfs's own second Close cannot complete a multi-block file).
 func CloseFile(ctx context.Context, w *hdfs.FileWriter) error {
+	pending := lastBlock(w)
 	delay := 50 * time.Millisecond
-	for {
-		err := w.Close()
+	for try := 0; ; try++ {
+		var err error
+		if try == 0 || pending == nil {
+			err = w.Close()
+		} else {
+			err = pending.complete()
+		}
 		if err == nil || !hdfs.IsErrReplicating(err) {
 			return err
 		}

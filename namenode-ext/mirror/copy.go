@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
+
+	"github.com/newtricks/newtricks/internal/hdfsio"
 )
 
 // hdfsStatus is what colinmarc/hdfs FileInfo.Sys() returns (HdfsFileStatusProto), by its
@@ -406,18 +408,13 @@ func (e *Engine) recordKnown(c *checkpoint, f *file, rec fileRecord) {
 	}
 }
 
-// closeWriter closes, retrying while the NameNode waits for the DataNodes' block reports
-// (colinmarc/hdfs returns ErrReplicating and documents calling Close again).
+// closeWriter closes, retrying for up to 30 s while the NameNode waits for the DataNodes'
+// block reports; each retry sends the last block again (hdfsio.CloseFile: colinmarc/hdfs's
+// own second Close cannot complete a multi-block file whose first complete came too early).
 func closeWriter(w *hdfs.FileWriter) error {
-	var err error
-	for i := 0; i < 50; i++ {
-		err = w.Close()
-		if err == nil || !errors.Is(err, hdfs.ErrReplicating) {
-			return err
-		}
-		time.Sleep(time.Duration(20*(i+1)) * time.Millisecond)
-	}
-	return err
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return hdfsio.CloseFile(ctx, w)
 }
 
 // ensureDir creates the staging directory and rel below it on dc-b as the owner, once each.
