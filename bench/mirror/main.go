@@ -6,17 +6,29 @@
 // evaluation job's visible I/O time, from "checkpoint complete on dc-a" to "evaluator has read
 // every byte", is measured for:
 //
-//	(a) wan:     reading it from dc-a across the WAN, 16 parallel readers (a file-by-file
+//	(a) wan:     reading it from dc-a across the WAN at 16, 32, 64 and 128 parallel readers
+//	             (-readers); the count with the lowest median is the baseline (a file-by-file
 //	             reader is measured on a sample and extrapolated: it is always slower);
 //	(b) distcp:  real DistCp (hadoop-distcp 3.4.2, local job runner, -m 16 -strategy dynamic)
 //	             started when the checkpoint completes, then reading it locally on dc-b;
 //	(c) mirror:  newtricks mirroring during the write, the evaluator waiting on Mirror.Wait,
-//	             then reading locally on dc-b.
+//	             then reading locally on dc-b; the writer takes 0.5, 1 and 2 times the link's
+//	             time for the checkpoint (its bytes / the link's rate; -writer-speeds), so at
+//	             0.5 the writer outruns the link and the mirror cannot be done at completion.
 //
-// Rounds interleave the three in alternating order. The last line is
-// "BENCH mirror eval_io_reduction=<1 - c / min(a, b)> link_utilization=<fraction>", where link
-// utilisation is the mirror's bytes over the link divided by the link's capacity during the
-// intervals in which closed files were waiting to be mirrored.
+// For each writer speed (c) is set against its floor: the checkpoint bytes not yet on dc-b at
+// completion, at the link's rate, plus a local read of the checkpoint on dc-b timed in the same
+// run. "Not yet on dc-b" is the checkpoint's bytes minus the growth of dc-b's DataNode
+// BytesWritten counter (JMX, per packet received, so blocks still being written count) from
+// before the write to completion; the WAN relay's byte counter and the mirror's own Status are
+// printed beside it as checks, never used.
+//
+// Rounds interleave every run in alternating order. The last line is
+// "BENCH mirror eval_io_reduction=<1 - c(1x) / min(a, b)> floor_ratio=<the worst over the
+// speeds of the median c / floor> link_utilization=<fraction at 1x> baseline_readers=<n> ...
+// commit=... dirty=... load_start=... load_end=...", where link utilisation is the mirror's
+// bytes over the link divided by the link's capacity during the intervals in which more than
+// 1 MiB of closed files was waiting to be mirrored. -quick (QUICK=1) is a small development run.
 package main
 
 import (
@@ -32,6 +44,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +55,7 @@ import (
 	"github.com/colinmarc/hdfs/v2"
 
 	"github.com/newtricks/newtricks/bench/internal/plot"
+	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
@@ -55,10 +70,11 @@ type options struct {
 	smallSize          int
 	shards             int
 	shardSize          int
-	writeFor           time.Duration
+	speeds             []float64 // writer's time for the checkpoint, in multiples of the link's time
 	rtt                time.Duration
 	rate               int64
-	readers            int
+	readers            []int // baseline (a)'s reader counts, swept
+	localReaders       int   // readers of every local read on dc-b
 	distcpMaps         int
 	distcpStrategy     string
 	concurrency        int
@@ -67,6 +83,36 @@ type options struct {
 	methods            string
 	hadoopLib, cliPath string
 	trace              string
+	quick              bool
+}
+
+// quick are the small numbers of -quick (QUICK=1): a development run end to end in a few
+// minutes, not the benchmark's figures.
+var quick = map[string]string{"rounds": "1", "small-files": "400", "shards": "2", "shard-size": "16777216", "readers": "16,64", "serial-sample": "10"}
+
+func quickString() string {
+	var ks []string
+	for k, v := range quick {
+		ks = append(ks, "-"+k+" "+v)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
+}
+
+// parseList reads a comma-separated flag value of positive numbers.
+func parseList[T int | float64](name, s string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, f := range strings.Split(s, ",") {
+		v, err := parse(strings.TrimSpace(f))
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("-%s %q: want comma-separated positive numbers", name, s)
+		}
+		if slices.Contains(out, v) {
+			return nil, fmt.Errorf("-%s %q: %v twice", name, s, v)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func main() {
@@ -77,17 +123,42 @@ func main() {
 	flag.IntVar(&o.smallSize, "small-size", 15000, "mean size of a small file")
 	flag.IntVar(&o.shards, "shards", 10, "multi-MB shard files per checkpoint")
 	flag.IntVar(&o.shardSize, "shard-size", 30<<20, "size of a shard file")
-	flag.DurationVar(&o.writeFor, "write-for", 30*time.Second, "how long the simulated trainer takes to write a checkpoint")
+	speeds := flag.String("writer-speeds", "0.5,1,2", "the simulated trainer's time to write a checkpoint, in multiples of the link's time for it (checkpoint bytes / -rate); below 1 the writer is faster than the link; the BENCH line needs 1")
 	flag.DurationVar(&o.rtt, "rtt", 40*time.Millisecond, "emulated WAN round-trip time")
 	flag.Int64Var(&o.rate, "rate", 20<<20, "emulated WAN bandwidth, bytes/s each way")
-	flag.IntVar(&o.readers, "readers", 16, "parallel readers of the evaluator")
+	readers := flag.String("readers", "16,32,64,128", "parallel reader counts of baseline (a), comma-separated; the one with the lowest median is the baseline")
+	flag.IntVar(&o.localReaders, "local-readers", 16, "parallel readers of every local read on dc-b (after DistCp, after the mirror, and the floor's local read)")
+	flag.BoolVar(&o.quick, "quick", false, "small numbers for development ("+quickString()+"), unless set explicitly; the figures are not the benchmark's")
 	flag.IntVar(&o.distcpMaps, "maps", 16, "DistCp -m")
 	flag.StringVar(&o.distcpStrategy, "distcp-strategy", "dynamic", "DistCp -strategy: dynamic hands files to maps in small chunks, as an operator copying many small files would choose (the default, uniformsize, splits by bytes: one map gets the ~1,000 small files and copies them one by one)")
 	flag.IntVar(&o.concurrency, "concurrency", 128, "newtricks.mirror.concurrency")
-	flag.StringVar(&o.methods, "methods", "wan,distcp,mirror", "which of wan, distcp, mirror to run (a quick look; the BENCH line needs all three)")
+	flag.StringVar(&o.methods, "methods", "wan,distcp,mirror", "which of wan, distcp, mirror to run (a quick look; the BENCH line needs all three, and the mirror at 1x)")
 	flag.IntVar(&o.serialSample, "serial-sample", 50, "files read one by one across the WAN to extrapolate the file-by-file reader")
 	flag.StringVar(&o.trace, "trace", "", "also write each phase's wall-clock time (unix s, round, method, phase) to this file, to line the evaluator's windows up with a system sampler")
 	flag.Parse()
+	if o.quick {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for k, v := range quick {
+			if !set[k] {
+				if err := flag.Set(k, v); err != nil {
+					fmt.Fprintln(os.Stderr, "bench-mirror:", err)
+					os.Exit(2)
+				}
+			}
+		}
+	}
+	var err error
+	if o.readers, err = parseList("readers", *readers, strconv.Atoi); err == nil {
+		o.speeds, err = parseList("writer-speeds", *speeds, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+	}
+	if err == nil && !slices.Contains(o.speeds, 1) {
+		err = fmt.Errorf("-writer-speeds %q: the BENCH line's eval_io_reduction is at 1", *speeds)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench-mirror:", err)
+		os.Exit(2)
+	}
 	o.distcpLib = os.Getenv("NEWTRICKS_DISTCP_LIB")
 	o.user = "alice"
 	if err := run(o); err != nil {
@@ -148,6 +219,7 @@ func run(o options) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
+	prov := runinfo.Start()
 	e := &env{o: o, su: currentUser()}
 	if o.trace != "" {
 		if e.traceF, err = os.Create(o.trace); err != nil {
@@ -276,32 +348,51 @@ func run(o options) error {
 	}
 
 	files, total := checkpointFiles(o)
-	fmt.Printf("checkpoint: %d files, %.1f MiB (%d x ~%d B + %d x %d MiB), written over %v\n",
-		len(files), float64(total)/(1<<20), o.smallFiles, o.smallSize, o.shards, o.shardSize>>20, o.writeFor)
-	fmt.Printf("WAN: %v RTT, %.1f MiB/s each way; evaluator: %d readers; DistCp -m %d -strategy %s; mirror concurrency %d\n",
-		o.rtt, float64(o.rate)/(1<<20), o.readers, o.distcpMaps, o.distcpStrategy, o.concurrency)
+	// The link's time for the checkpoint: its bytes at the link's rate, no protocol overhead.
+	linkTime := time.Duration(float64(total) / float64(o.rate) * float64(time.Second))
+	fmt.Printf("checkpoint: %d files, %.1f MiB (%d x ~%d B + %d x %d MiB); the link's time for it (bytes / rate): %.2fs; the writer takes %v x that\n",
+		len(files), float64(total)/(1<<20), o.smallFiles, o.smallSize, o.shards, o.shardSize>>20, linkTime.Seconds(), o.speeds)
+	fmt.Printf("WAN: %v RTT, %.1f MiB/s each way; evaluator across the WAN (a): %v readers, swept; local reads on dc-b: %d readers; DistCp -m %d -strategy %s; mirror concurrency %d\n",
+		o.rtt, float64(o.rate)/(1<<20), o.readers, o.localReaders, o.distcpMaps, o.distcpStrategy, o.concurrency)
 	fmt.Println("machine: 2 cores shared with other work; figures are noisy")
+	if o.quick {
+		fmt.Println("-quick: a development run; its figures are not the benchmark's")
+	}
 
+	var runs []run1
+	if strings.Contains(o.methods, "wan") {
+		for _, n := range o.readers {
+			runs = append(runs, run1{method: "wan", readers: n})
+		}
+	}
+	if strings.Contains(o.methods, "distcp") {
+		runs = append(runs, run1{method: "distcp"})
+	}
+	if strings.Contains(o.methods, "mirror") {
+		for _, s := range o.speeds {
+			runs = append(runs, run1{method: "mirror", speed: s})
+		}
+	}
 	res := map[string][]float64{}
-	var util []float64
+	mres := map[float64][]mirrorResult{}
 	var plotB, plotC []plot.Series
+	sampled := false
 	for round := 0; round < o.rounds; round++ {
-		order := []string{"wan", "distcp", "mirror"}
+		order := slices.Clone(runs)
 		if round%2 == 1 {
-			order = []string{"mirror", "distcp", "wan"}
+			slices.Reverse(order)
 		}
 		baseDir := fmt.Sprintf("/base/job/step_%d", round)
 		if err := e.write(ctx, baseDir, files, 0, nil); err != nil { // unpaced: not measured
 			return fmt.Errorf("write baseline checkpoint: %w", err)
 		}
-		for _, m := range order {
-			if !strings.Contains(o.methods, m) {
-				continue
-			}
+		for _, r := range order {
 			var d time.Duration
-			switch m {
+			var err error
+			switch r.method {
 			case "wan":
-				d, err = e.runWAN(ctx, baseDir, files, round, round == 0)
+				d, err = e.runWAN(ctx, baseDir, files, r.readers, round, !sampled)
+				sampled = true
 			case "distcp":
 				var s []plot.Series
 				d, s, err = e.runDistCp(ctx, baseDir, files, round)
@@ -309,52 +400,130 @@ func run(o options) error {
 					plotB = s
 				}
 			case "mirror":
-				var s []plot.Series
-				var u float64
-				d, s, u, err = e.runMirror(ctx, mc, files, total, round)
-				if round == 0 {
-					plotC = s
+				var m mirrorResult
+				step := int64(round*len(o.speeds) + slices.Index(o.speeds, r.speed))
+				pace := time.Duration(r.speed * float64(linkTime))
+				m, err = e.runMirror(ctx, mc, files, total, round, step, pace)
+				if round == 0 && r.speed == 1 {
+					plotC = m.series
 				}
-				util = append(util, u)
+				d = m.evalIO
+				mres[r.speed] = append(mres[r.speed], m)
 			}
 			if err != nil {
-				return fmt.Errorf("round %d %s: %w", round, m, err)
+				return fmt.Errorf("round %d %s: %w", round, r, err)
 			}
-			res[m] = append(res[m], d.Seconds())
-			fmt.Printf("round %d %-6s eval_io=%.2fs\n", round, m, d.Seconds())
+			res[r.String()] = append(res[r.String()], d.Seconds())
+			fmt.Printf("round %d %-12s eval_io=%.2fs\n", round, r, d.Seconds())
 		}
 		if err := e.rm(ctx, e.a, baseDir); err != nil {
 			return err
 		}
 	}
-	png := filepath.Join(o.out, "bench-mirror-timeline.png")
-	chart := plot.Chart{
-		Title:  fmt.Sprintf("bytes on dc-b: DistCp vs newtricks mirror (%v RTT, %.0f MiB/s)", o.rtt, float64(o.rate)/(1<<20)),
-		XLabel: "seconds from checkpoint complete on dc-a", XUnit: "s", YUnit: " MiB",
-		Height: 560, Thick: true, Marks: []plot.Mark{{X: 0, Label: "complete on dc-a"}},
+	if len(plotB)+len(plotC) > 0 {
+		png := filepath.Join(o.out, "bench-mirror-timeline.png")
+		chart := plot.Chart{
+			Title:  fmt.Sprintf("bytes on dc-b: DistCp vs newtricks mirror at 1x (%v RTT, %.0f MiB/s)", o.rtt, float64(o.rate)/(1<<20)),
+			XLabel: "seconds from checkpoint complete on dc-a", XUnit: "s", YUnit: " MiB",
+			Height: 560, Thick: true, Marks: []plot.Mark{{X: 0, Label: "complete on dc-a"}},
+		}
+		if err := chart.WritePNG(png, append(plotC, plotB...)); err != nil {
+			return err
+		}
+		fmt.Println("timeline:", png)
 	}
-	if err := chart.WritePNG(png, append(plotC, plotB...)); err != nil {
-		return err
-	}
-	fmt.Println("timeline:", png)
 	fmt.Println()
-	fmt.Println("evaluation job's visible I/O time (complete on dc-a -> every byte read), median (min, max):")
-	for _, m := range []string{"wan", "distcp", "mirror"} {
-		md, lo, hi := stats.Range(res[m])
-		fmt.Printf("  %-7s %7.2fs (%.2f, %.2f)\n", m, md, lo, hi)
+	fmt.Println("evaluation job's visible I/O time (complete on dc-a -> every byte read), median (min, max) over rounds:")
+	bestReaders, a := 0, 0.0
+	for _, r := range runs {
+		v := res[r.String()]
+		md, lo, hi := stats.Range(v)
+		note := ""
+		if r.method == "mirror" {
+			note = fmt.Sprintf("  (writer %.1fs)", r.speed*linkTime.Seconds())
+		}
+		fmt.Printf("  %-12s %7.2fs (%.2f, %.2f)%s\n", r, md, lo, hi, note)
+		if r.method == "wan" && (bestReaders == 0 || md < a) {
+			bestReaders, a = r.readers, md
+		}
 	}
-	a, _, _ := stats.Range(res["wan"])
-	b, _, _ := stats.Range(res["distcp"])
-	c, _, _ := stats.Range(res["mirror"])
-	if len(res["wan"]) == 0 || len(res["distcp"]) == 0 || len(res["mirror"]) == 0 {
+	if bestReaders > 0 {
+		fmt.Printf("baseline (a): %d readers, the lowest median of %v\n", bestReaders, o.readers)
+	}
+	fmt.Println()
+	fmt.Println("mirror against its floor, per writer speed, median (min, max) over rounds:")
+	fmt.Println("  floor = bytes not on dc-b at completion / link rate + a local read of the checkpoint on dc-b in the same round;")
+	fmt.Println("  \"not on dc-b\" = checkpoint bytes - growth of dc-b's DataNode BytesWritten (JMX) from before the write to completion;")
+	fmt.Println("  floor_ratio = (c) / floor per round")
+	ratioAt := map[float64]float64{}
+	worst, worstSpeed := 0.0, 0.0
+	for _, sp := range o.speeds {
+		ms := mres[sp]
+		if len(ms) == 0 {
+			continue
+		}
+		var c, fl, ratio, unsent, unsentLink, unsentSelf, read, lag []float64
+		for _, m := range ms {
+			c = append(c, m.evalIO.Seconds())
+			fl = append(fl, m.floor(o.rate).Seconds())
+			ratio = append(ratio, m.evalIO.Seconds()/m.floor(o.rate).Seconds())
+			unsent = append(unsent, float64(m.unsent)/(1<<20))
+			unsentLink = append(unsentLink, float64(m.unsentLink)/(1<<20))
+			if m.unsentSelf >= 0 {
+				unsentSelf = append(unsentSelf, float64(m.unsentSelf)/(1<<20))
+			}
+			read = append(read, m.floorRead.Seconds())
+			lag = append(lag, m.lag.Seconds())
+		}
+		rg := func(v []float64) string {
+			md, lo, hi := stats.Range(v)
+			return fmt.Sprintf("%.2f (%.2f, %.2f)", md, lo, hi)
+		}
+		fmt.Printf("  %gx (writer %.1fs): c %ss, floor %ss, c/floor %s; lag %ss; not on dc-b at completion %s MiB (by the link's counter %s, by the mirror's Status %s); floor's local read %ss\n",
+			sp, sp*linkTime.Seconds(), rg(c), rg(fl), rg(ratio), rg(lag), rg(unsent), rg(unsentLink), rg(unsentSelf), rg(read))
+		ratioAt[sp] = stats.Median(ratio)
+		if ratioAt[sp] > worst {
+			worst, worstSpeed = ratioAt[sp], sp
+		}
+	}
+	if len(res["distcp"]) == 0 || bestReaders == 0 || len(mres[1]) == 0 {
 		return fmt.Errorf("-methods %q: the BENCH line needs wan, distcp and mirror", o.methods)
 	}
+	b, _, _ := stats.Range(res["distcp"])
+	c := stats.Median(res[run1{method: "mirror", speed: 1}.String()])
 	best := min(a, b)
-	fmt.Printf("ratios: wan/mirror %.1fx, distcp/mirror %.1fx, distcp/wan %.2f\n", a/c, b/c, b/a)
+	fmt.Printf("ratios at 1x: wan(%d)/mirror %.1fx, distcp/mirror %.1fx, distcp/wan(%d) %.2f\n", bestReaders, a/c, b/c, bestReaders, b/a)
+	var util []float64
+	for _, m := range mres[1] {
+		util = append(util, m.util)
+	}
 	u, ulo, uhi := stats.Range(util)
-	fmt.Printf("mirror link utilisation while files were waiting: median %.2f (%.2f, %.2f)\n", u, ulo, uhi)
-	fmt.Printf("BENCH mirror eval_io_reduction=%.3f link_utilization=%.2f\n", 1-c/best, u)
+	fmt.Printf("link_utilization (at 1x): the mirror's bytes over the link / (link rate x the time in which more than 1 MiB closed on dc-a was not yet across), median %.2f (%.2f, %.2f)\n", u, ulo, uhi)
+	var per []string
+	for _, sp := range o.speeds {
+		per = append(per, fmt.Sprintf("floor_ratio_%gx=%.3f", sp, ratioAt[sp]))
+	}
+	fmt.Printf("load average at the end: %s\n", runinfo.Load())
+	fmt.Printf("BENCH mirror eval_io_reduction=%.3f floor_ratio=%.3f link_utilization=%.2f baseline_readers=%d floor_ratio_worst_at=%gx %s wan_s=%.2f distcp_s=%.2f mirror_1x_s=%.2f link_s=%.2f mib=%.1f rounds=%d quick=%t %s\n",
+		1-c/best, worst, u, bestReaders, worstSpeed, strings.Join(per, " "), a, b, c, linkTime.Seconds(), float64(total)/(1<<20), o.rounds, o.quick, prov.Fields())
 	return nil
+}
+
+// run1 is one measured run of a round: (a) at a reader count, (b), or (c) at a writer speed.
+type run1 struct {
+	method  string  // wan, distcp or mirror
+	readers int     // wan: parallel readers
+	speed   float64 // mirror: the writer's time in multiples of the link's time
+}
+
+func (r run1) String() string {
+	switch r.method {
+	case "wan":
+		return fmt.Sprintf("wan/%d", r.readers)
+	case "mirror":
+		return fmt.Sprintf("mirror/%gx", r.speed)
+	}
+	return r.method
 }
 
 // mark writes one phase's wall-clock time to the -trace file (nothing without -trace).
@@ -529,7 +698,7 @@ loop:
 }
 
 // runWAN is (a): the evaluator reads the checkpoint from dc-a across the WAN.
-func (e *env) runWAN(ctx context.Context, dir string, files []file, round int, sample bool) (time.Duration, error) {
+func (e *env) runWAN(ctx context.Context, dir string, files []file, readers, round int, sample bool) (time.Duration, error) {
 	dial := wan.Dialer(e.pull.Addr())
 	if sample && e.o.serialSample > 0 {
 		var smalls []file
@@ -543,16 +712,17 @@ func (e *env) runWAN(ctx context.Context, dir string, files []file, round int, s
 			return 0, err
 		}
 		per := time.Since(began) / time.Duration(len(smalls))
-		fmt.Printf("file-by-file reader across the WAN: %v per small file (%d sampled) -> >= %.0fs for the %d small files alone (not run in full: always slower than 16 readers)\n",
+		fmt.Printf("file-by-file reader across the WAN: %v per small file (%d sampled) -> >= %.0fs for the %d small files alone (not run in full: always slower than parallel readers)\n",
 			per.Round(time.Millisecond), len(smalls), (per * time.Duration(e.o.smallFiles)).Seconds(), e.o.smallFiles)
 	}
 	began := time.Now()
-	if _, err := readAll(e.a, e.o.user, dir, files, e.o.readers, dial); err != nil {
+	if _, err := readAll(e.a, e.o.user, dir, files, readers, dial); err != nil {
 		return 0, err
 	}
 	d := time.Since(began)
-	e.mark(round, "wan", "read_begin", began)
-	e.mark(round, "wan", "read_end", began.Add(d))
+	name := fmt.Sprintf("wan/%d", readers)
+	e.mark(round, name, "read_begin", began)
+	e.mark(round, name, "read_end", began.Add(d))
 	return d, nil
 }
 
@@ -680,7 +850,7 @@ func (e *env) runDistCp(ctx context.Context, dir string, files []file, round int
 		}
 		strategy = "uniformsize"
 	}
-	if _, err := readAll(e.b, e.o.user, dst, files, e.o.readers, nil); err != nil {
+	if _, err := readAll(e.b, e.o.user, dst, files, e.o.localReaders, nil); err != nil {
 		s.end()
 		return 0, nil, fmt.Errorf("read DistCp's copy: %w", err)
 	}
@@ -702,61 +872,147 @@ func (e *env) runDistCp(ctx context.Context, dir string, files []file, round int
 	return d, []plot.Series{s.series(0, began, "dc-b bytes, DistCp (started at complete)", color.RGBA{200, 30, 30, 255}, before.Backward)}, nil
 }
 
-// runMirror is (c): the trainer writes the checkpoint on dc-a while namenode-ext mirrors it; the
-// evaluator waits on Mirror.Wait from the moment it completes, then reads it locally on dc-b.
-func (e *env) runMirror(ctx context.Context, mc *mirrorclient.Client, files []file, total int64, round int) (time.Duration, []plot.Series, float64, error) {
+// mirrorResult is one run of (c) at one writer speed.
+type mirrorResult struct {
+	evalIO    time.Duration // complete on dc-a -> every byte read on dc-b
+	lag       time.Duration // complete -> Mirror.Wait returned committed
+	read      time.Duration // the evaluator's local read after Wait
+	floorRead time.Duration // a second local read of the same copy, timed alone: the floor's
+	// unsent is the checkpoint's bytes not yet on dc-b at completion by dc-b's DataNode
+	// counter (see dcbWritten); unsentLink the same by the WAN relay's byte counter (which
+	// counts protocol bytes too, so it is the lower of the two); unsentSelf by the mirror's own
+	// Status (BytesDone), printed beside them, never used for the floor.
+	unsent, unsentLink, unsentSelf int64
+	util                           float64
+	series                         []plot.Series
+}
+
+// floor is the least evaluation-visible I/O time any mirror could give this run: the bytes
+// still to cross at completion at the link's rate, then the local read.
+func (m mirrorResult) floor(rate int64) time.Duration {
+	return time.Duration(float64(m.unsent)/float64(rate)*float64(time.Second)) + m.floorRead
+}
+
+// runMirror is (c): the trainer writes the checkpoint on dc-a over pace while namenode-ext
+// mirrors it; the evaluator waits on Mirror.Wait from the moment it completes, then reads it
+// locally on dc-b. At completion the bytes already on dc-b are taken from dc-b's DataNodes, off
+// the evaluator's path; after the evaluator's read the copy is read again, timed, as the floor's
+// local read.
+func (e *env) runMirror(ctx context.Context, mc *mirrorclient.Client, files []file, total int64, round int, step int64, pace time.Duration) (mirrorResult, error) {
+	var m mirrorResult
 	job := "bench"
-	step := int64(round)
 	dir := fmt.Sprintf("/ckpt/%s/step_%d", job, step)
+	name := fmt.Sprintf("mirror/%.2fs", pace.Seconds())
+	dcb0, err := e.dcbWritten(ctx)
+	if err != nil {
+		return m, fmt.Errorf("dc-b's DataNode counter: %w", err)
+	}
 	var closed atomic.Int64
 	before := e.push.Stats().Forward
 	s := sample(func() int64 { return closed.Load() }, func() int64 { return e.push.Stats().Forward - before })
+	defer func() {
+		if s != nil {
+			s.end()
+		}
+	}()
 	writeBegan := time.Now()
-	if err := e.write(ctx, dir, files, e.o.writeFor, func(n int64) { closed.Store(n) }); err != nil {
-		s.end()
-		return 0, nil, 0, err
+	if err := e.write(ctx, dir, files, pace, func(n int64) { closed.Store(n) }); err != nil {
+		return m, err
 	}
 	complete := time.Now()
+	linkAt := e.push.Stats().Forward - before
+	// The snapshot of dc-b runs beside the evaluator: it is not on the timed path, and what
+	// the mirror delivers while it runs only makes "unsent" smaller (a lower floor).
+	type snap struct {
+		written, self int64
+		took          time.Duration
+		err           error
+	}
+	snapc := make(chan snap, 1)
+	go func() {
+		var sn snap
+		n, err := e.dcbWritten(ctx)
+		sn.written, sn.took, sn.err = n-dcb0, time.Since(complete), err
+		sn.self = -1
+		if st, err := mc.Status(ctx, "ck", job); err == nil {
+			for _, cp := range st.Checkpoints {
+				if cp.Ref.Step == step {
+					sn.self = cp.BytesDone
+				}
+			}
+		}
+		snapc <- sn
+	}()
 	cp, err := mc.Wait(ctx, mirrorclient.Ref{Job: job, Step: step}, 200*time.Millisecond, nil)
 	if err != nil {
-		s.end()
-		return 0, nil, 0, err
+		return m, err
 	}
-	committed := time.Since(complete)
-	if _, err := readAll(e.b, e.o.user, cp.DestPath, files, e.o.readers, nil); err != nil {
-		s.end()
-		return 0, nil, 0, fmt.Errorf("read the mirror: %w", err)
+	m.lag = time.Since(complete)
+	if _, err := readAll(e.b, e.o.user, cp.DestPath, files, e.o.localReaders, nil); err != nil {
+		return m, fmt.Errorf("read the mirror: %w", err)
 	}
-	d := time.Since(complete)
+	m.evalIO = time.Since(complete)
+	m.read = m.evalIO - m.lag
 	s.end()
-	e.mark(round, "mirror", "write_begin", writeBegan)
-	e.mark(round, "mirror", "complete", complete)
-	e.mark(round, "mirror", "read_begin", complete.Add(committed))
-	e.mark(round, "mirror", "read_end", complete.Add(d))
+	ss := s
+	s = nil
+	sn := <-snapc
+	if sn.err != nil {
+		return m, fmt.Errorf("dc-b's DataNode counter at completion: %w", sn.err)
+	}
+	dcbEnd, err := e.dcbWritten(ctx)
+	if err != nil {
+		return m, fmt.Errorf("dc-b's DataNode counter: %w", err)
+	}
+	floorBegan := time.Now()
+	if _, err := readAll(e.b, e.o.user, cp.DestPath, files, e.o.localReaders, nil); err != nil {
+		return m, fmt.Errorf("read the mirror again (the floor's local read): %w", err)
+	}
+	m.floorRead = time.Since(floorBegan)
+	m.unsent = max(0, total-sn.written)
+	m.unsentLink = max(0, total-linkAt)
+	m.unsentSelf = -1
+	if sn.self >= 0 {
+		m.unsentSelf = max(0, total-sn.self)
+	}
+	e.mark(round, name, "write_begin", writeBegan)
+	e.mark(round, name, "complete", complete)
+	e.mark(round, name, "read_begin", complete.Add(m.lag))
+	e.mark(round, name, "read_end", complete.Add(m.evalIO))
 	// Link utilisation while closed files waited: intervals with more than 1 MiB closed on
 	// dc-a and not yet across the link.
 	var busyBytes, busySecs float64
-	s.mu.Lock()
-	for k := 1; k < len(s.t); k++ {
-		backlog := s.v[k-1][0] - s.v[k-1][1]
+	ss.mu.Lock()
+	for k := 1; k < len(ss.t); k++ {
+		backlog := ss.v[k-1][0] - ss.v[k-1][1]
 		if backlog > 1<<20 {
-			busyBytes += float64(s.v[k][1] - s.v[k-1][1])
-			busySecs += s.t[k].Sub(s.t[k-1]).Seconds()
+			busyBytes += float64(ss.v[k][1] - ss.v[k-1][1])
+			busySecs += ss.t[k].Sub(ss.t[k-1]).Seconds()
 		}
 	}
-	s.mu.Unlock()
-	util := 0.0
+	ss.mu.Unlock()
 	if busySecs > 0 {
-		util = busyBytes / busySecs / float64(e.o.rate)
+		m.util = busyBytes / busySecs / float64(e.o.rate)
 	}
-	fmt.Printf("  mirror: trainer wrote for %.1fs; committed %.2fs after complete (lag), local read %.2fs; link busy %.1fs at %.2f of capacity; %.1f MiB over the link for %.1f MiB of data\n",
-		complete.Sub(writeBegan).Seconds(), committed.Seconds(), (d - committed).Seconds(), busySecs, util,
+	fmt.Printf("  mirror: trainer wrote for %.1fs (paced at %.1fs); committed %.2fs after complete (lag), local read %.2fs; link busy %.1fs at %.2f of capacity; %.1f MiB over the link for %.1f MiB of data\n",
+		complete.Sub(writeBegan).Seconds(), pace.Seconds(), m.lag.Seconds(), m.read.Seconds(), busySecs, m.util,
 		float64(e.push.Stats().Forward-before)/(1<<20), float64(total)/(1<<20))
-	ss := []plot.Series{
-		s.series(0, complete, "dc-a bytes closed by the trainer", color.RGBA{120, 120, 120, 255}, 0),
-		s.series(1, complete, "dc-b bytes, newtricks mirror (during the write)", color.RGBA{30, 90, 200, 255}, 0),
+	fmt.Printf("  mirror: at completion %.1f MiB not on dc-b (DataNode BytesWritten, read %.0f ms after completion; by the link's counter %.1f MiB, by the mirror's Status %s); dc-b received %.1f MiB in all for %.1f MiB; floor's local read %.2fs -> floor %.2fs, c/floor %.3f\n",
+		float64(m.unsent)/(1<<20), float64(sn.took)/float64(time.Millisecond), float64(m.unsentLink)/(1<<20), mib(m.unsentSelf),
+		float64(dcbEnd-dcb0)/(1<<20), float64(total)/(1<<20), m.floorRead.Seconds(), m.floor(e.o.rate).Seconds(), m.evalIO.Seconds()/m.floor(e.o.rate).Seconds())
+	m.series = []plot.Series{
+		ss.series(0, complete, "dc-a bytes closed by the trainer", color.RGBA{120, 120, 120, 255}, 0),
+		ss.series(1, complete, "dc-b bytes, newtricks mirror (during the write)", color.RGBA{30, 90, 200, 255}, 0),
 	}
-	return d, ss, util, nil
+	return m, nil
+}
+
+// mib formats n bytes in MiB, or "unknown" for a negative n.
+func mib(n int64) string {
+	if n < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // buildLocalMaps compiles java/ManyMapsLocalProvider.java into a jar that registers it as a
