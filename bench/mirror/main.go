@@ -18,10 +18,11 @@
 //
 // For each writer speed (c) is set against its floor: the checkpoint bytes not yet on dc-b at
 // completion, at the link's rate, plus a local read of the checkpoint on dc-b timed in the same
-// run. "Not yet on dc-b" is the checkpoint's bytes minus the growth of dc-b's DataNode
-// BytesWritten counter (JMX, per packet received, so blocks still being written count) from
-// before the write to completion; the WAN relay's byte counter and the mirror's own Status are
-// printed beside it as checks, never used.
+// run. "Not yet on dc-b" is measured by the bench, not by the mirror: the WAN relay's bytes
+// delivered to dc-b by completion, scaled by the run's checkpoint bytes per link byte, checked
+// against dc-b's NameNode (its file lengths, an upper bound of unsent); see delivered.go. The
+// mirror's own Status is printed beside them, never used. wrote_<s>x in the BENCH line is the
+// trainer's actual write time over the link's time: a loaded machine may not keep the pace.
 //
 // Rounds interleave every run in alternating order. The last line is
 // "BENCH mirror eval_io_reduction=<1 - c(1x) / min(a, b)> floor_ratio=<the worst over the
@@ -453,22 +454,26 @@ func run(o options) error {
 	fmt.Println()
 	fmt.Println("mirror against its floor, per writer speed, median (min, max) over rounds:")
 	fmt.Println("  floor = bytes not on dc-b at completion / link rate + a local read of the checkpoint on dc-b in the same round;")
-	fmt.Println("  \"not on dc-b\" = checkpoint bytes - growth of dc-b's DataNode BytesWritten (JMX) from before the write to completion;")
+	fmt.Println("  \"not on dc-b\" = checkpoint bytes - the WAN relay's bytes delivered to dc-b by completion x (checkpoint bytes / the run's link bytes);")
+	fmt.Println("  checked against dc-b's NameNode (ContentSummary of /, which leaves out blocks being written: an upper bound of unsent);")
 	fmt.Println("  floor_ratio = (c) / floor per round")
-	ratioAt := map[float64]float64{}
+	ratioAt, wroteAt := map[float64]float64{}, map[float64]float64{}
 	worst, worstSpeed := 0.0, 0.0
 	for _, sp := range o.speeds {
 		ms := mres[sp]
 		if len(ms) == 0 {
 			continue
 		}
-		var c, fl, ratio, unsent, unsentLink, unsentSelf, read, lag []float64
+		var c, fl, ratio, ratioHDFS, unsent, unsentHDFS, unsentSelf, read, lag, wrote []float64
 		for _, m := range ms {
 			c = append(c, m.evalIO.Seconds())
 			fl = append(fl, m.floor(o.rate).Seconds())
 			ratio = append(ratio, m.evalIO.Seconds()/m.floor(o.rate).Seconds())
 			unsent = append(unsent, float64(m.unsent)/(1<<20))
-			unsentLink = append(unsentLink, float64(m.unsentLink)/(1<<20))
+			unsentHDFS = append(unsentHDFS, float64(m.unsentHDFS)/(1<<20))
+			hf := time.Duration(float64(m.unsentHDFS)/float64(o.rate)*float64(time.Second)) + m.floorRead
+			ratioHDFS = append(ratioHDFS, m.evalIO.Seconds()/hf.Seconds())
+			wrote = append(wrote, m.wrote.Seconds()/linkTime.Seconds())
 			if m.unsentSelf >= 0 {
 				unsentSelf = append(unsentSelf, float64(m.unsentSelf)/(1<<20))
 			}
@@ -479,9 +484,10 @@ func run(o options) error {
 			md, lo, hi := stats.Range(v)
 			return fmt.Sprintf("%.2f (%.2f, %.2f)", md, lo, hi)
 		}
-		fmt.Printf("  %gx (writer %.1fs): c %ss, floor %ss, c/floor %s; lag %ss; not on dc-b at completion %s MiB (by the link's counter %s, by the mirror's Status %s); floor's local read %ss\n",
-			sp, sp*linkTime.Seconds(), rg(c), rg(fl), rg(ratio), rg(lag), rg(unsent), rg(unsentLink), rg(unsentSelf), rg(read))
+		fmt.Printf("  %gx (writer paced at %.1fs, took %s x the link's time): c %ss, floor %ss, c/floor %s (with dc-b's NameNode's upper bound of unsent: %s); lag %ss; not on dc-b at completion %s MiB (dc-b's NameNode: %s, the mirror's Status: %s); floor's local read %ss\n",
+			sp, sp*linkTime.Seconds(), rg(wrote), rg(c), rg(fl), rg(ratio), rg(ratioHDFS), rg(lag), rg(unsent), rg(unsentHDFS), rg(unsentSelf), rg(read))
 		ratioAt[sp] = stats.Median(ratio)
+		wroteAt[sp] = stats.Median(wrote)
 		if ratioAt[sp] > worst {
 			worst, worstSpeed = ratioAt[sp], sp
 		}
@@ -501,7 +507,7 @@ func run(o options) error {
 	fmt.Printf("link_utilization (at 1x): the mirror's bytes over the link / (link rate x the time in which more than 1 MiB closed on dc-a was not yet across), median %.2f (%.2f, %.2f)\n", u, ulo, uhi)
 	var per []string
 	for _, sp := range o.speeds {
-		per = append(per, fmt.Sprintf("floor_ratio_%gx=%.3f", sp, ratioAt[sp]))
+		per = append(per, fmt.Sprintf("floor_ratio_%gx=%.3f wrote_%gx=%.2f", sp, ratioAt[sp], sp, wroteAt[sp]))
 	}
 	fmt.Printf("load average at the end: %s\n", runinfo.Load())
 	fmt.Printf("BENCH mirror eval_io_reduction=%.3f floor_ratio=%.3f link_utilization=%.2f baseline_readers=%d floor_ratio_worst_at=%gx %s wan_s=%.2f distcp_s=%.2f mirror_1x_s=%.2f link_s=%.2f mib=%.1f rounds=%d quick=%t %s\n",
@@ -878,11 +884,12 @@ type mirrorResult struct {
 	lag       time.Duration // complete -> Mirror.Wait returned committed
 	read      time.Duration // the evaluator's local read after Wait
 	floorRead time.Duration // a second local read of the same copy, timed alone: the floor's
-	// unsent is the checkpoint's bytes not yet on dc-b at completion by dc-b's DataNode
-	// counter (see dcbWritten); unsentLink the same by the WAN relay's byte counter (which
-	// counts protocol bytes too, so it is the lower of the two); unsentSelf by the mirror's own
-	// Status (BytesDone), printed beside them, never used for the floor.
-	unsent, unsentLink, unsentSelf int64
+	// unsent is the checkpoint's bytes not yet on dc-b at completion by the WAN relay's
+	// counter (see delivered.go), the floor's; unsentHDFS the same by dc-b's NameNode (an upper
+	// bound: blocks being written are left out); unsentSelf by the mirror's own Status
+	// (BytesDone), printed, never used.
+	unsent, unsentHDFS, unsentSelf int64
+	wrote                          time.Duration // the trainer's actual write time
 	util                           float64
 	series                         []plot.Series
 }
@@ -903,9 +910,14 @@ func (e *env) runMirror(ctx context.Context, mc *mirrorclient.Client, files []fi
 	job := "bench"
 	dir := fmt.Sprintf("/ckpt/%s/step_%d", job, step)
 	name := fmt.Sprintf("mirror/%.2fs", pace.Seconds())
-	dcb0, err := e.dcbWritten(ctx)
+	bcl, err := e.b.Client(e.su)
 	if err != nil {
-		return m, fmt.Errorf("dc-b's DataNode counter: %w", err)
+		return m, err
+	}
+	defer bcl.Close()
+	dcb0, err := dcbStored(bcl)
+	if err != nil {
+		return m, fmt.Errorf("dc-b's content summary: %w", err)
 	}
 	var closed atomic.Int64
 	before := e.push.Stats().Forward
@@ -924,15 +936,15 @@ func (e *env) runMirror(ctx context.Context, mc *mirrorclient.Client, files []fi
 	// The snapshot of dc-b runs beside the evaluator: it is not on the timed path, and what
 	// the mirror delivers while it runs only makes "unsent" smaller (a lower floor).
 	type snap struct {
-		written, self int64
-		took          time.Duration
-		err           error
+		stored, self int64
+		took         time.Duration
+		err          error
 	}
 	snapc := make(chan snap, 1)
 	go func() {
 		var sn snap
-		n, err := e.dcbWritten(ctx)
-		sn.written, sn.took, sn.err = n-dcb0, time.Since(complete), err
+		n, err := dcbStored(bcl)
+		sn.stored, sn.took, sn.err = n-dcb0, time.Since(complete), err
 		sn.self = -1
 		if st, err := mc.Status(ctx, "ck", job); err == nil {
 			for _, cp := range st.Checkpoints {
@@ -958,19 +970,25 @@ func (e *env) runMirror(ctx context.Context, mc *mirrorclient.Client, files []fi
 	s = nil
 	sn := <-snapc
 	if sn.err != nil {
-		return m, fmt.Errorf("dc-b's DataNode counter at completion: %w", sn.err)
+		return m, fmt.Errorf("dc-b's content summary at completion: %w", sn.err)
 	}
-	dcbEnd, err := e.dcbWritten(ctx)
+	dcbEnd, err := dcbStored(bcl)
 	if err != nil {
-		return m, fmt.Errorf("dc-b's DataNode counter: %w", err)
+		return m, fmt.Errorf("dc-b's content summary: %w", err)
 	}
+	linkEnd := e.push.Stats().Forward - before
 	floorBegan := time.Now()
 	if _, err := readAll(e.b, e.o.user, cp.DestPath, files, e.o.localReaders, nil); err != nil {
 		return m, fmt.Errorf("read the mirror again (the floor's local read): %w", err)
 	}
 	m.floorRead = time.Since(floorBegan)
-	m.unsent = max(0, total-sn.written)
-	m.unsentLink = max(0, total-linkAt)
+	m.wrote = complete.Sub(writeBegan)
+	delivered := linkAt
+	if linkEnd > 0 {
+		delivered = int64(float64(linkAt) * float64(total) / float64(linkEnd))
+	}
+	m.unsent = max(0, total-delivered)
+	m.unsentHDFS = max(0, total-sn.stored)
 	m.unsentSelf = -1
 	if sn.self >= 0 {
 		m.unsentSelf = max(0, total-sn.self)
@@ -997,9 +1015,20 @@ func (e *env) runMirror(ctx context.Context, mc *mirrorclient.Client, files []fi
 	fmt.Printf("  mirror: trainer wrote for %.1fs (paced at %.1fs); committed %.2fs after complete (lag), local read %.2fs; link busy %.1fs at %.2f of capacity; %.1f MiB over the link for %.1f MiB of data\n",
 		complete.Sub(writeBegan).Seconds(), pace.Seconds(), m.lag.Seconds(), m.read.Seconds(), busySecs, m.util,
 		float64(e.push.Stats().Forward-before)/(1<<20), float64(total)/(1<<20))
-	fmt.Printf("  mirror: at completion %.1f MiB not on dc-b (DataNode BytesWritten, read %.0f ms after completion; by the link's counter %.1f MiB, by the mirror's Status %s); dc-b received %.1f MiB in all for %.1f MiB; floor's local read %.2fs -> floor %.2fs, c/floor %.3f\n",
-		float64(m.unsent)/(1<<20), float64(sn.took)/float64(time.Millisecond), float64(m.unsentLink)/(1<<20), mib(m.unsentSelf),
-		float64(dcbEnd-dcb0)/(1<<20), float64(total)/(1<<20), m.floorRead.Seconds(), m.floor(e.o.rate).Seconds(), m.evalIO.Seconds()/m.floor(e.o.rate).Seconds())
+	fmt.Printf("  mirror: at completion %.1f MiB not on dc-b (link counter %.1f of %.1f MiB sent in the run, scaled to data); dc-b's NameNode: %.1f MiB not in its file lengths (read %.0f ms after completion; blocks being written left out), %.1f MiB grown by the end; the mirror's Status: %s not done; floor's local read %.2fs -> floor %.2fs, c/floor %.3f\n",
+		float64(m.unsent)/(1<<20), float64(linkAt)/(1<<20), float64(linkEnd)/(1<<20), float64(m.unsentHDFS)/(1<<20),
+		float64(sn.took)/float64(time.Millisecond), float64(dcbEnd-dcb0)/(1<<20), mib(m.unsentSelf),
+		m.floorRead.Seconds(), m.floor(e.o.rate).Seconds(), m.evalIO.Seconds()/m.floor(e.o.rate).Seconds())
+	if m.unsentHDFS+1<<20 < m.unsent {
+		fmt.Printf("  mirror: CHECK FAILED: dc-b's NameNode shows %.1f MiB more on dc-b at completion than the link counter\n", float64(m.unsent-m.unsentHDFS)/(1<<20))
+	}
+	if m.evalIO < m.floor(e.o.rate) {
+		fmt.Println("  mirror: CHECK FAILED: (c) below its floor, so the floor is wrong")
+	}
+	if float64(m.wrote) > 1.1*float64(pace) {
+		fmt.Printf("  mirror: the trainer took %.1fs for a pace of %.1fs (%.2fx the link's time, not the speed asked): the machine could not write faster\n",
+			m.wrote.Seconds(), pace.Seconds(), float64(m.wrote)/float64(time.Duration(float64(total)/float64(e.o.rate)*float64(time.Second))))
+	}
 	m.series = []plot.Series{
 		ss.series(0, complete, "dc-a bytes closed by the trainer", color.RGBA{120, 120, 120, 255}, 0),
 		ss.series(1, complete, "dc-b bytes, newtricks mirror (during the write)", color.RGBA{30, 90, 200, 255}, 0),
