@@ -76,6 +76,7 @@ type options struct {
 	rate               int64
 	readers            []int // baseline (a)'s reader counts, swept
 	localReaders       int   // readers of every local read on dc-b
+	writers            int   // the simulated trainer's parallel writers
 	distcpMaps         int
 	distcpStrategy     string
 	concurrency        int
@@ -128,6 +129,7 @@ func main() {
 	flag.DurationVar(&o.rtt, "rtt", 40*time.Millisecond, "emulated WAN round-trip time")
 	flag.Int64Var(&o.rate, "rate", 20<<20, "emulated WAN bandwidth, bytes/s each way")
 	readers := flag.String("readers", "16,32,64,128", "parallel reader counts of baseline (a), comma-separated; the one with the lowest median is the baseline")
+	flag.IntVar(&o.writers, "writers", 4, "parallel writers of the simulated trainer (more if it cannot keep the 0.5x pace: see wrote_0.5x)")
 	flag.IntVar(&o.localReaders, "local-readers", 16, "parallel readers of every local read on dc-b (after DistCp, after the mirror, and the floor's local read)")
 	flag.BoolVar(&o.quick, "quick", false, "small numbers for development ("+quickString()+"), unless set explicitly; the figures are not the benchmark's")
 	flag.IntVar(&o.distcpMaps, "maps", 16, "DistCp -m")
@@ -152,6 +154,9 @@ func main() {
 	var err error
 	if o.readers, err = parseList("readers", *readers, strconv.Atoi); err == nil {
 		o.speeds, err = parseList("writer-speeds", *speeds, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+	}
+	if err == nil && (o.writers < 1 || o.localReaders < 1) {
+		err = fmt.Errorf("-writers %d, -local-readers %d: want at least 1", o.writers, o.localReaders)
 	}
 	if err == nil && !slices.Contains(o.speeds, 1) {
 		err = fmt.Errorf("-writer-speeds %q: the BENCH line's eval_io_reduction is at 1", *speeds)
@@ -353,8 +358,8 @@ func run(o options) error {
 	linkTime := time.Duration(float64(total) / float64(o.rate) * float64(time.Second))
 	fmt.Printf("checkpoint: %d files, %.1f MiB (%d x ~%d B + %d x %d MiB); the link's time for it (bytes / rate): %.2fs; the writer takes %v x that\n",
 		len(files), float64(total)/(1<<20), o.smallFiles, o.smallSize, o.shards, o.shardSize>>20, linkTime.Seconds(), o.speeds)
-	fmt.Printf("WAN: %v RTT, %.1f MiB/s each way; evaluator across the WAN (a): %v readers, swept; local reads on dc-b: %d readers; DistCp -m %d -strategy %s; mirror concurrency %d\n",
-		o.rtt, float64(o.rate)/(1<<20), o.readers, o.localReaders, o.distcpMaps, o.distcpStrategy, o.concurrency)
+	fmt.Printf("WAN: %v RTT, %.1f MiB/s each way; trainer: %d writers; evaluator across the WAN (a): %v readers, swept; local reads on dc-b: %d readers; DistCp -m %d -strategy %s; mirror concurrency %d\n",
+		o.rtt, float64(o.rate)/(1<<20), o.writers, o.readers, o.localReaders, o.distcpMaps, o.distcpStrategy, o.concurrency)
 	fmt.Println("machine: 2 cores shared with other work; figures are noisy")
 	if o.quick {
 		fmt.Println("-quick: a development run; its figures are not the benchmark's")
@@ -549,10 +554,10 @@ func currentUser() string {
 	return "root"
 }
 
-// write writes the checkpoint on dc-a as the trainer (4 writers), spread over pace (0: as fast
+// write writes the checkpoint on dc-a as the trainer (-writers), spread over pace (0: as fast
 // as possible), then the _SUCCESS marker. progress, if set, is called with the bytes closed.
 func (e *env) write(ctx context.Context, dir string, files []file, pace time.Duration, progress func(int64)) error {
-	const writers = 4
+	writers := e.o.writers
 	clients := make([]*hdfs.Client, writers)
 	for i := range clients {
 		c, err := e.a.Client(e.o.user)
