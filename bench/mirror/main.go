@@ -61,6 +61,7 @@ import (
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
 	"github.com/newtricks/newtricks/harness/wan"
+	"github.com/newtricks/newtricks/internal/hdfsio"
 	"github.com/newtricks/newtricks/namenode-ext/mirror/mirrorclient"
 )
 
@@ -642,13 +643,9 @@ func writeOne(cl *hdfs.Client, p string, size int, r *rand.Rand, buf []byte) err
 		}
 		left -= n
 	}
-	for i := 0; ; i++ {
-		err = w.Close()
-		if err == nil || !hdfs.IsErrReplicating(err) || i > 100 {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return hdfsio.CloseFile(ctx, w)
 }
 
 // readAll reads every file with n parallel readers through dial (nil: direct), checking
