@@ -1,7 +1,11 @@
 // Command nn measures what the newtricks hooks cost the NameNode, and how promptly namespace
 // events reach namenode-ext.
 //
-// Throughput: Hadoop's own NNThroughputBenchmark (hadoop-hdfs tests jar) runs against real
+// Throughput: Hadoop's own NNThroughputBenchmark (hadoop-hdfs tests jar) and a workload of this
+// benchmark's own, "clients" (workload.go: several colinmarc/hdfs clients, each its own user,
+// creating files half of which lie under the typical mirror prefix, renaming and deleting some,
+// and opening a few hot files again and again, so that the typical configuration's
+// subscriptions forward and namenode-ext receives events and audit records), run against real
 // clusters that differ only in the hooks and in what namenode-ext subscribes to:
 //
 //   - plain: no hooks (the baseline);
@@ -11,9 +15,10 @@
 //   - idle: hooks on (plugin, audit logger, event journal, namenode-ext running), nothing
 //     subscribed: the out-of-the-box configuration (reactive hints and mirror are off);
 //   - typical: what the shipped subsystems subscribe to when switched on: reactive hints
-//     (audited opens, consumed by the real hotspot code) and one mirror rule (CLOSE, RENAME,
-//     UNLINK, APPEND, TRUNCATE under its source prefix, which the benchmark's paths are not
-//     under);
+//     (audited opens, consumed by the real hotspot code, held in the hook until a file was
+//     opened K times within W) and one mirror rule's subscription (CLOSE, RENAME, UNLINK,
+//     APPEND, TRUNCATE under its source prefix: NNThroughputBenchmark's paths are not under
+//     it, half of the clients operation's files are);
 //   - worst: every namespace type the subsystems use on every path plus audited opens, so
 //     every create forwards two events and every open, rename and delete one.
 //
@@ -32,13 +37,23 @@
 // fresh edit-log segment and on one holding -long-edits edits, for the event journal (the
 // mechanism the hooks use) and optionally for the inotify poller (the fallback).
 //
-// Last line: `BENCH nn-overhead min_ratio=<x> cpu_ratio=<x> event_p99_ms=<x> config=<headline>
-// ...` where min_ratio (the lowest over the operations of the median per-round ops/s ratio)
-// and cpu_ratio (the highest median per-round CPU-per-op ratio) are those of the headline
-// configuration (typical unless -headline says otherwise), followed by the same two figures
-// for every other configuration, control's first (the same statistics between two plain
+// The hooks' own CPU per op: the NameNode JVM's newtricks threads (by thread name, schedstat)
+// plus the co-process, over the clients operation's timed phase and the drain of the events it
+// caused (until namenode-ext's received counters stand still), divided by its operations. Unlike
+// ops/s, which swings with whatever else takes the NameNode's CPU, it counts only the hooks'
+// work, so it is the headline.
+//
+// Last line: `BENCH nn-overhead hooks_cpu_us_per_op=<x> audit_per_op=<x> events_per_op=<x>
+// min_ratio=<x> cpu_ratio=<x> event_p99_ms=<x> config=<headline> ... mode= rounds= files=
+// commit= dirty= load_start= load_end=` where hooks_cpu_us_per_op is the headline
+// configuration's (typical unless -headline says otherwise) median over the rounds of the
+// hooks' own CPU per op of the clients operation, audit_per_op and events_per_op what
+// namenode-ext received per op of it (median of the rounds), min_ratio (the lowest over the
+// operations of the median per-round ops/s ratio) and cpu_ratio (the highest median per-round
+// CPU-per-op ratio) the headline configuration's, followed by the hooks' CPU and the two ratios
+// of every other configuration, control's first (the same statistics between two plain
 // clusters: what noise alone gives), and event_p99_ms is the event journal's P99 on the long
-// segment.
+// segment (on the fresh one with -long-edits 0). mode=quick marks a -quick run.
 package main
 
 import (
@@ -53,6 +68,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +76,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/harness/extcluster"
@@ -85,6 +102,8 @@ type options struct {
 	pin       bool
 	dir       string
 	period    time.Duration
+	quick     bool
+	load      workload // the "clients" operation
 }
 
 // place is where the clusters and the benchmark's client run (set once in run).
@@ -92,7 +111,8 @@ var place = placement{clusterCPU: -1, clientCPU: -1}
 
 func main() {
 	var o options
-	ops := flag.String("ops", "create,mkdirs,open,fileStatus,rename,delete", "NNThroughputBenchmark operations")
+	ops := flag.String("ops", "create,mkdirs,open,fileStatus,rename,delete,"+workloadOpName,
+		"operations: NNThroughputBenchmark's, and "+workloadOpName+" (this benchmark's workload of many clients: the one whose traffic reaches the co-process, whose hooks' CPU heads the BENCH line)")
 	configs := flag.String("configs", "plain,control,idle,typical,worst", "configurations to compare (plain first: the baseline; control: a second plain cluster)")
 	flag.StringVar(&o.headline, "headline", "typical", "configuration whose figures head the BENCH line")
 	flag.IntVar(&o.rounds, "rounds", 5, "measured rounds per configuration (rotating order), after the warm-up rounds; at least 5")
@@ -110,10 +130,27 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "directory for the clusters (default: /dev/shm if it is a tmpfs with 4 GiB free, else the temporary directory)")
 	flag.DurationVar(&o.period, "sample", 2*time.Millisecond, "how often the NameNode's CPU (cgroup cpuacct) is read while an operation runs")
 	flag.BoolVar(&o.trial, "trial", false, "allow fewer than 5 rounds for a look at the figures; prints no BENCH line")
+	flag.IntVar(&o.load.clients, "clients", 8, "clients of the "+workloadOpName+" operation, each its own user (8: the reactive hints' default K, so hot files reach K distinct openers)")
+	flag.IntVar(&o.load.hot, "hot", 16, "hot files of the "+workloadOpName+" operation, each opened by every client again and again")
+	flag.BoolVar(&o.quick, "quick", false, "development run of a few minutes: unless given, -configs plain,typical -ops create,open,"+workloadOpName+
+		" -rounds 3 -files 1000 -long-edits 0 -closes 100 -rest 0; prints a BENCH line marked mode=quick (not a result)")
 	flag.Parse()
+	if o.quick {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, v := range map[string]string{"configs": "plain,typical", "ops": "create,open," + workloadOpName,
+			"rounds": "3", "files": "1000", "long-edits": "0", "closes": "100", "rest": "0"} {
+			if !set[name] {
+				if err := flag.Set(name, v); err != nil {
+					log.Fatal(err)
+				}
+			}
+		}
+	}
+	o.load.files = o.files
 	o.ops = strings.Split(*ops, ",")
 	o.configs = strings.Split(*configs, ",")
-	if o.rounds < 5 && !o.trial {
+	if o.rounds < 5 && !o.trial && !o.quick {
 		log.Fatalf("-rounds %d: at least 5", o.rounds)
 	}
 	if o.configs[0] != "plain" {
@@ -129,13 +166,21 @@ func main() {
 	if !headline {
 		log.Fatalf("-headline %s: not a hooked configuration among -configs %s", o.headline, *configs)
 	}
+	if !slices.Contains(o.ops, workloadOpName) && !o.trial {
+		log.Fatalf("-ops %s: the BENCH line's headline is the hooks' CPU per op of %s; add it or use -trial", *ops, workloadOpName)
+	}
+	if o.load.clients < 1 || o.load.hot < 1 {
+		log.Fatalf("-clients %d -hot %d: at least 1 each", o.load.clients, o.load.hot)
+	}
 	if err := run(o); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// mirrorPrefix is the source prefix of the typical configuration's mirror rule; the
-// benchmark's paths (/nnbench-*) are not under it.
+// mirrorPrefix is the source prefix of the typical configuration's mirror subscription: the
+// literal prefix of a rule "/mirror-src/{job}/step_{step}" (mirror.InterestOf). The
+// NNThroughputBenchmark paths (/nnbench-*) are not under it; half of the files the clients
+// operation creates are.
 const mirrorPrefix = "/mirror-src/"
 
 // subscriptions are the NameNode keys of each hooked configuration.
@@ -145,7 +190,7 @@ var subscriptions = map[string]map[string]string{
 	// mirror rule subscribes to what engine.Interest lists, under its source prefix.
 	"typical": {
 		"newtricks.hotspot.reactive":                       "true",
-		"newtricks.hotspot.reactive.user":                  "hotspot-svc", // implicit hints' identity (none fire here: one client)
+		"newtricks.hotspot.reactive.user":                  "hotspot-svc", // implicit hints' identity (they fire on the clients operation's hot files)
 		"newtricks.namenode.ext.events.subscribe":          "CLOSE,RENAME,UNLINK,APPEND,TRUNCATE",
 		"newtricks.namenode.ext.events.subscribe.prefixes": mirrorPrefix,
 	},
@@ -165,7 +210,7 @@ func describe(name string) string {
 	case "idle":
 		return "hooks on, nothing subscribed (out of the box: reactive hints and mirror off)"
 	case "typical":
-		return "reactive hints (audit open) + a mirror rule (CLOSE,RENAME,UNLINK,APPEND,TRUNCATE under " + mirrorPrefix + ")"
+		return "reactive hints (audit open, held until K repeats) + a mirror rule's subscription (CLOSE,RENAME,UNLINK,APPEND,TRUNCATE under " + mirrorPrefix + ")"
 	case "worst":
 		return "CREATE,CLOSE,RENAME,UNLINK on every path + audit open"
 	}
@@ -424,6 +469,9 @@ func startCluster(ctx context.Context, a extcluster.Artifacts, base, name string
 type sample struct {
 	ops        float64          // ops/s
 	cpuUs      float64          // NameNode CPU (JVM + co-process), microseconds per op
+	hooksUs    float64          // of which the hooks' own threads and the co-process (isHooks)
+	ext        extCounters      // what namenode-ext received over the window (clients only)
+	nops       int              // operations in the window
 	parts      map[string]int64 // CPU ns by thread group
 	start, end time.Time        // the measured window
 }
@@ -433,6 +481,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	rinfo := runinfo.Start()
 	parent, why := clusterDir(o.dir)
 	base, err := os.MkdirTemp(parent, "bench-nn-")
 	if err != nil {
@@ -490,6 +539,18 @@ func run(o options) error {
 		pause(s.c, true)
 	}
 
+	// The clients operation's clients run in this process: on the client CPU, like
+	// NNThroughputBenchmark (threads made later inherit it; the sampler pins itself there too,
+	// and clusters started later are pinned to theirs by settle).
+	if place.clientCPU >= 0 {
+		if _, err := cluster.PinThreads(os.Getpid(), place.clientCPU); err != nil {
+			return fmt.Errorf("pin the benchmark to CPU %d: %w", place.clientCPU, err)
+		}
+	}
+	fmt.Printf("%s: %d clients (users nnload-0..%d), each creating and closing %d empty files (every other one under %s),\n"+
+		"renaming a quarter and deleting a quarter of them (half of each under it), then opening %d hot files (1 byte, read) %d times each: %d ops a run\n",
+		workloadOpName, o.load.clients, o.load.clients-1, o.load.perClient(), mirrorPrefix, o.load.hot, o.load.opensPer(), o.load.ops())
+
 	res := map[string]map[string][]sample{}
 	for _, s := range sides {
 		res[s.name] = map[string][]sample{}
@@ -513,17 +574,34 @@ func run(o options) error {
 			}
 			time.Sleep(time.Second) // let the resumed daemons catch up on heartbeats
 			for _, op := range o.ops {
-				v, parts, win, windowNs, err := nnbench(ctx, a, s, log4j, op, o.files, o.threads, o.period)
+				var v float64
+				var parts map[string]int64
+				var win [2]time.Time
+				var windowNs int64
+				var ext extCounters
+				var err error
+				if op == workloadOpName {
+					v, parts, win, windowNs, ext, err = clientsRun(ctx, s, o.load, fmt.Sprintf("%d", time.Now().UnixNano()))
+				} else {
+					v, parts, win, windowNs, err = nnbench(ctx, a, s, log4j, op, o.files, o.threads, o.period)
+				}
 				if err != nil {
 					return fmt.Errorf("%s round %d %s: %w", s.name, r, op, err)
 				}
-				cpuUs := float64(windowNs) / 1e3 / float64(o.files)
-				if r < 0 {
-					fmt.Printf("warm-up  %-8s %-11s %10.0f ops/s %8.1f us CPU/op\n", s.name, op, v, cpuUs)
-					continue
+				n := o.opsIn(op)
+				x := sample{ops: v, cpuUs: float64(windowNs) / 1e3 / float64(n), hooksUs: float64(hooksNs(parts)) / 1e3 / float64(n),
+					ext: ext, nops: n, parts: parts, start: win[0], end: win[1]}
+				label := "warm-up "
+				if r >= 0 {
+					label = fmt.Sprintf("round %d ", r+1)
+					res[s.name][op] = append(res[s.name][op], x)
 				}
-				res[s.name][op] = append(res[s.name][op], sample{ops: v, cpuUs: cpuUs, parts: parts, start: win[0], end: win[1]})
-				fmt.Printf("round %d  %-8s %-11s %10.0f ops/s %8.1f us CPU/op\n", r+1, s.name, op, v, cpuUs)
+				fmt.Printf("%s %-8s %-11s %10.0f ops/s %8.1f us CPU/op, hooks %6.1f us/op", label, s.name, op, v, x.cpuUs, x.hooksUs)
+				if op == workloadOpName && !isPlain(s.name) {
+					fmt.Printf(", namenode-ext received %.2f audit + %.2f namespace events/op, %v implicit hints",
+						ext.audit/float64(n), ext.namespace/float64(n), ext.triggers)
+				}
+				fmt.Println()
 			}
 			pause(s.c, true)
 		}
@@ -594,6 +672,73 @@ func run(o options) error {
 		}
 	}
 
+	// The hooks' own CPU per op: the newtricks threads of the NameNode JVM and the co-process,
+	// by thread name (schedstat), over each operation's window.
+	fmt.Printf("\nthe hooks' own CPU, us per op (NameNode JVM's newtricks threads + namenode-ext), median (min, max) of the rounds;\n"+
+		"%s: over its timed phase and the drain of its events; NNThroughputBenchmark's operations: from their start to the tool's exit:\n", workloadOpName)
+	fmt.Printf("%-11s", "op")
+	for _, s := range sides {
+		fmt.Printf(" %24s", s.name)
+	}
+	fmt.Println()
+	hooksMed := map[string]float64{}
+	for _, op := range o.ops {
+		fmt.Printf("%-11s", op)
+		for _, s := range sides {
+			h := hooksOf(res[s.name][op])
+			fmt.Printf(" %8.2f (%6.2f,%6.2f)", stats.Median(h), minOf(h), maxOf(h))
+			if op == workloadOpName {
+				hooksMed[s.name] = stats.Median(h)
+			}
+		}
+		fmt.Println()
+	}
+	// Where the clients operation's hooks' CPU went, in its median round by hooks' CPU.
+	if slices.Contains(o.ops, workloadOpName) {
+		fmt.Printf("\n%s: the hooks' CPU by thread group, us per op, in each configuration's median round:\n", workloadOpName)
+		for _, s := range sides {
+			if isPlain(s.name) {
+				continue
+			}
+			rs := append([]sample(nil), res[s.name][workloadOpName]...)
+			sort.Slice(rs, func(i, j int) bool { return rs[i].hooksUs < rs[j].hooksUs })
+			if len(rs) == 0 {
+				continue
+			}
+			m := rs[len(rs)/2]
+			var gs []string
+			for g := range m.parts {
+				if isHooks(g) {
+					gs = append(gs, g)
+				}
+			}
+			sort.Strings(gs)
+			fmt.Printf("  %-8s", s.name)
+			for _, g := range gs {
+				fmt.Printf(" %s %.2f;", g, float64(m.parts[g])/1e3/float64(m.nops))
+			}
+			fmt.Println()
+		}
+	}
+	traffic := map[string]extCounters{}
+	if slices.Contains(o.ops, workloadOpName) {
+		fmt.Printf("\nwhat namenode-ext received during %s's windows (its metrics, exact), per op, median of the rounds:\n", workloadOpName)
+		for _, s := range sides {
+			if isPlain(s.name) {
+				continue
+			}
+			var au, nsv, tr []float64
+			for _, x := range res[s.name][workloadOpName] {
+				au = append(au, x.ext.audit/float64(x.nops))
+				nsv = append(nsv, x.ext.namespace/float64(x.nops))
+				tr = append(tr, x.ext.triggers)
+			}
+			traffic[s.name] = extCounters{audit: stats.Median(au), namespace: stats.Median(nsv), triggers: stats.Median(tr)}
+			fmt.Printf("  %-8s audit records %.3f/op, namespace events %.3f/op, implicit hints fired %.0f a run\n", s.name,
+				stats.Median(au), stats.Median(nsv), stats.Median(tr))
+		}
+	}
+
 	// Garbage collection of each NameNode during the measured operations (its GC log).
 	fmt.Printf("\nNameNode garbage collection during the measured operations (all rounds), per 1000 ops:\n")
 	fmt.Printf("%-8s %12s %14s %16s %14s %14s\n", "config", "collections", "pause ms", "allocated MB", "live MB (med)", "heap MB (med)")
@@ -603,7 +748,7 @@ func run(o options) error {
 		for _, op := range o.ops {
 			for _, x := range res[s.name][op] {
 				wins = append(wins, [2]time.Time{x.start, x.end})
-				nops += float64(o.files)
+				nops += float64(x.nops)
 			}
 		}
 		g, err := gcDuring(s.gcLog, wins)
@@ -625,7 +770,7 @@ func run(o options) error {
 		for _, op := range o.ops {
 			m := medianSample(res[s.name][op])
 			for g, ns := range m.parts {
-				perGroup[s.name][g] += float64(ns) / 1e3 / float64(o.files)
+				perGroup[s.name][g] += float64(ns) / 1e3 / float64(max(m.nops, 1))
 				groups[g] = true
 			}
 		}
@@ -657,8 +802,20 @@ func run(o options) error {
 	if o.rest > 0 {
 		restCPU(sides, o.rest)
 	}
+	fmt.Printf("\nthe NameNode hook's counters (JMX NewtricksNameNodeHook) over the whole run, warm-up and every operation included:\n")
 	for _, s := range sides {
 		pause(s.c, false)
+		if !isPlain(s.name) {
+			if hc, err := hookCounters(ctx, s.c.NameNodeHTTPAddr()); err != nil {
+				fmt.Printf("  %-8s %v\n", s.name, err)
+			} else {
+				fmt.Printf("  %-8s", s.name)
+				for _, k := range hookCounterNames {
+					fmt.Printf(" %s=%.0f", k, hc[k])
+				}
+				fmt.Println()
+			}
+		}
 		if o.jfr != "" {
 			f := filepath.Join(o.jfr, s.name, "namenode.jfr")
 			if out, err := exec.Command("jcmd", strconv.Itoa(s.c.NameNodePID()), "JFR.dump", "filename="+f).CombinedOutput(); err != nil {
@@ -730,7 +887,13 @@ func run(o options) error {
 	if !ok {
 		return fmt.Errorf("-headline %s: not among -configs", o.headline)
 	}
-	line := fmt.Sprintf("BENCH nn-overhead min_ratio=%.3f cpu_ratio=%.3f event_p99_ms=%.0f config=%s", head.minRatio, head.cpuRatio, journalP99, o.headline)
+	mode := "full"
+	if o.quick {
+		mode = "quick"
+	}
+	tr := traffic[o.headline]
+	line := fmt.Sprintf("BENCH nn-overhead hooks_cpu_us_per_op=%.2f audit_per_op=%.3f events_per_op=%.3f min_ratio=%.3f cpu_ratio=%.3f event_p99_ms=%.0f config=%s",
+		hooksMed[o.headline], tr.audit, tr.namespace, head.minRatio, head.cpuRatio, journalP99, o.headline)
 	seen := map[string]bool{}
 	for _, name := range append([]string{"control"}, o.configs...) {
 		if seen[name] {
@@ -738,15 +901,34 @@ func run(o options) error {
 		}
 		seen[name] = true
 		if sm, ok := sums[name]; ok && name != o.headline {
-			line += fmt.Sprintf(" %s_min_ratio=%.3f %s_cpu_ratio=%.3f", name, sm.minRatio, name, sm.cpuRatio)
+			line += fmt.Sprintf(" %s_hooks_cpu_us_per_op=%.2f %s_min_ratio=%.3f %s_cpu_ratio=%.3f", name, hooksMed[name], name, sm.minRatio, name, sm.cpuRatio)
 		}
 	}
+	line += fmt.Sprintf(" mode=%s rounds=%d files=%d %s", mode, o.rounds, o.files, rinfo.Fields())
 	if o.trial {
 		fmt.Printf("trial run (%d rounds), not a result: %s\n", o.rounds, line)
 		return nil
 	}
-	fmt.Printf("(min_ratio: the lowest ops/s ratio to plain over the operations; cpu_ratio: the highest CPU-per-op ratio; config: whose figures lead)\n%s\n", line)
+	fmt.Printf("(hooks_cpu_us_per_op: the hooks' own CPU per op of %s, median of the rounds; audit_per_op, events_per_op: what namenode-ext\n"+
+		"received per op of it; min_ratio: the lowest ops/s ratio to plain over the operations; cpu_ratio: the highest CPU-per-op ratio;\n"+
+		"config: whose figures lead)\n%s\n", workloadOpName, line)
 	return nil
+}
+
+// opsIn is how many operations one run of op makes.
+func (o options) opsIn(op string) int {
+	if op == workloadOpName {
+		return o.load.ops()
+	}
+	return o.files
+}
+
+func hooksOf(s []sample) []float64 {
+	out := make([]float64, len(s))
+	for i, x := range s {
+		out[i] = x.hooksUs
+	}
+	return out
 }
 
 func opsOf(s []sample) []float64 {

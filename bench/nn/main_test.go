@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,5 +79,47 @@ Elapsed Time: 1000
 	}
 	if _, _, err := opStats(out, "rename"); err == nil {
 		t.Fatal("missing stats must be an error")
+	}
+}
+
+func TestParseExtTakesNamenodeExtCounters(t *testing.T) {
+	text := `# HELP newtricks_events_received_total Events accepted from the NameNode hook, by kind (audit, namespace).
+# TYPE newtricks_events_received_total counter
+newtricks_events_received_total{kind="audit"} 4992
+newtricks_events_received_total{kind="namespace"} 3750
+newtricks_hotspot_reactive_triggers_total 16
+newtricks_hotspot_reactive_dropped_total 0
+`
+	c, err := parseExt(strings.NewReader(text))
+	if err != nil || c != (extCounters{audit: 4992, namespace: 3750, triggers: 16}) {
+		t.Fatalf("got %+v, %v", c, err)
+	}
+	if d := c.minus(extCounters{audit: 992, namespace: 750, triggers: 6}); d != (extCounters{4000, 3000, 10}) {
+		t.Fatalf("minus: %+v", d)
+	}
+}
+
+func TestWorkloadCountsEveryClientOperation(t *testing.T) {
+	w := workload{clients: 8, files: 1000, hot: 16}
+	// 125 creates per client (j = 0..124), renames of j%8 in {0,1}: 32, deletes of j%8 in
+	// {2,3}: 32, 16 hot files opened 7 times each.
+	if w.perClient() != 125 || w.opensPer() != 7 || w.ops() != 8*(125+32+32+7*16) {
+		t.Fatalf("perClient %d opensPer %d ops %d", w.perClient(), w.opensPer(), w.ops())
+	}
+	if (workload{clients: 8, files: 10, hot: 16}).opensPer() != 1 {
+		t.Fatal("every hot file is opened at least once per client")
+	}
+}
+
+func TestHooksNsCountsOnlyTheHooksThreads(t *testing.T) {
+	parts := map[string]int64{
+		"RPC (handlers, readers, responder)": 1000,
+		"newtricks event forwarder":          30,
+		"newtricks/gRPC other":               20,
+		"co-process namenode-ext":            50,
+		"edit log (async)":                   400,
+	}
+	if got := hooksNs(parts); got != 100 {
+		t.Fatalf("hooksNs = %d, want 100", got)
 	}
 }
