@@ -337,7 +337,10 @@ func hookCounters(ctx context.Context, httpAddr string) (map[string]float64, err
 
 // hookCounterNames are the hook's counters the benchmark prints.
 var hookCounterNames = []string{"NamespaceEventsForwarded", "AuditEventsForwarded", "AuditQueued", "AuditHeld",
-	"AuditHoldReleased", "AuditHoldExpired", "AuditHoldOverflow", "AuditDropped", "BatchesDelivered"}
+	"AuditHoldReleased", "AuditHoldExpired", "AuditHoldOverflow", "AuditDropped", "BatchesDelivered",
+	// Host calls are namenode-ext's calls into the NameNode (the implicit hints' checks among
+	// them): their serving threads are among the hooks' own.
+	"HostCalls", "HostCallErrors"}
 
 // isHooks says whether a thread group of threadCPU is the hooks' own: the NameNode JVM's
 // newtricks threads (the event forwarder, the supervisor, the shaded gRPC/Netty threads) and
