@@ -120,9 +120,29 @@ verify: python-proto-check
 test-prereqs: python-install python-venv $(PY_TORCH_STAMP) $(NEWTRICKS_LIB) $(XFORM_REFRUN)
 
 PY_PILLOW ?= 13.0.0
+PY_DECORD ?= 0.6.0
+
+# bench-python's venv: its baseline is a torch DataLoader, so it takes Debian's CPU torch
+# through --system-site-packages as PY_TORCH_VENV does (with Debian's numpy), plus pinned PyAV,
+# Pillow and decord (the two clip decoders the baseline picks from, measured each run) and
+# grpcio/protobuf at the tools venv's versions; newtricks from ./python with the built library.
+PY_BENCH_VENV  := $(CACHE)/venv-bench-python
+PY_BENCH_STAMP := $(PY_BENCH_VENV)/.tools-$(PY_GRPC_TOOLS)-av$(PY_AV)-pil$(PY_PILLOW)-decord$(PY_DECORD)
+
+$(PY_BENCH_STAMP): $(PY_TOOLS_STAMP)
+	@dpkg -s python3-torch >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-torch python3-venv; }
+	rm -rf $(PY_BENCH_VENV)
+	/usr/bin/python3 -m venv --system-site-packages $(PY_BENCH_VENV)
+	$(PY_BENCH_VENV)/bin/pip install -q "grpcio==$$($(PY) -c 'import grpc; print(grpc.__version__)')" \
+	  "protobuf==$$($(PY) -c 'import google.protobuf as p; print(p.__version__)')" av==$(PY_AV) pillow==$(PY_PILLOW) \
+	  decord==$(PY_DECORD) setuptools==$(PY_SETUPTOOLS) wheel
+	$(PY_BENCH_VENV)/bin/python -c 'import torch, numpy, av, PIL, decord; print("bench-python venv: torch", torch.__version__, "av", av.__version__, "pillow", PIL.__version__, "decord", decord.__version__)'
+	touch $@
 
 .PHONY: bench-python
-bench-python: hadoop jar build xform-media python-install ## Python training loop: Pillow+numpy workers vs newtricks.Reader offload; last line BENCH python ...
-	$(PY_VENV)/bin/pip install -q pillow==$(PY_PILLOW)
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) bench/python/bench.py --cli $(BIN)/newtricks \
-	  --jar $(HOOKS_JAR) --media $(XFORM_MEDIA) $(BENCH_PYTHON_FLAGS)
+bench-python: hadoop jar build xform-media $(PY_BENCH_STAMP) $(NEWTRICKS_LIB) ## Python training loop: torch DataLoader (best of 1, 2, 4 workers) vs newtricks.Reader offload; last line BENCH python ...
+	NEWTRICKS_LIB=$(NEWTRICKS_LIB) $(PY_BENCH_VENV)/bin/pip install -q --no-build-isolation --no-deps ./python
+	rm -rf python/build python/src/*.egg-info
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY_BENCH_VENV)/bin/python bench/python/bench.py \
+	  --cli $(BIN)/newtricks --jar $(HOOKS_JAR) --media $(XFORM_MEDIA) $(BENCH_PYTHON_FLAGS)
