@@ -121,13 +121,17 @@ test-prereqs: python-install python-venv $(PY_TORCH_STAMP) $(NEWTRICKS_LIB) $(XF
 
 PY_PILLOW ?= 13.0.0
 PY_DECORD ?= 0.6.0
+PY_HDFS_NATIVE ?= 0.14.7
+PY_FSSPEC ?= 2026.9.0
 
 # bench-python's venv: its baseline is a torch DataLoader, so it takes Debian's CPU torch
 # through --system-site-packages as PY_TORCH_VENV does (with Debian's numpy), plus pinned PyAV,
-# Pillow and decord (the two clip decoders the baseline picks from, measured each run) and
-# grpcio/protobuf at the tools venv's versions; newtricks from ./python with the built library.
+# Pillow and decord (the two clip decoders the baseline picks from, measured each run),
+# hdfs-native (HDFS's own protocols without a JVM; the baseline picks it or keep-alive WebHDFS,
+# measured each run; fsspec is its dependency) and grpcio/protobuf at the tools venv's
+# versions; newtricks from ./python with the built library.
 PY_BENCH_VENV  := $(CACHE)/venv-bench-python
-PY_BENCH_STAMP := $(PY_BENCH_VENV)/.tools-$(PY_GRPC_TOOLS)-av$(PY_AV)-pil$(PY_PILLOW)-decord$(PY_DECORD)
+PY_BENCH_STAMP := $(PY_BENCH_VENV)/.tools-$(PY_GRPC_TOOLS)-av$(PY_AV)-pil$(PY_PILLOW)-decord$(PY_DECORD)-hn$(PY_HDFS_NATIVE)
 
 $(PY_BENCH_STAMP): $(PY_TOOLS_STAMP)
 	@dpkg -s python3-torch >/dev/null 2>&1 || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -136,8 +140,8 @@ $(PY_BENCH_STAMP): $(PY_TOOLS_STAMP)
 	/usr/bin/python3 -m venv --system-site-packages $(PY_BENCH_VENV)
 	$(PY_BENCH_VENV)/bin/pip install -q "grpcio==$$($(PY) -c 'import grpc; print(grpc.__version__)')" \
 	  "protobuf==$$($(PY) -c 'import google.protobuf as p; print(p.__version__)')" av==$(PY_AV) pillow==$(PY_PILLOW) \
-	  decord==$(PY_DECORD) setuptools==$(PY_SETUPTOOLS) wheel
-	$(PY_BENCH_VENV)/bin/python -c 'import torch, numpy, av, PIL, decord; print("bench-python venv: torch", torch.__version__, "av", av.__version__, "pillow", PIL.__version__, "decord", decord.__version__)'
+	  decord==$(PY_DECORD) hdfs-native==$(PY_HDFS_NATIVE) fsspec==$(PY_FSSPEC) setuptools==$(PY_SETUPTOOLS) wheel
+	$(PY_BENCH_VENV)/bin/python -c 'import torch, numpy, av, PIL, decord, hdfs_native; print("bench-python venv: torch", torch.__version__, "av", av.__version__, "pillow", PIL.__version__, "decord", decord.__version__)'
 	touch $@
 
 .PHONY: bench-python

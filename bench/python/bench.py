@@ -11,21 +11,24 @@ CPU 1.
 (a) baseline: a torch.utils.data.DataLoader (fork workers on the trainer's core, batches of
     torch tensors in shared memory), swept over --workers (default 1, 2, 4) in every round; the
     worker count with the lowest median mean stall over the rounds is the baseline. Each worker
-    reads a sample's bytes over WebHDFS on persistent connections: one keep-alive connection to
-    the NameNode, the NameNode's redirect cached per file (a later read of the file goes
-    straight to the DataNode URL, which WebHDFS allows on an insecure cluster: it carries no
-    token), and one connection per DataNode reused as long as the DataNode keeps it open (a
-    DataNode answers OPEN with "Connection: close", so it is reopened after each read there;
-    the run prints the connections it opened per read). Images: Pillow + numpy (decode, random
-    resized crop to 224, flip, normalize, float32 CHW). Clips: 8 frames sampled uniformly (the
-    same indices as newtricks's uniform mode), decoded as the decoders' docs advise for sparse
-    frames, resized to 112x112 in the conversion, float32 TCHW: PyAV seeking to the keyframe
-    before a wanted frame only when the frames decoded so far do not already lead to it
-    (container.seek(pts, backward=True, any_frame=False, stream=...)), decoding forward and
-    converting only the wanted frames (frame.to_ndarray(width, height, format="rgb24"), one
-    swscale pass), one decoder thread; or decord's VideoReader.get_batch (num_threads=1). The
-    faster of the two on the bench's clips, timed on CPU 0 before the rounds (--video-decoder
-    auto), is the one the baseline uses.
+    reads a sample's bytes on persistent connections with one of two clients, the one with less
+    CPU per read on CPU 0, timed after the cluster is up (--reader auto): hdfs-native (HDFS's
+    own protocols, no JVM; it keeps its NameNode and DataNode connections open), or WebHDFS
+    with one keep-alive connection to the NameNode, the NameNode's redirect cached per file (a
+    later read of the file goes straight to the DataNode URL, which WebHDFS allows on an
+    insecure cluster: it carries no token), and one connection per DataNode reused as long as
+    the DataNode keeps it open (a DataNode answers OPEN with "Connection: close", so it is
+    reopened after each read there). The run prints the connections each run used.
+    Images: Pillow + numpy (decode, random resized crop to 224, flip, normalize, float32 CHW).
+    Clips: 8 frames sampled uniformly (the same indices as newtricks's uniform mode), decoded
+    as the decoders' docs advise for sparse frames, resized to 112x112 in the conversion,
+    float32 TCHW: PyAV seeking to the keyframe before a wanted frame only when the frames
+    decoded so far do not already lead to it (container.seek(pts, backward=True,
+    any_frame=False, stream=...)), decoding forward and converting only the wanted frames
+    (frame.to_ndarray(width, height, format="rgb24"), one swscale pass), one decoder thread;
+    or decord's VideoReader.get_batch (num_threads=1). The faster of the two on the bench's
+    clips, timed on CPU 0 before the rounds (--video-decoder auto), is the one the baseline
+    uses.
 (b) newtricks: the same sample mix and transforms as xformgraph graphs in a schedule; the
     DataNodes transform, the trainer receives tensors (newtricks.Reader, whose own threads
     run on the trainer's core too).
@@ -40,7 +43,8 @@ batches prefetched during the warm-up do not hide their cost). Rounds alternate
 the order of (a) and (b); figures are medians with (min, max).
 The machine may be shared with other work: CPU time is robust to that, wall-clock waits less so.
 Last line: BENCH python stall_reduction=<x> trainer_cpu_reduction=<x> baseline_workers=<n>
-video_decoder=<pyav|decord> commit=<short> dirty=<bool> load_start=<1/5/15> load_end=<1/5/15>
+baseline_reader=<native|webhdfs> video_decoder=<pyav|decord> commit=<short> dirty=<bool>
+load_start=<1/5/15> load_end=<1/5/15>
 (1 - newtricks/baseline, for the mean stall per step and the loading CPU per step, median of
 the rounds, against the best worker count).
 """
@@ -168,6 +172,53 @@ class KeepAliveWebHDFS:
         return b
 
 
+class NativeHDFS:
+    """Reads over HDFS's own RPC and data transfer protocols with hdfs-native (a Rust client,
+    no JVM), which keeps its NameNode and DataNode connections open across reads."""
+
+    def __init__(self, namenode):
+        from hdfs_native import Client
+
+        self.client = Client("hdfs://" + namenode)
+        self.counts = {"nn_requests": 0, "reads": 0, "tcp_seen": 0}
+        self.seen = set()
+
+    def read(self, path):
+        with self.client.read(path) as r:
+            b = r.read()
+        self.counts["reads"] += 1
+        self.counts["nn_requests"] += 1  # a getBlockLocations per open
+        return b
+
+    def note_sockets(self):
+        """Adds the TCP sockets this process holds now to the set seen (sampled once a batch)."""
+        self.seen |= tcp_sockets()
+        self.counts["tcp_seen"] = len(self.seen)
+
+
+def tcp_sockets():
+    """Inodes of the TCP sockets this process holds."""
+    fds = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            t = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue
+        if t.startswith("socket:["):
+            fds.add(t[8:-1])
+    tcp = set()
+    for f in ("/proc/self/net/tcp", "/proc/self/net/tcp6"):
+        try:
+            for line in open(f).read().splitlines()[1:]:
+                tcp.add(line.split()[9])
+        except OSError:
+            pass
+    return fds & tcp
+
+
+READERS = {"webhdfs": lambda c: KeepAliveWebHDFS(c["http"], c["user"]), "native": lambda c: NativeHDFS(c["namenode"])}
+
+
 def load_image(b, rng):
     from PIL import Image
 
@@ -253,8 +304,8 @@ class Samples:
     """The plan's samples in order as a map-style torch Dataset: item i is sample i % batch of
     step i // batch, a float32 CHW image tensor or a float32 TCHW clip tensor."""
 
-    def __init__(self, port, user, plan, decoder):
-        self.port, self.user, self.decoder = port, user, decoder
+    def __init__(self, cluster, plan, reader, decoder):
+        self.cluster, self.reader, self.decoder = cluster, reader, decoder
         self.items = [(s, k, p) for s, paths in enumerate(plan) for k, p in enumerate(paths)]
         self.fs = None
 
@@ -265,13 +316,15 @@ class Samples:
         import torch
 
         if self.fs is None:  # one client per worker process, made after the fork
-            self.fs = KeepAliveWebHDFS(self.port, self.user)
+            self.fs = READERS[self.reader](self.cluster)
         step, k, path = self.items[i]
         b = self.fs.read(path)
         if path.endswith(".mp4"):
             x = torch.from_numpy(DECODERS[self.decoder](b)).permute(0, 3, 1, 2).float().div_(255.0)
         else:
             x = torch.from_numpy(load_image(b, np.random.default_rng((step, k))))
+        if k == 0 and hasattr(self.fs, "note_sockets"):
+            self.fs.note_sockets()
         return x, dict(self.fs.counts)
 
 
@@ -343,14 +396,48 @@ def model_step(seconds, a):
     return a
 
 
-def run_baseline(o, port, user, plan, workers, decoder):
+def time_reader(o):
+    """--time-reader NAME: CPU and wall milliseconds per read of NAME on this core, reading the
+    bench's files (--paths) in passes after one warm pass; printed as two numbers."""
+    c = json.loads(o.cluster_json)
+    paths = o.paths.split(",")
+    fs = READERS[o.time_reader](c)
+    for p in paths:
+        fs.read(p)
+    t0, c0 = time.monotonic(), time.process_time()
+    for _ in range(o.decoder_passes):
+        for p in paths:
+            fs.read(p)
+    n = o.decoder_passes * len(paths)
+    print("%.6f %.6f" % ((time.process_time() - c0) / n, (time.monotonic() - t0) / n))
+
+
+def pick_reader(o, c, paths):
+    if o.reader != "auto":
+        return o.reader, {}
+    times = {}
+    for name in READERS:
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--cli", o.cli, "--jar", o.jar, "--media", o.media,
+                            "--time-reader", name, "--cluster-json", json.dumps(c), "--paths", ",".join(paths),
+                            "--decoder-passes", str(o.decoder_passes)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode == 0:
+            times[name] = tuple(float(x) for x in r.stdout.split()[-2:])
+        else:
+            print("reader %s unavailable: %s" % (name, r.stderr.strip().splitlines()[-1:]))
+    if not times:
+        sys.exit("no HDFS reader works")
+    return min(times, key=lambda k: times[k][0]), times
+
+
+def run_baseline(o, cluster, plan, workers, reader, decoder):
     import warnings
 
     from torch.utils.data import DataLoader
 
     # The sweep runs more workers than the one core torch suggests, on purpose.
     warnings.filterwarnings("ignore", message="This DataLoader will create", category=UserWarning)
-    dl = DataLoader(Samples(port, user, plan, decoder), batch_size=o.batch, shuffle=False, num_workers=workers,
+    dl = DataLoader(Samples(cluster, plan, reader, decoder), batch_size=o.batch, shuffle=False, num_workers=workers,
                     collate_fn=collate, worker_init_fn=worker_init, multiprocessing_context="fork", prefetch_factor=2)
     it = iter(dl)
     waits, lost, model_cpu, a = [], [], 0.0, np.random.default_rng(0).normal(size=(256, 256)).astype(np.float32)
@@ -373,7 +460,7 @@ def run_baseline(o, port, user, plan, workers, decoder):
         assert len(imgs) + len(vids) == o.batch
     load_cpu = worker_cpu + (time.process_time() - proc0 - model_cpu)
     del it
-    total = {k: sum(c[k] for c in counts.values()) for k in ("nn_connects", "dn_connects", "nn_requests", "reads")}
+    total = {k: sum(c[k] for c in counts.values()) for k in next(iter(counts.values()))}
     return waits, lost, load_cpu / (len(plan) - o.warmup), total
 
 
@@ -451,13 +538,20 @@ def main():
     ap.add_argument("--workers", default="1,2,4", help="DataLoader worker counts swept in every round")
     ap.add_argument("--video-decoder", choices=["auto"] + sorted(DECODERS), default="auto",
                     help="the baseline's clip decoder; auto: the faster one on this core, timed first")
-    ap.add_argument("--decoder-passes", type=int, default=7)
+    ap.add_argument("--reader", choices=["auto"] + sorted(READERS), default="auto",
+                    help="the baseline's HDFS reads; auto: the one with less CPU per read on this core, timed first")
+    ap.add_argument("--decoder-passes", type=int, default=7, help="passes of the decoder and reader timings")
     ap.add_argument("--quick", action="store_true", help="development: 1 round of 20 steps, warm-up 5")
     ap.add_argument("--time-decoder", choices=sorted(DECODERS), help=argparse.SUPPRESS)
+    ap.add_argument("--time-reader", choices=sorted(READERS), help=argparse.SUPPRESS)
+    ap.add_argument("--cluster-json", help=argparse.SUPPRESS)
+    ap.add_argument("--paths", help=argparse.SUPPRESS)
     o = ap.parse_args()
     os.sched_setaffinity(0, {0})
     if o.time_decoder:
         return time_decoder(o)
+    if o.time_reader:
+        return time_reader(o)
     if o.quick:
         o.rounds, o.steps, o.warmup, o.decoder_passes = 1, 20, 5, 3
     sweep = [int(x) for x in o.workers.split(",")]
@@ -481,7 +575,7 @@ def main():
             pin_tree(d["pid"], 1)
         port = st["namenode"]["namenode_ports"]["http"]
         c = {"namenode": "127.0.0.1:%d" % st["namenode"]["namenode_ports"]["rpc"], "ext": ext["NameNodeAPI"],
-             "dns": ext["DataNodeAPI"], "user": user}
+             "dns": ext["DataNodeAPI"], "user": user, "http": port}
         fs = WebHDFS(port)
         ipaths, vpaths = [], []
         for i in range(48):
@@ -495,6 +589,10 @@ def main():
         for d in ("/bench/img", "/bench/vid"):
             subprocess.run([o.cli, "dataset", "index", "--namenode", c["namenode"], "--user", user, d], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        reader, rtimes = pick_reader(o, c, ipaths + vpaths)
+        print("baseline HDFS reads: %s (%s per read on CPU 0 over the bench's %d files)" % (
+            reader, ", ".join("%s %.2f ms CPU %.2f ms wall" % (k, 1e3 * v[0], 1e3 * v[1]) for k, v in sorted(rtimes.items()))
+            or "chosen by flag", len(ipaths) + len(vpaths)), flush=True)
         nvid = max(1, o.batch // 8)  # one clip in 8 samples
         schedule = {"version": 1, "name": "bench", "seed": "3", "globalBatch": o.batch, "worldSize": 1,
                     "maxSteps": str(o.steps + 1), "sources": [
@@ -515,10 +613,14 @@ def main():
                     waits, lost, cpu, paths, stats = run_newtricks(o, c, schedule)
                     label, extra = "newtricks", " paths %s" % paths
                 else:
-                    waits, lost, cpu, cn = run_baseline(o, port, user, plan, which, decoder)
+                    waits, lost, cpu, cn = run_baseline(o, c, plan, which, reader, decoder)
                     label = "DataLoader(num_workers=%d)" % which
-                    extra = " (%s: %d reads, %d NameNode requests, TCP connections %d NameNode + %d DataNode)" % (
-                        decoder, cn["reads"], cn["nn_requests"], cn["nn_connects"], cn["dn_connects"])
+                    if reader == "webhdfs":
+                        conns = "TCP connections opened %d NameNode + %d DataNode" % (cn["nn_connects"], cn["dn_connects"])
+                    else:
+                        conns = "TCP sockets seen at batch starts %d" % cn["tcp_seen"]
+                    extra = " (%s, %s: %d reads, %d NameNode requests, %s)" % (reader, decoder, cn["reads"],
+                                                                               cn["nn_requests"], conns)
                 res[which].append((statistics.mean(lost), q(lost, 0.5), q(lost, 0.99), cpu, q(waits, 0.5), q(waits, 0.99)))
                 r_ = res[which][-1]
                 print("round %d %-26s stall mean %6.1f p50 %6.1f p99 %6.1f ms; wait p50 %6.1f p99 %6.1f ms; "
@@ -535,9 +637,9 @@ def main():
                 mmm([1e3 * x[4] for x in rs]), mmm([1e3 * x[5] for x in rs]), mmm([1e3 * x[3] for x in rs])))
         print("stall reduction %s, trainer CPU reduction %s (per round: 1 - newtricks/baseline, baseline = %d workers)" % (
             mmm(stall, "%.2f"), mmm(cpur, "%.2f"), best))
-        print("BENCH python stall_reduction=%.2f trainer_cpu_reduction=%.2f baseline_workers=%d video_decoder=%s %s "
-              "load_start=%s load_end=%s" % (statistics.median(stall), statistics.median(cpur), best, decoder, prov,
-                                             load_start, loadavg()))
+        print("BENCH python stall_reduction=%.2f trainer_cpu_reduction=%.2f baseline_workers=%d baseline_reader=%s "
+              "video_decoder=%s %s load_start=%s load_end=%s" % (statistics.median(stall), statistics.median(cpur), best,
+                                                                 reader, decoder, prov, load_start, loadavg()))
     finally:
         subprocess.run([o.cli, "cluster", "down", "--name", name, "--dir", base, "--purge"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
