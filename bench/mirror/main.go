@@ -46,7 +46,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +55,7 @@ import (
 	"github.com/colinmarc/hdfs/v2"
 
 	"github.com/newtricks/newtricks/bench/internal/plot"
+	"github.com/newtricks/newtricks/bench/internal/quick"
 	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
@@ -91,16 +91,9 @@ type options struct {
 
 // quick are the small numbers of -quick (QUICK=1): a development run end to end in a few
 // minutes, not the benchmark's figures.
-var quick = map[string]string{"rounds": "1", "small-files": "400", "shards": "2", "shard-size": "16777216", "readers": "16,64", "serial-sample": "10"}
+var quickFlags = map[string]string{"rounds": "1", "small-files": "400", "shards": "2", "shard-size": "16777216", "readers": "16,64", "serial-sample": "10"}
 
-func quickString() string {
-	var ks []string
-	for k, v := range quick {
-		ks = append(ks, "-"+k+" "+v)
-	}
-	sort.Strings(ks)
-	return strings.Join(ks, ", ")
-}
+func quickString() string { return quick.String(quickFlags) }
 
 // parseList reads a comma-separated flag value of positive numbers.
 func parseList[T int | float64](name, s string, parse func(string) (T, error)) ([]T, error) {
@@ -141,15 +134,9 @@ func main() {
 	flag.StringVar(&o.trace, "trace", "", "also write each phase's wall-clock time (unix s, round, method, phase) to this file, to line the evaluator's windows up with a system sampler")
 	flag.Parse()
 	if o.quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for k, v := range quick {
-			if !set[k] {
-				if err := flag.Set(k, v); err != nil {
-					fmt.Fprintln(os.Stderr, "bench-mirror:", err)
-					os.Exit(2)
-				}
-			}
+		if err := quick.Apply(quickFlags); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-mirror:", err)
+			os.Exit(2)
 		}
 	}
 	var err error

@@ -76,6 +76,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/newtricks/newtricks/bench/internal/quick"
 	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
@@ -136,15 +137,9 @@ func main() {
 		" -rounds 3 -files 1000 -long-edits 0 -closes 100 -rest 0; prints a BENCH line marked mode=quick (not a result)")
 	flag.Parse()
 	if o.quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for name, v := range map[string]string{"configs": "plain,typical", "ops": "create,open," + workloadOpName,
-			"rounds": "3", "files": "1000", "long-edits": "0", "closes": "100", "rest": "0"} {
-			if !set[name] {
-				if err := flag.Set(name, v); err != nil {
-					log.Fatal(err)
-				}
-			}
+		if err := quick.Apply(map[string]string{"configs": "plain,typical", "ops": "create,open," + workloadOpName,
+			"rounds": "3", "files": "1000", "long-edits": "0", "closes": "100", "rest": "0"}); err != nil {
+			log.Fatal(err)
 		}
 	}
 	o.load.files = o.files

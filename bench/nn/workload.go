@@ -15,6 +15,7 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
+	"github.com/newtricks/newtricks/harness/cluster"
 	"github.com/newtricks/newtricks/internal/hdfsio"
 )
 
@@ -307,28 +308,14 @@ func drain(ctx context.Context, addr string) (extCounters, error) {
 // the NameNode started. metrics2 serves a snapshot at most 10 s old, so the benchmark reads it
 // once per cluster, after the rounds.
 func hookCounters(ctx context.Context, httpAddr string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-		"http://"+httpAddr+"/jmx?qry=Hadoop:service=NameNode,name=NewtricksNameNodeHook", nil)
+	bean, err := cluster.JMXBean(ctx, httpAddr, "Hadoop:service=NameNode,name=NewtricksNameNodeHook")
 	if err != nil {
 		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Beans []map[string]any `json:"beans"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, err
-	}
-	if len(body.Beans) == 0 {
-		return nil, fmt.Errorf("no NewtricksNameNodeHook bean at %s", httpAddr)
 	}
 	out := map[string]float64{}
-	for k, v := range body.Beans[0] {
-		if f, ok := v.(float64); ok {
+	for k, raw := range bean {
+		var f float64
+		if json.Unmarshal(raw, &f) == nil {
 			out[k] = f
 		}
 	}

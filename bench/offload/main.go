@@ -53,6 +53,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/newtricks/newtricks/bench/internal/plot"
+	"github.com/newtricks/newtricks/bench/internal/quick"
 	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
@@ -84,7 +85,7 @@ type options struct {
 }
 
 // quick are the small numbers of -quick (QUICK=1): a development run end to end, not figures.
-var quick = map[string]string{"steps": "40", "warmup": "3", "rounds": "2", "images": "140", "clips": "20", "baseline-workers": "1,2"}
+var quickFlags = map[string]string{"steps": "40", "warmup": "3", "rounds": "2", "images": "140", "clips": "20", "baseline-workers": "1,2"}
 
 func main() {
 	var o options
@@ -114,14 +115,8 @@ func main() {
 		}
 	}
 	if o.quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for k, v := range quick {
-			if !set[k] {
-				if err := flag.Set(k, v); err != nil {
-					log.Fatal(err)
-				}
-			}
+		if err := quick.Apply(quickFlags); err != nil {
+			log.Fatal(err)
 		}
 	}
 	o.data.Seed = *seed
@@ -137,14 +132,7 @@ func main() {
 	}
 }
 
-func quickString() string {
-	var ks []string
-	for k, v := range quick {
-		ks = append(ks, "-"+k+" "+v)
-	}
-	sort.Strings(ks)
-	return strings.Join(ks, ", ")
-}
+func quickString() string { return quick.String(quickFlags) }
 
 // parseWorkers reads -baseline-workers.
 func parseWorkers(s string) ([]int, error) {

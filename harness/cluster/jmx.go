@@ -62,6 +62,13 @@ type jmxResponse struct {
 
 var jmxHTTP = &http.Client{Timeout: 3 * time.Second}
 
+// JMXBean fetches the first bean matching query (e.g.
+// "Hadoop:service=NameNode,name=NameNodeInfo") from a daemon's http://addr/jmx, each attribute
+// as raw JSON; an unreachable daemon or a missing bean is ErrNotReady.
+func JMXBean(ctx context.Context, addr, query string) (map[string]json.RawMessage, error) {
+	return jmxBean(ctx, addr, query)
+}
+
 // jmxBean fetches the first bean matching query from http://addr/jmx.
 func jmxBean(ctx context.Context, addr, query string) (map[string]json.RawMessage, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/jmx?qry="+query, nil)
