@@ -40,7 +40,8 @@ test-prereqs: $(TEST_PREREQS)
 # A conformance run spends most of its time waiting for daemons (one core's worth of CPU on
 # average), so two lanes on two cores take about the longer lane's time instead of the sum.
 # Each lane's output is prefixed with its name and kept in $(CACHE)/test-lane-<name>.log; a
-# failing lane fails `make test` after the other lane finished.
+# failing lane fails `make test` after the other lane finished, which then ends with what
+# failed (mk/failsummary.sh: each failed test and its messages from every log of this run).
 SMOKE_VERSIONS ?= $(filter-out $(HADOOP_VERSION),$(HADOOP_VERSIONS))
 SMOKE_A := $(word 1,$(SMOKE_VERSIONS))
 SMOKE_B := $(wordlist 2,$(words $(SMOKE_VERSIONS)),$(SMOKE_VERSIONS))
@@ -48,9 +49,10 @@ GO_UNIT_PKGS = $(shell go list ./... | grep -v '/conformance$$')
 
 .PHONY: test test-lane-conformance test-lane-units test-conformance test-units
 test: $(TEST_PREREQS) verify test-prereqs test-versions-prereqs ## run every test on HADOOP_VERSION (unit, Java, Python, the compose cluster with the conformance kit, conformance against real Hadoop) and the smoke conformance on the other lines, in two lanes
-	@mkdir -p $(CACHE)
+	@mkdir -p $(CACHE) && touch $(CACHE)/test-started
 	$(MAKE) --no-print-directory java-test
-	@$(MAKE) --no-print-directory -j2 test-lane-conformance test-lane-units
+	@$(MAKE) --no-print-directory -j2 test-lane-conformance test-lane-units || \
+	  { bash mk/failsummary.sh $(CACHE)/test-started $(CACHE)/last-test-*.log $(CACHE)/test-lane-*.log; exit 1; }
 
 # lane(name, commands): run commands with their output prefixed by [name] and kept in a log.
 lane = @set -o pipefail; start=$$(date +%s); { $(2); } 2>&1 | tee $(CACHE)/test-lane-$(1).log | sed -u 's/^/[$(1)] /'; \
