@@ -81,6 +81,7 @@ type options struct {
 	blockSize                    int64
 	sweep                        []int
 	offloadWorkers               int
+	workerNice                   int
 	quick                        bool
 }
 
@@ -109,6 +110,7 @@ func main() {
 	flag.Int64Var(&o.blockSize, "block-size", 1<<20, "dfs.blocksize in bytes (the NameNode's minimum is 1 MiB)")
 	sweep := flag.String("baseline-workers", "1,2,4", "local worker counts of baseline (a), comma-separated; the best is the baseline")
 	flag.IntVar(&o.offloadWorkers, "offload-workers", 1, "local workers of the offload reader (runs b and c: what it transforms itself when nodes answer raw)")
+	flag.IntVar(&o.workerNice, "worker-nice", 10, "newtricks.datanode.ext.offload.nice of every DataNode: the transform workers' niceness (10 is the shipped default; dn_read_ratio is what it trades)")
 	flag.Parse()
 	if *burn {
 		for x := 0; ; x++ {
@@ -172,6 +174,8 @@ func (o options) validate() error {
 		return fmt.Errorf("-block-size %d: want a multiple of 512 bytes, at least 1 MiB", o.blockSize)
 	case o.offloadWorkers < 1 || o.offloadWorkers > 64:
 		return fmt.Errorf("-offload-workers %d: want 1 to 64", o.offloadWorkers)
+	case o.workerNice < 0 || o.workerNice > 19:
+		return fmt.Errorf("-worker-nice %d: want 0 to 19", o.workerNice)
 	}
 	if o.only != "" && o.only != "m" && o.only != "b" && o.only != "c" && !slices.Contains(aModes(o.sweep), o.only) {
 		return fmt.Errorf("-only %q: want m, b, c or one of %v", o.only, aModes(o.sweep))
@@ -275,6 +279,7 @@ func run(o options) error {
 		DataNodeSite: func(int) map[string]string {
 			return map[string]string{
 				"newtricks.datanode.ext.offload.workers":         "1",
+				"newtricks.datanode.ext.offload.nice":            fmt.Sprint(o.workerNice),
 				"newtricks.datanode.ext.offload.lookahead":       "8",
 				"newtricks.datanode.ext.offload.cpu.interval.ms": "250",
 				// Runs a and b never shed (the machine may be busy with other work); run c sets
@@ -487,9 +492,9 @@ func run(o options) error {
 			b.runs()-b.dropped, b.runs(), b.dropErr)
 	}
 	fmt.Printf("load average at the end: %s\n", runinfo.Load())
-	fmt.Printf("BENCH offload p99_reduction=%.3f stall_reduction=%.3f trainer_cpu_reduction=%.3f fallback_penalty=%.3f mem_8_vs_1=%.3f dn_read_ratio=%.3f cpu_stall_p99_reduction=%.3f cpu_stall_reduction=%.3f baseline=%s steps=%d rounds=%d samples=%d spanning=%d remote_owner=%d block=%d nodes=%d repl=%d cache_dropped=%s quick=%t %s\n",
+	fmt.Printf("BENCH offload p99_reduction=%.3f stall_reduction=%.3f trainer_cpu_reduction=%.3f fallback_penalty=%.3f mem_8_vs_1=%.3f dn_read_ratio=%.3f cpu_stall_p99_reduction=%.3f cpu_stall_reduction=%.3f baseline=%s steps=%d rounds=%d samples=%d spanning=%d remote_owner=%d block=%d nodes=%d repl=%d worker_nice=%d cache_dropped=%s quick=%t %s\n",
 		p99Red, stallRed, cpuRed, penalty, float64(mem8)/float64(mem1), dnRatio, cp99Red, cstallRed, best, o.steps, o.rounds, total, spanning, remote, o.blockSize, o.dataNodes, o.replication,
-		dropped, o.quick, prov.Fields())
+		o.workerNice, dropped, o.quick, prov.Fields())
 	return nil
 }
 
