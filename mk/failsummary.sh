@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # failsummary.sh STAMP LOG...: what failed, in a few lines, for the end of a red `make test`
-# (CI keeps only the tail of the output). From each Go test log newer than STAMP: every failed
-# test with the first line of each of its last 4 messages (go test -v prints a test's messages before
-# its "--- FAIL" line, plain go test after it), panics, build failures (Go logs are the ones
-# named last-test-*.log); from the other logs (the lanes') pytest's "FAILED" lines. Each line is cut at 300 characters
-# and at most 22 lines are printed; the full logs are named.
+# (CI keeps only the tail of the output). From each log newer than STAMP: in Go test logs
+# (last-test-*.log) every failed test with the first lines of its last 4 messages (go test -v
+# prints them before the "--- FAIL" line, plain go test after it), panics and build failures;
+# in the others (the lanes') pytest's FAILED and ERROR lines. Lines are cut at 300
+# characters, at most 22 are printed.
 set -uo pipefail
 stamp=$1
 shift
@@ -34,7 +34,7 @@ out=$(for log in "$@"; do
   ' "$log"
 done | cut -c1-300)
 [ -n "$out" ] || exit 0
-echo "==== what failed (the full logs: $*) ===="
+echo "==== what failed (the full logs are in $(dirname "$stamp")) ===="
 n=$(printf '%s\n' "$out" | wc -l)
 if [ "$n" -gt 22 ]; then
   printf '%s\n' "$out" | head -22
