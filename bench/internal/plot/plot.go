@@ -39,7 +39,9 @@ type Chart struct {
 	Width, Height int
 	// Thick draws every series three pixels wide.
 	Thick bool
-	Marks []Mark
+	// Points marks every point with a small square (a series of one point shows only so).
+	Points bool
+	Marks  []Mark
 }
 
 // Palette has distinct colours for up to six series.
@@ -72,8 +74,11 @@ func (c Chart) WritePNG(path string, ss []Series) error {
 			maxY = math.Max(maxY, s.Y[i])
 		}
 	}
-	if math.IsInf(minX, 0) || maxX <= minX {
+	switch {
+	case math.IsInf(minX, 0):
 		minX, maxX = 0, 1
+	case maxX <= minX: // one x for every point: centre it
+		minX, maxX = minX-0.5, maxX+0.5
 	}
 	if maxY <= 0 {
 		maxY = 1
@@ -114,6 +119,12 @@ func (c Chart) WritePNG(path string, ss []Series) error {
 		}
 		for i := 1; i < len(s.X); i++ {
 			seg(img, px(s.X[i-1]), py(s.Y[i-1]), px(s.X[i]), py(s.Y[i]), s.Color)
+		}
+		if c.Points {
+			for i := range s.X {
+				x, y := px(s.X[i]), py(s.Y[i])
+				draw.Draw(img, image.Rect(x-2, y-2, x+3, y+3), image.NewUniform(s.Color), image.Point{}, draw.Src)
+			}
 		}
 		ly := top + 30 + 16*k
 		thick(img, w-right-430, ly-4, w-right-400, ly-4, s.Color)

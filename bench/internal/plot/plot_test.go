@@ -48,3 +48,33 @@ func TestWritePNG(t *testing.T) {
 		t.Errorf("NiceStep: %v %v %v", NiceStep(0.37), NiceStep(7), NiceStep(120))
 	}
 }
+
+// TestPointsMarkOnePoint: a series of one point is invisible as a line; with Points it is a
+// square at its place (centred, since all its x are equal).
+func TestPointsMarkOnePoint(t *testing.T) {
+	ss := []Series{{Name: "one", Color: Palette[2], X: []float64{1}, Y: []float64{1}}}
+	at := func(points bool) bool {
+		p := filepath.Join(t.TempDir(), "p.png")
+		if err := (Chart{Points: points}).WritePNG(p, ss); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		img, err := png.Decode(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 1000 x 480, plot area x 80..980, y 40..430, y range 0..1.05: the point is at (530, 59).
+		r, g, b, _ := img.At(530, 59).RGBA()
+		return uint8(r>>8) == Palette[2].R && uint8(g>>8) == Palette[2].G && uint8(b>>8) == Palette[2].B
+	}
+	if at(false) {
+		t.Fatal("without Points the point is drawn")
+	}
+	if !at(true) {
+		t.Fatal("with Points the point is not drawn at (530, 59)")
+	}
+}
