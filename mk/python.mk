@@ -149,4 +149,4 @@ bench-python: hadoop jar build xform-media $(PY_BENCH_STAMP) $(NEWTRICKS_LIB) ##
 	NEWTRICKS_LIB=$(NEWTRICKS_LIB) $(PY_BENCH_VENV)/bin/pip install -q --no-build-isolation --no-deps ./python
 	rm -rf python/build python/src/*.egg-info
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY_BENCH_VENV)/bin/python bench/python/bench.py \
-	  --cli $(BIN)/newtricks --jar $(HOOKS_JAR) --media $(XFORM_MEDIA) $(BENCH_PYTHON_FLAGS)
+	  --cli $(BIN)/newtricks --jar $(HOOKS_JAR) --media $(XFORM_MEDIA) --png $(CACHE)/bench-python-stall.png $(BENCH_PYTHON_FLAGS)

@@ -203,7 +203,7 @@ func readers(ctx context.Context, c *cluster.Cluster, o options, atStart func(),
 		sum += d
 		top = max(top, d)
 	}
-	return result{barrier: top, mean: sum / time.Duration(len(took))}, ctx.Err()
+	return result{barrier: top, mean: sum / time.Duration(len(took)), took: took}, ctx.Err()
 }
 
 // eachCase runs every case reps times, in alternating order (forward, then backward): run

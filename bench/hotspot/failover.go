@@ -12,6 +12,7 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
+	"github.com/newtricks/newtricks/bench/internal/plot"
 	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/bench/internal/stats"
 	"github.com/newtricks/newtricks/harness/cluster"
@@ -87,6 +88,7 @@ func runFailover(o options) (err error) {
 		ri.Commit, ri.Dirty, o.dataNodes, human(o.bandwidth), o.readers, o.files, human(o.fileBytes), human(o.blockSize), human(total), limit, o.lead, o.killAfter, o.reps, ri.LoadStart)
 
 	barriers := map[string][]float64{}
+	storms := map[string][]result{}
 	var toActive, toHints, toCreate, retries []float64
 	err = eachCase(ctx, c, o.reps, cases, func(rep int, cs string) (func(share float64), error) {
 		dir := setDir(cs, rep)
@@ -95,6 +97,7 @@ func runFailover(o options) (err error) {
 			return nil, err
 		}
 		barriers[cs] = append(barriers[cs], f.barrier.Seconds())
+		storms[cs] = append(storms[cs], f.result)
 		return func(share float64) {
 			extra := ""
 			if f.killed {
@@ -109,6 +112,14 @@ func runFailover(o options) (err error) {
 	})
 	if err != nil {
 		return err
+	}
+	if o.png != "" {
+		p := o.png + "-failover.png"
+		marks := []plot.Mark{{X: limit, Label: "physical limit"}, {X: o.killAfter.Seconds(), Label: "kill -9"}}
+		if err := writeStormPlot(p, "HA pair, kill -9 of the active NameNode", cases, storms, marks); err != nil {
+			return err
+		}
+		fmt.Printf("plot: %s\n", p)
 	}
 	pm, plo, phi := stats.Range(barriers["hint"])
 	fm, flo, fhi := stats.Range(barriers["hint-failover"])

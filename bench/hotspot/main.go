@@ -66,6 +66,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/newtricks/newtricks/bench/internal/plot"
 	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/bench/internal/simfile"
 	"github.com/newtricks/newtricks/bench/internal/stats"
@@ -92,6 +93,7 @@ type options struct {
 	checkDataNodes int
 	checkBandwidth int64
 	simOut         string
+	png            string // prefix of the storm plots ("": none)
 	// -failover
 	killAfter time.Duration
 }
@@ -112,6 +114,7 @@ func main() {
 	flag.IntVar(&o.checkDataNodes, "check-datanodes", 8, "DataNodes of the second configuration, measured first in the same run (bench/sim's out-of-sample check; 0: none; 4 <= n < -datanodes)")
 	flag.Int64Var(&o.checkBandwidth, "check-dn-bandwidth", 24<<20, "read (and transfer) throttle of every DataNode in the second configuration, bytes/s")
 	flag.StringVar(&o.simOut, "sim-out", "", "write both configurations and their medians here as JSON (bench/sim -from)")
+	flag.StringVar(&o.png, "png", "bench-hotspot", "prefix of the plots: <prefix>-<configuration>.png, readers finished over time in each case's median storm (empty: none)")
 	failover := flag.Bool("failover", false, "instead: a hinted storm on an HA pair with a kill -9 of the active NameNode in the middle, against the same storm without (failover.go)")
 	flag.DurationVar(&o.killAfter, "kill-after", 3*time.Second, "with -failover: when in the storm the active NameNode is killed")
 	scale := flag.Int("scale", 0, "instead of the storm: measure one hint of this many files on 3 DataNodes")
@@ -487,6 +490,7 @@ func runPhase(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, l
 	want := min(factor, ph.DataNodes)
 
 	barriers := map[string][]float64{}
+	storms := map[string][]result{}
 	shares := map[string][]float64{}
 	readyOf := map[string][]float64{}
 	err = eachCase(ctx, c, o.reps, cases, func(rep int, cs string) (func(share float64), error) {
@@ -538,6 +542,7 @@ func runPhase(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, l
 			return nil, err
 		}
 		barriers[cs] = append(barriers[cs], r.barrier.Seconds())
+		storms[cs] = append(storms[cs], r)
 		return func(share float64) {
 			shares[cs] = append(shares[cs], share)
 			extra := ""
@@ -581,6 +586,13 @@ func runPhase(ctx context.Context, c *cluster.Cluster, a extcluster.Artifacts, l
 	}
 	fmt.Printf("floor: at the physical limit %.1f s (a DataNode's throttle lets short bursts above it) vs_setrep_ahead would be %.3f against this run's setrep-ahead median (%.1f s, ready %.1f s after it was sent, storm at %v); the hint is at %.2fx the limit; load average %s\n",
 		ph.LimitS, ph.LimitS/ph.Med(caseSetrepAhead), ph.Med(caseSetrepAhead), ph.Ready[caseSetrepAhead], o.lead, ph.Med(caseHint)/ph.LimitS, loadAverage())
+	if o.png != "" {
+		p := fmt.Sprintf("%s-%s.png", o.png, ph.Role)
+		if err := writeStormPlot(p, ph.Role+" configuration", cases, storms, []plot.Mark{{X: ph.LimitS, Label: "physical limit"}}); err != nil {
+			return err
+		}
+		fmt.Printf("plot: %s\n", p)
+	}
 	if len(cases) > 4 {
 		fmt.Printf("controls (%s): balanced-only/rep3 %.3f, replication-only/rep3 %.3f, hint/replication-only %.3f (balanced reads on top of the raise), hint/balanced-only %.3f (the raise on top of balanced reads), replication-only/setrep-ahead %.3f (boost and hint vs stock setrep, both unbalanced)\n",
 			ph.Role, ph.Med(caseBalanced)/ph.Med(caseRep3), ph.Med(caseReplication)/ph.Med(caseRep3), ph.Med(caseHint)/ph.Med(caseReplication),
@@ -773,6 +785,7 @@ func maxOverMean(before, after map[int]float64) float64 {
 
 type result struct {
 	barrier, mean time.Duration
+	took          []time.Duration // every reader's time, for the plot
 }
 
 func storm(ctx context.Context, c *cluster.Cluster, o options, files []string) (result, error) {

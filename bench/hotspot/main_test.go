@@ -1,12 +1,14 @@
 package main
 
 import (
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/newtricks/newtricks/bench/internal/plot"
 	"github.com/newtricks/newtricks/harness/cluster"
 )
 
@@ -74,5 +76,43 @@ func TestSetThrottle(t *testing.T) {
 	}
 	if err := setThrottle(filepath.Join(dir, "missing"), 1); err == nil {
 		t.Error("a missing conf dir was accepted")
+	}
+}
+
+// TestStormPlot: the plot shows each case's median storm (not its best), its curve ends with
+// every reader finished at the barrier, and a case without a storm is an error.
+func TestStormPlot(t *testing.T) {
+	storm := func(secs ...float64) result {
+		r := result{}
+		for _, s := range secs {
+			d := time.Duration(s * float64(time.Second))
+			r.took = append(r.took, d)
+			r.barrier = max(r.barrier, d)
+		}
+		return r
+	}
+	rs := []result{storm(1, 9), storm(1, 3), storm(1, 5)}
+	if m := medianStorm(rs); m.barrier != 5*time.Second {
+		t.Fatalf("median storm barrier %v, want 5s", m.barrier)
+	}
+	s := finishedSeries("x", storm(4, 2, 3).took)
+	if n := len(s.X); s.X[n-1] != 4 || s.Y[n-1] != 3 || s.Y[0] != 0 {
+		t.Fatalf("series ends at (%v, %v), starts at %v", s.X[n-1], s.Y[n-1], s.Y[0])
+	}
+	p := filepath.Join(t.TempDir(), "h.png")
+	storms := map[string][]result{caseRep3: rs, caseHint: {storm(1, 2)}}
+	if err := writeStormPlot(p, "calibrate", []string{caseRep3, caseHint}, storms, []plot.Mark{{X: 2.5, Label: "limit"}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeStormPlot(p, "calibrate", []string{caseRep3, caseSetrepAhead}, storms, nil); err == nil {
+		t.Fatal("a case without a storm: no error")
 	}
 }

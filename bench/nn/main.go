@@ -104,6 +104,7 @@ type options struct {
 	dir       string
 	period    time.Duration
 	quick     bool
+	plot      string   // prefix of the plots' files ("": none)
 	load      workload // the "clients" operation
 }
 
@@ -127,6 +128,7 @@ func main() {
 	flag.IntVar(&o.closes, "closes", 300, "files closed per event-latency measurement")
 	flag.BoolVar(&o.inotify, "inotify", false, "also measure event latency with the inotify poller (the fallback), for comparison")
 	flag.StringVar(&o.jfr, "jfr", "", "record a JFR profile of every hooked NameNode into this directory")
+	flag.StringVar(&o.plot, "plot", "bench-nn", "prefix of the plots of the "+workloadOpName+" operation's rounds: <prefix>-hooks.png (the hooks' own CPU per op) and <prefix>-ratio.png (ops/s ratio to plain); empty: none")
 	flag.BoolVar(&o.pin, "pin", true, "run the cluster under test on one CPU and the benchmark client on another (needs 2 CPUs), so the client cannot take the NameNode's CPU")
 	flag.StringVar(&o.dir, "dir", "", "directory for the clusters (default: /dev/shm if it is a tmpfs with 4 GiB free, else the temporary directory)")
 	flag.DurationVar(&o.period, "sample", 2*time.Millisecond, "how often the NameNode's CPU (cgroup cpuacct) is read while an operation runs")
@@ -687,6 +689,19 @@ func run(o options) error {
 			}
 		}
 		fmt.Println()
+	}
+	if o.plot != "" && slices.Contains(o.ops, workloadOpName) {
+		var names []string
+		for _, s := range sides {
+			names = append(names, s.name)
+		}
+		files, err := writePlots(o.plot, workloadOpName, res, names)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			fmt.Printf("plot: %s\n", f)
+		}
 	}
 	// Where the clients operation's hooks' CPU went, in its median round by hooks' CPU.
 	if slices.Contains(o.ops, workloadOpName) {

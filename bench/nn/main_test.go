@@ -1,6 +1,7 @@
 package main
 
 import (
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -121,5 +122,44 @@ func TestHooksNsCountsOnlyTheHooksThreads(t *testing.T) {
 	}
 	if got := hooksNs(parts); got != 100 {
 		t.Fatalf("hooksNs = %d, want 100", got)
+	}
+}
+
+// TestWritePlots: both plots of the clients rounds are written as PNGs, and a run without
+// plain rounds is an error rather than an empty picture.
+func TestWritePlots(t *testing.T) {
+	rounds := func(ops, hooks float64) []sample {
+		var s []sample
+		for i := 0; i < 5; i++ {
+			s = append(s, sample{ops: ops + float64(i), cpuUs: 100, hooksUs: hooks + float64(i)})
+		}
+		return s
+	}
+	res := map[string]map[string][]sample{
+		"plain":   {workloadOpName: rounds(2000, 0)},
+		"control": {workloadOpName: rounds(2050, 0)},
+		"typical": {workloadOpName: rounds(1800, 20)},
+	}
+	prefix := filepath.Join(t.TempDir(), "nn")
+	files, err := writePlots(prefix, workloadOpName, res, []string{"plain", "control", "typical"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{prefix + "-hooks.png", prefix + "-ratio.png"}; !slices.Equal(files, want) {
+		t.Fatalf("files %v, want %v", files, want)
+	}
+	for _, f := range files {
+		r, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = png.Decode(r)
+		r.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	if _, err := writePlots(prefix, workloadOpName, map[string]map[string][]sample{"typical": res["typical"]}, []string{"typical"}); err == nil {
+		t.Fatal("no plain rounds: no error")
 	}
 }

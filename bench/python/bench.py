@@ -529,6 +529,18 @@ IMAGES = ["photo_q90_420.jpg", "baseline_444.jpg", "progressive.jpg", "odd_333x2
 VIDEOS = ["h264_bframes.mp4", "mpeg4.mp4"]
 
 
+def plot_stall(png, series):
+    """Draws per-step stall (ms) of each (name, stalls) with the repository's plot tool
+    (bench/internal/plot/cmd/plotjson), after every timed region; a failure fails the bench."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    chart = {"title": "per-step stall (step wall time minus the model step's CPU), last round",
+             "xlabel": "step (after the warm-up)", "ylabel": "stall", "yunit": " ms",
+             "series": [{"name": n, "x": list(range(1, len(v) + 1)), "y": [1e3 * x for x in v]} for n, v in series]}
+    os.makedirs(os.path.dirname(os.path.abspath(png)), exist_ok=True)
+    subprocess.run(["go", "run", "./bench/internal/plot/cmd/plotjson", "-png", png], cwd=root,
+                   input=json.dumps(chart).encode(), check=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
@@ -546,6 +558,8 @@ def main():
                     help="the baseline's HDFS client (both are timed first; auto: the lower wall time per read)")
     ap.add_argument("--decoder-passes", type=int, default=7, help="passes of the decoder and reader timings")
     ap.add_argument("--quick", action="store_true", help="development: 1 round of 20 steps, warm-up 5")
+    ap.add_argument("--png", default="bench-python-stall.png",
+                    help="plot of the last round's per-step stall, best baseline and newtricks (empty: none)")
     ap.add_argument("--time-decoder", choices=sorted(DECODERS), help=argparse.SUPPRESS)
     ap.add_argument("--time-reader", choices=sorted(READERS), help=argparse.SUPPRESS)
     ap.add_argument("--cluster-json", help=argparse.SUPPRESS)
@@ -610,6 +624,7 @@ def main():
                   name, o.steps, o.batch, nvid, o.warmup, o.model * 1e3, o.rounds, o.workers))
         res = {"b": []}
         res.update({w: [] for w in sweep})
+        last = {}  # the last round's per-step stall of each contender, for the plot
         for rnd in range(o.rounds):
             runs = sweep + ["b"] if rnd % 2 == 0 else ["b"] + sweep[::-1]
             for which in runs:
@@ -626,6 +641,7 @@ def main():
                     extra = " (%s, %s: %d reads, %d NameNode requests, %s)" % (reader, decoder, cn["reads"],
                                                                                cn["nn_requests"], conns)
                 res[which].append((statistics.mean(lost), q(lost, 0.5), q(lost, 0.99), cpu, q(waits, 0.5), q(waits, 0.99)))
+                last[which] = list(lost)
                 r_ = res[which][-1]
                 print("round %d %-26s stall mean %6.1f p50 %6.1f p99 %6.1f ms; wait p50 %6.1f p99 %6.1f ms; "
                       "loading CPU %6.1f ms/step%s" % (rnd, label, 1e3 * r_[0], 1e3 * r_[1], 1e3 * r_[2], 1e3 * r_[4],
@@ -641,6 +657,8 @@ def main():
                 mmm([1e3 * x[4] for x in rs]), mmm([1e3 * x[5] for x in rs]), mmm([1e3 * x[3] for x in rs])))
         print("stall reduction %s, trainer CPU reduction %s (per round: 1 - newtricks/baseline, baseline = %d workers)" % (
             mmm(stall, "%.2f"), mmm(cpur, "%.2f"), best))
+        if o.png:
+            plot_stall(o.png, [("DataLoader, %d workers (best)" % best, last[best]), ("newtricks.Reader (offload)", last["b"])])
         print("BENCH python stall_reduction=%.2f trainer_cpu_reduction=%.2f baseline_workers=%d baseline_reader=%s "
               "video_decoder=%s %s load_start=%s load_end=%s" % (statistics.median(stall), statistics.median(cpur), best,
                                                                  reader, decoder, prov, load_start, loadavg()))

@@ -8,7 +8,8 @@
 # repetitions of N images after a 20-image warm-up (imports and decoder set-up outside the
 # timed region on every side); every figure is the median with (min, max) beside it.
 # Env: XFORM_MEDIA (media root), BENCH_VENV, SIMD_VENV, N (300), REPS (5), CORE (1),
-# PARTS ("image video"; a part left out prints n/a).
+# PARTS ("image video"; a part left out prints n/a), PLOT_IMAGE (the plot of the image part's
+# repetitions, default $NEWTRICKS_CACHE/bench-xform-image.png; the video part's: video.sh).
 # Last line: BENCH xform image_vs_pillowsimd=<x> image_vs_torchvision=<x> video_vs_decord=<x>
 # video_vs_torchcodec=<x> video_vs_floor=<x> decode_vs_ffmpeg=<x>
 # (medians of per-repetition ratios; video_vs_floor is newtricks' CPU time per clip over the
@@ -25,6 +26,7 @@ REPS=${REPS:-5}
 CORE=${CORE:-1}
 img=$media/images/photo_q90_420.jpg
 PARTS=${PARTS:-image video}
+plot_image=${PLOT_IMAGE:-$cache/bench-xform-image.png}
 export GOMAXPROCS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENCV_FOR_THREADS_NUM=1
 pin() { taskset -c "$CORE" "$@"; }
 
@@ -40,6 +42,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a=="n/a" || b=="n/a" || b==0) pri
 
 image_ratio=n/a
 image_vs_torchvision=n/a
+failed=
 if [[ " $PARTS " != *" image "* ]]; then
   echo "== image: skipped (PARTS=$PARTS)"
 elif [ -f "$img" ]; then
@@ -89,6 +92,17 @@ elif [ -f "$img" ]; then
   echo "image per-repetition ratios newtricks/torchvision (CPU-time): ${tv_ratios[*]} -> median (min, max) $(printf '%s\n' "${tv_ratios[@]}" | grep -v n/a | sed 's/^/REP x=/' | mmm x)"
   echo "image ratios of medians (CPU-time): vs pillow-simd=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[pillowsimd]}") vs simplejpeg+opencv=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[opencv]}") vs torchvision=$(ratio "${cpu[newtricks]:-n/a}" "${cpu[torchvision]}")"
   grep -h INFO /tmp/bench-xform-*.err 2>/dev/null | sort -u | sed "s/^/  /"
+  # The plot: images per CPU-second of every contender, repetition by repetition.
+  series=""
+  for name in newtricks pillowsimd opencv torchvision; do
+    ys=$(echo "${reps_out[$name]:-}" | grep '^REP' | sed -n 's/.*cpu_ips=\([0-9.]*\).*/\1/p' | paste -sd, -)
+    [ -n "$ys" ] || continue
+    xs=$(seq -s, 1 "$(echo "$ys" | tr ',' '\n' | wc -l)")
+    series+="${series:+,}{\"name\": \"$name\", \"x\": [$xs], \"y\": [$ys]}"
+  done
+  mkdir -p "$(dirname "$plot_image")"
+  echo "{\"title\": \"JPEG -> random_resized_crop 224 -> flip -> normalize, one thread: images per CPU-second, repetition by repetition\", \"xlabel\": \"repetition (contenders interleaved within each)\", \"ylabel\": \"images per CPU-second\", \"series\": [$series]}" |
+    (cd "$root" && go run ./bench/internal/plot/cmd/plotjson -png "$plot_image") || failed="image plot"
 else
   echo "image media missing ($img): run make xform-media"
 fi
@@ -101,7 +115,7 @@ if [[ " $PARTS " != *" video "* ]]; then
   echo "== video: skipped (PARTS=$PARTS)"
 elif [ -f "$here/video.sh" ]; then
   echo "== video: bench/xform/video.sh"
-  vout=$(XFORM_MEDIA=$media BENCH_VENV=$bench_venv CORE=$CORE bash "$here/video.sh" 2>&1)
+  vout=$(XFORM_MEDIA=$media BENCH_VENV=$bench_venv CORE=$CORE bash "$here/video.sh" 2>&1) || failed="${failed:+$failed, }video.sh (exit $?)"
   echo "$vout" | sed 's/^/  /'
   res=$(echo "$vout" | grep '^RESULT' | tail -1)
   v=$(echo "$res" | sed -n 's/.*video_vs_decord=\([^ ]*\).*/\1/p')
@@ -122,4 +136,5 @@ for v in $([[ " $PARTS " == *" image "* ]] && echo "$image_ratio $image_vs_torch
   $([[ " $PARTS " == *" video "* ]] && echo "$video_vs_decord $video_vs_torchcodec $video_vs_floor $decode_vs_ffmpeg"); do
   [ "$v" = n/a ] && { echo "bench-xform: a contender or reference is missing (n/a above)" >&2; exit 1; }
 done
+[ -z "$failed" ] || { echo "bench-xform: failed: $failed" >&2; exit 1; }
 exit 0

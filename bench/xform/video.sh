@@ -18,7 +18,8 @@
 # before it is decord's CPU time per clip over the floor's: what video_vs_decord comes to
 # with newtricks at the floor.
 # Env: XFORM_MEDIA or NEWTRICKS_XFORM_MEDIA (clip dir parent), BENCH_VENV, RUNS (default 7),
-# CLIPS per run (default 2), CORE or BENCH_CPU (default 1).
+# CLIPS per run (default 2), CORE or BENCH_CPU (default 1), PLOT_VIDEO (the plot of (a) run by
+# run, default $NEWTRICKS_CACHE/bench-xform-video.png).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 media=${XFORM_MEDIA:-${NEWTRICKS_XFORM_MEDIA:-$root/xformgraph/testdata/media}}
@@ -26,6 +27,7 @@ venv=${BENCH_VENV:-${NEWTRICKS_CACHE:-$HOME/.cache/newtricks}/venv-bench}
 runs=${RUNS:-7}
 clips=${CLIPS:-2}
 cpu=${CORE:-${BENCH_CPU:-1}}
+plot=${PLOT_VIDEO:-${NEWTRICKS_CACHE:-$HOME/.cache/newtricks}/bench-xform-video.png}
 pin="taskset -c $cpu"
 export OMP_NUM_THREADS=1 GOMAXPROCS=1
 
@@ -146,4 +148,13 @@ r_bound = [(1 / a) / b for a, b in zip(c_dec, floor_cpu)]
 print("(d) bound: decord CPU seconds per clip / floor CPU seconds, per run: %s" % mm(r_bound))
 print("BOUND video decord_vs_floor=%.2f (video_vs_decord = decord_vs_floor / video_vs_floor)" % med(r_bound))
 print("RESULT video_vs_decord=%.2f video_vs_torchcodec=%.2f video_vs_floor=%.2f decode_vs_ffmpeg=%.2f" % (med(r_dec), med(r_tc), med(r_floor), med(r_ff)))
+# The plot: (a)'s clips per CPU-second run by run, every contender (bench/internal/plot).
+runs = list(range(1, len(c_nt) + 1))
+series = [("newtricks", c_nt), ("newtricks, Go resize", c_sep), ("decord", c_dec), ("PyAV", c_pyav), ("TorchCodec", c_tc)]
+json.dump({"title": "8 uniform frames of a 720p H.264 clip -> 224x224, one thread: clips per CPU-second, run by run",
+           "xlabel": "run (contenders interleaved within each)", "ylabel": "clips per CPU-second",
+           "series": [{"name": n, "x": runs[:len(v)], "y": v} for n, v in series]},
+          open(os.path.join(d, "plot.json"), "w"))
 PY
+mkdir -p "$(dirname "$plot")"
+(cd "$root" && go run ./bench/internal/plot/cmd/plotjson -png "$plot" <"$tmp/plot.json")
