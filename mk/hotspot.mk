@@ -17,4 +17,4 @@ bench-hotspot-failover: deps-apt hadoop jar build ## hinted storm on an HA pair 
 
 .PHONY: bench-sim
 bench-sim: ## discrete-event model of the storm, fitted to one bench-hotspot configuration, checked on the other, run at 1,000; last line BENCH sim ...
-	go run ./bench/sim $(BENCH_SIM_FLAGS)
+	go run ./bench/sim -png $(CACHE)/bench-sim.png $(BENCH_SIM_FLAGS)

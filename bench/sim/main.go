@@ -22,6 +22,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/newtricks/newtricks/bench/internal/plot"
 	"github.com/newtricks/newtricks/bench/internal/runinfo"
 	"github.com/newtricks/newtricks/bench/internal/simfile"
 )
@@ -33,6 +34,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	big := flag.Int("nodes", 1000, "DataNodes of the large run")
 	readers := flag.Int("readers", 10000, "readers of the large run")
+	png := flag.String("png", "bench-sim.png", "plot of the large run's factor sweep (empty: none)")
 	flag.Parse()
 	ri := runinfo.Start()
 	start := time.Now()
@@ -122,9 +124,22 @@ func main() {
 		fmt.Printf("%-36s %9.1f %9.2f %9s %9.2f\n", c.Name, r.Barrier, r.Barrier/limit(p), ready(r), r.MaxShare)
 	}
 	fmt.Printf("\nfactor sweep (newtricks, 10 s lead, boosted, balanced):\n%-10s %9s %9s %9s\n", "factor", "barrier_s", "vs_limit", "ready_s")
+	sweep := plot.Series{Name: "barrier (newtricks, 10 s lead, boosted, balanced)", Color: plot.Palette[0]}
+	floor := plot.Series{Name: "physical limit", Color: plot.Palette[5]}
 	for _, f := range []int{3, 20, 50, 100, 200, 350, 512} {
 		r := Run(p, boosted("", f, -10, true))
 		fmt.Printf("%-10d %9.1f %9.2f %9s\n", f, r.Barrier, r.Barrier/limit(p), ready(r))
+		sweep.X, sweep.Y = append(sweep.X, float64(f)), append(sweep.Y, r.Barrier)
+		floor.X, floor.Y = append(floor.X, float64(f)), append(floor.Y, limit(p))
+	}
+	if *png != "" {
+		c := plot.Chart{Title: fmt.Sprintf("model, %d DataNodes, %d readers: storm barrier by replication factor", p.Nodes, p.Readers),
+			XLabel: "replication factor", YLabel: "barrier", YUnit: " s", Thick: true, Points: true}
+		if err := c.WritePNG(*png, []plot.Series{sweep, floor}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("plot: %s\n", *png)
 	}
 	// A hot set of many small blocks from the same 3 DataNodes: scheduling, not bandwidth,
 	// decides readiness, which is what the boosted limits are for.

@@ -10,7 +10,8 @@
 # call (encode, what a per-sample transform does) and in one encode_batch call (no Python
 # per call); the ratio is against the faster of the two.
 # Env: NEWTRICKS_PYTHON (a venv with tokenizers: make xform-pyenv), NT_TOKENIZE_REF (an
-# existing reference directory; default: made afresh), REPS (3), CORE (1).
+# existing reference directory; default: made afresh), REPS (3), CORE (1), PLOT (the per-repetition
+# ratios drawn after the timed runs, default $NEWTRICKS_CACHE/bench-tokenize.png).
 # Last line: BENCH tokenize <name>=<go/tokenizers ratio> ... (medians of per-repetition ratios)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +19,7 @@ root=$(cd "$here/../.." && pwd)
 py=${NEWTRICKS_PYTHON:-$HOME/.cache/newtricks/venv-test/bin/python}
 REPS=${REPS:-3}
 CORE=${CORE:-1}
+plot=${PLOT:-${NEWTRICKS_CACHE:-$HOME/.cache/newtricks}/bench-tokenize.png}
 names="gpt2 template fallback suffix"
 export GOMAXPROCS=1 RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 pin() { taskset -c "$CORE" "$@"; }
@@ -45,20 +47,26 @@ done
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "n/a"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
 line="BENCH tokenize"
+series=""
 printf "%-10s %-22s %-22s %-22s %s\n" tokenizer "go MB/cpu-s (tok/s)" "tk encode MB/cpu-s" "tk batch MB/cpu-s" "go/best"
 for n in $names; do
   g=$(grep " go $n " "$out" | field cpu_mbs | median)
   gt=$(grep " go $n " "$out" | field cpu_tps | median)
   e=$(grep " $n encode " "$out" | field cpu_mbs | median)
   bt=$(grep " $n encode_batch " "$out" | field cpu_mbs | median)
-  ratios=$(for r in $(seq "$REPS"); do
+  per_rep=$(for r in $(seq "$REPS"); do
     gg=$(grep "^REP $r go $n " "$out" | field cpu_mbs)
     ee=$(grep "^REP $r $n encode " "$out" | field cpu_mbs)
     bb=$(grep "^REP $r $n encode_batch " "$out" | field cpu_mbs)
     awk -v g="$gg" -v e="$ee" -v b="$bb" 'BEGIN { m = (e > b) ? e : b; printf "%.3f\n", g / m }'
-  done | median)
+  done)
+  ratios=$(echo "$per_rep" | median)
+  series+="${series:+,}{\"name\": \"$n\", \"x\": [$(seq -s, 1 "$REPS")], \"y\": [$(echo "$per_rep" | paste -sd, -)]}"
   printf "%-10s %-22s %-22s %-22s %s\n" "$n" "$g ($gt)" "$e" "$bt" "$ratios"
   line="$line $n=$ratios"
 done
 rm -f "$out" "$bin"
+mkdir -p "$(dirname "$plot")"
+echo "{\"title\": \"tokenize (Go) over the faster of tokenizers' encode and encode_batch, per CPU-second, repetition by repetition\", \"xlabel\": \"repetition\", \"ylabel\": \"ratio\", \"series\": [$series]}" |
+  (cd "$root" && go run ./bench/internal/plot/cmd/plotjson -png "$plot")
 echo "$line"
