@@ -42,7 +42,7 @@ func writePlots(prefix, op string, res map[string]map[string][]sample, names []s
 	if len(hooks) > 0 {
 		p := prefix + "-hooks.png"
 		c := plot.Chart{Title: fmt.Sprintf("%s: the hooks' own CPU per op (NameNode JVM's newtricks threads + namenode-ext), each round", op),
-			XLabel: "round", YLabel: "us per op", YUnit: " us", Thick: true, Points: true}
+			XLabel: "round", YLabel: "us per op", YUnit: " us", Thick: true, Points: true, IntegerX: true}
 		if err := c.WritePNG(p, hooks); err != nil {
 			return out, err
 		}
@@ -51,7 +51,7 @@ func writePlots(prefix, op string, res map[string]map[string][]sample, names []s
 	if len(ratio) > 0 {
 		p := prefix + "-ratio.png"
 		c := plot.Chart{Title: fmt.Sprintf("%s: ops/s ratio to plain in the same round (control: two identical clusters)", op),
-			XLabel: "round", YLabel: "ratio", Thick: true, Points: true}
+			XLabel: "round", YLabel: "ratio", Thick: true, Points: true, IntegerX: true}
 		if err := c.WritePNG(p, ratio); err != nil {
 			return out, err
 		}

@@ -534,7 +534,7 @@ def plot_stall(png, series):
     (bench/internal/plot/cmd/plotjson), after every timed region; a failure fails the bench."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     chart = {"title": "per-step stall (step wall time minus the model step's CPU), last round",
-             "xlabel": "step (after the warm-up)", "ylabel": "stall", "yunit": " ms",
+             "xlabel": "step (after the warm-up)", "integer_x": True, "ylabel": "stall", "yunit": " ms",
              "series": [{"name": n, "x": list(range(1, len(v) + 1)), "y": [1e3 * x for x in v]} for n, v in series]}
     os.makedirs(os.path.dirname(os.path.abspath(png)), exist_ok=True)
     subprocess.run(["go", "run", "./bench/internal/plot/cmd/plotjson", "-png", png], cwd=root,

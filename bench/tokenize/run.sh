@@ -67,6 +67,6 @@ for n in $names; do
 done
 rm -f "$out" "$bin"
 mkdir -p "$(dirname "$plot")"
-echo "{\"title\": \"tokenize (Go) over the faster of tokenizers' encode and encode_batch, per CPU-second, repetition by repetition\", \"xlabel\": \"repetition\", \"ylabel\": \"ratio\", \"series\": [$series]}" |
+echo "{\"title\": \"tokenize (Go) over the faster of tokenizers' encode and encode_batch, per CPU-second, repetition by repetition\", \"xlabel\": \"repetition\", \"integer_x\": true, \"ylabel\": \"ratio\", \"series\": [$series]}" |
   (cd "$root" && go run ./bench/internal/plot/cmd/plotjson -png "$plot")
 echo "$line"

@@ -101,7 +101,7 @@ elif [ -f "$img" ]; then
     series+="${series:+,}{\"name\": \"$name\", \"x\": [$xs], \"y\": [$ys]}"
   done
   mkdir -p "$(dirname "$plot_image")"
-  echo "{\"title\": \"JPEG -> random_resized_crop 224 -> flip -> normalize, one thread: images per CPU-second, repetition by repetition\", \"xlabel\": \"repetition (contenders interleaved within each)\", \"ylabel\": \"images per CPU-second\", \"series\": [$series]}" |
+  echo "{\"title\": \"JPEG -> random_resized_crop 224 -> flip -> normalize, one thread: images per CPU-second, repetition by repetition\", \"xlabel\": \"repetition (contenders interleaved within each)\", \"integer_x\": true, \"ylabel\": \"images per CPU-second\", \"series\": [$series]}" |
     (cd "$root" && go run ./bench/internal/plot/cmd/plotjson -png "$plot_image") || failed="image plot"
 else
   echo "image media missing ($img): run make xform-media"

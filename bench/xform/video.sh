@@ -152,7 +152,7 @@ print("RESULT video_vs_decord=%.2f video_vs_torchcodec=%.2f video_vs_floor=%.2f 
 runs = list(range(1, len(c_nt) + 1))
 series = [("newtricks", c_nt), ("newtricks, Go resize", c_sep), ("decord", c_dec), ("PyAV", c_pyav), ("TorchCodec", c_tc)]
 json.dump({"title": "8 uniform frames of a 720p H.264 clip -> 224x224, one thread: clips per CPU-second, run by run",
-           "xlabel": "run (contenders interleaved within each)", "ylabel": "clips per CPU-second",
+           "xlabel": "run (contenders interleaved within each)", "ylabel": "clips per CPU-second", "integer_x": True,
            "series": [{"name": n, "x": runs[:len(v)], "y": v} for n, v in series]},
           open(os.path.join(d, "plot.json"), "w"))
 PY

@@ -41,7 +41,9 @@ type Chart struct {
 	Thick bool
 	// Points marks every point with a small square (a series of one point shows only so).
 	Points bool
-	Marks  []Mark
+	// IntegerX keeps the x ticks on whole numbers (rounds, repetitions).
+	IntegerX bool
+	Marks    []Mark
 }
 
 // Palette has distinct colours for up to six series.
@@ -93,7 +95,10 @@ func (c Chart) WritePNG(path string, ss []Series) error {
 		Text(img, 4, py(y)+4, fmt.Sprintf("%g%s", roundTo(y, stepY), c.YUnit), black)
 	}
 	stepX := NiceStep((maxX - minX) / 10)
-	for x := math.Ceil(minX/stepX) * stepX; x <= maxX; x += stepX {
+	if c.IntegerX && stepX < 1 {
+		stepX = 1
+	}
+	for x := math.Ceil(minX/stepX) * stepX; x <= maxX+stepX*1e-9; x += stepX {
 		Line(img, px(x), top, px(x), h-bottom, grey)
 		Text(img, px(x)-10, h-bottom+16, fmt.Sprintf("%g%s", roundTo(x, stepX), c.XUnit), black)
 	}

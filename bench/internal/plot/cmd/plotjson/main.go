@@ -2,7 +2,7 @@
 // benchmarks written in shell and Python (bench-xform, bench-python), so that every benchmark's
 // picture comes from the same code:
 //
-//	{"title": "...", "xlabel": "...", "ylabel": "...", "xunit": "", "yunit": "",
+//	{"title": "...", "xlabel": "...", "ylabel": "...", "xunit": "", "yunit": "", "integer_x": true,
 //	 "series": [{"name": "...", "x": [1, 2], "y": [3.5, 4.1]}, ...]}
 //
 // Usage: plotjson -png out.png < chart.json. Series take plot.Palette's colours in order.
@@ -24,7 +24,9 @@ type chart struct {
 	YLabel string `json:"ylabel"`
 	XUnit  string `json:"xunit"`
 	YUnit  string `json:"yunit"`
-	Series []struct {
+	// IntegerX keeps x ticks on whole numbers (runs, repetitions, steps).
+	IntegerX bool `json:"integer_x"`
+	Series   []struct {
 		Name string    `json:"name"`
 		X    []float64 `json:"x"`
 		Y    []float64 `json:"y"`
@@ -56,7 +58,7 @@ func draw(in io.Reader, out string) error {
 		}
 		ss = append(ss, plot.Series{Name: s.Name, Color: plot.Palette[i%len(plot.Palette)], X: s.X, Y: s.Y})
 	}
-	pc := plot.Chart{Title: c.Title, XLabel: c.XLabel, YLabel: c.YLabel, XUnit: c.XUnit, YUnit: c.YUnit, Thick: true, Points: true}
+	pc := plot.Chart{Title: c.Title, XLabel: c.XLabel, YLabel: c.YLabel, XUnit: c.XUnit, YUnit: c.YUnit, Thick: true, Points: true, IntegerX: c.IntegerX}
 	return pc.WritePNG(out, ss)
 }
 
