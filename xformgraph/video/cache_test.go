@@ -66,35 +66,42 @@ func TestIndexCache(t *testing.T) {
 }
 
 // BenchmarkOpen: opening a clip in memory, demuxing it for its index ("index"), against
-// opening it with its index from a MemoryIndexCache ("cached"). The clip is the test media's
-// 720p H.264 one; the figure docs/xformgraph.md quotes comes from
+// opening it with its index from a MemoryIndexCache ("cached"), for the test media's 720p
+// H.264 clip and, when bench-xform has made it, its 10 s 720p clip (bench_720p.mp4). The
+// figures docs/xformgraph.md quotes come from
 // `go test -run '^$' -bench BenchmarkOpen ./xformgraph/video/`.
 func BenchmarkOpen(b *testing.B) {
 	ctx := context.Background()
-	data := readClip(b, "h264_720p_bt709.mp4")
-	for _, cached := range []bool{false, true} {
-		name := "index"
-		var opts Options
-		if cached {
-			name = "cached"
-			opts = Options{Cache: NewMemoryIndexCache(1)}
-			r, err := OpenBytes(ctx, "clip", data, opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r.Close()
-		}
-		b.Run(name, func(b *testing.B) {
-			for b.Loop() {
+	clips := []string{"h264_720p_bt709.mp4"}
+	if _, err := os.Stat(filepath.Join(mediaDir(b), "bench_720p.mp4")); err == nil {
+		clips = append(clips, "bench_720p.mp4")
+	}
+	for _, clip := range clips {
+		data := readClip(b, clip)
+		for _, cached := range []bool{false, true} {
+			name := clip + "/index"
+			var opts Options
+			if cached {
+				name = clip + "/cached"
+				opts = Options{Cache: NewMemoryIndexCache(1)}
 				r, err := OpenBytes(ctx, "clip", data, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if cached != r.Stats().CachedIndex {
-					b.Fatalf("cached index used: %v, want %v", r.Stats().CachedIndex, cached)
-				}
 				r.Close()
 			}
-		})
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					r, err := OpenBytes(ctx, "clip", data, opts)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if cached != r.Stats().CachedIndex {
+						b.Fatalf("cached index used: %v, want %v", r.Stats().CachedIndex, cached)
+					}
+					r.Close()
+				}
+			})
+		}
 	}
 }
